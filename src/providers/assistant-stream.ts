@@ -1,0 +1,84 @@
+import type { AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Usage } from "../types.js";
+
+/**
+ * A push-based `AssistantMessageEventStream`: providers `push` events as they arrive and the
+ * consumer pulls them with `for await`. The terminal `done`/`error` event settles `result()`;
+ * `end(message)` settles it for a stream that stops without one. One consumer is expected.
+ */
+export class PushAssistantStream implements AssistantMessageEventStream {
+  private readonly queue: AssistantMessageEvent[] = [];
+  private waiting: ((r: IteratorResult<AssistantMessageEvent>) => void) | undefined;
+  private closed = false;
+  private final: AssistantMessage | undefined;
+  private readonly finalPromise: Promise<AssistantMessage>;
+  private resolveFinal!: (m: AssistantMessage) => void;
+
+  constructor() {
+    this.finalPromise = new Promise((resolve) => (this.resolveFinal = resolve));
+  }
+
+  push(event: AssistantMessageEvent): void {
+    if (this.closed) return;
+    if (event.type === "done") this.settle(event.message);
+    else if (event.type === "error") this.settle(event.error);
+    const waiter = this.waiting;
+    if (waiter) {
+      this.waiting = undefined;
+      waiter({ value: event, done: false });
+    } else this.queue.push(event);
+    if (event.type === "done" || event.type === "error") this.close();
+  }
+
+  /** Ends the stream; `message` settles `result()` if no terminal event did. */
+  end(message?: AssistantMessage): void {
+    if (message) this.settle(message);
+    this.close();
+  }
+
+  result(): Promise<AssistantMessage> {
+    return this.finalPromise;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<AssistantMessageEvent> {
+    return {
+      next: () => {
+        const event = this.queue.shift();
+        if (event) return Promise.resolve({ value: event, done: false });
+        if (this.closed) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => (this.waiting = resolve));
+      },
+      return: () => {
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+
+  private settle(message: AssistantMessage): void {
+    if (this.final) return;
+    this.final = message;
+    this.resolveFinal(message);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const waiter = this.waiting;
+    this.waiting = undefined;
+    waiter?.({ value: undefined, done: true });
+  }
+}
+
+export function emptyUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/** Monotonic milliseconds (performance.now exists in Node, browsers and edge runtimes). */
+export const monotonicNow = (): number => performance.now();

@@ -1,0 +1,392 @@
+/**
+ * The data model of the agent loop (SPEC "Data model"). Field names are part of the contract:
+ * they are structurally compatible with pi-agent-core 1.6, so apps written against pi's events
+ * work unchanged. Everything here is plain, JSON-serializable data except `AgentTool` and the hooks
+ * of `AgentLoopConfig`, which never enter machine context.
+ */
+import type { z } from "zod";
+
+// ---------------------------------------------------------------------------------------------
+// Content and messages
+// ---------------------------------------------------------------------------------------------
+
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface TextContent {
+  type: "text";
+  text: string;
+  textSignature?: string;
+}
+
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  /** Provider signature to echo back; for a redacted block, the provider's opaque payload. */
+  thinkingSignature?: string;
+  redacted?: boolean;
+}
+
+export interface ImageContent {
+  type: "image";
+  /** Base64 data. */
+  data: string;
+  mimeType: string;
+}
+
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Set when the model's argument text was not a JSON object; `arguments` is then `{}` (R21). */
+  argumentsError?: string;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+}
+
+/** What the model sees of a tool. */
+export interface ToolDecl {
+  name: string;
+  description: string;
+  /** A JSON Schema object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolReference {
+  name: string;
+}
+
+/**
+ * System instructions and tool declarations at one point of the transcript. Replaying every system
+ * message in order yields the current prompt and the declared tool set (R30).
+ */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[];
+  /** Named prompt sections; later messages replace a section by name, `null` removes it. */
+  sections?: Record<string, string | null>;
+  toolsAdded?: ToolDecl[];
+  toolsRemoved?: ToolReference[];
+  timestamp: number;
+}
+
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
+
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  api: string;
+  provider: string;
+  model: string;
+  usage: Usage;
+  stopReason: StopReason;
+  errorMessage?: string;
+  timestamp: number;
+  durationMs?: number;
+  /** The thinking level the loop requested for this response (R42). */
+  thinkingLevel?: ThinkingLevel;
+}
+
+export interface ToolResultMessage<TDetails = unknown> {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  usage?: Usage;
+  isError: boolean;
+  timestamp: number;
+  /** Milliseconds `execute()` took on a monotonic clock; absent when the tool did not run. */
+  durationMs?: number;
+}
+
+/** A message a provider understands. */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * App-defined messages. Extend by declaration merging:
+ *
+ * ```ts
+ * declare module "xstate-agent-loop" {
+ *   interface CustomAgentMessages { note: { role: "note"; text: string; timestamp: number } }
+ * }
+ * ```
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface CustomAgentMessages {}
+
+/** Every message the loop carries. Only the request boundary converts these to `Message`s. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+// ---------------------------------------------------------------------------------------------
+// Models and the stream function (the provider seam)
+// ---------------------------------------------------------------------------------------------
+
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+
+export interface Model {
+  id: string;
+  name: string;
+  api: string;
+  provider: string;
+  baseUrl?: string;
+  reasoning: boolean;
+  input: ("text" | "image")[];
+  /** Prices in dollars per million tokens. */
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  contextWindow: number;
+  maxTokens: number;
+}
+
+export type AssistantMessageEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | { type: "text_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "text_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "text_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "thinking_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "thinking_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: "done"; reason: "stop" | "length" | "toolUse"; message: AssistantMessage }
+  | { type: "error"; reason: "error" | "aborted"; error: AssistantMessage };
+
+/** An async iterable of provider events whose `result()` resolves to the final message. */
+export interface AssistantMessageEventStream extends AsyncIterable<AssistantMessageEvent> {
+  result(): Promise<AssistantMessage>;
+}
+
+/** The normalized request context: prompt and tool declarations travel as system messages (R30). */
+export interface TranscriptContext {
+  messages: Message[];
+}
+
+/** Options the loop passes to the stream function: the config's pass-through options plus these. */
+export interface StreamOptions {
+  apiKey?: string;
+  signal?: AbortSignal;
+  reasoning?: ThinkingLevel;
+  maxTokens?: number;
+  sessionId?: string;
+  [option: string]: unknown;
+}
+
+/**
+ * The provider seam. **Contract: never throws or rejects** for provider, network or model
+ * failures; they are encoded as a final message with `stopReason: "error" | "aborted"` and
+ * `errorMessage`. (A stream function that throws anyway ends the run cleanly, R56.)
+ */
+export type StreamFn = (
+  model: Model,
+  context: TranscriptContext,
+  options: StreamOptions,
+) => AssistantMessageEventStream | Promise<AssistantMessageEventStream>;
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------------
+
+export type ToolExecutionMode = "sequential" | "parallel";
+export type QueueMode = "all" | "one-at-a-time";
+
+export interface AgentToolResult<TDetails = unknown> {
+  /** What the model sees. */
+  content: (TextContent | ImageContent)[];
+  /** Structured details for logs and UIs; never sent to the model. */
+  details: TDetails;
+  /** Machine-readable result matching the tool's `outputSchema`; not sent to the model. */
+  structuredContent?: JsonValue;
+  usage?: Usage;
+  /** Report a failure without throwing. */
+  isError?: boolean;
+  /** Stop after this batch, if every result of the batch says so (R27). */
+  terminate?: boolean;
+}
+
+export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentToolResult<TDetails>) => void;
+
+/** A JSON Schema object or a zod schema (converted with zod's JSON Schema export, validated with zod). */
+export type ToolParameters = Record<string, unknown> | z.ZodType;
+
+export interface AgentTool<TParams = any, TDetails = any> {
+  name: string;
+  description: string;
+  parameters: ToolParameters;
+  /** Human-readable label for UIs. */
+  label: string;
+  /** Compatibility shim run on the raw arguments before validation. May throw (→ error result). */
+  prepareArguments?: (args: unknown) => TParams;
+  /** JSON Schema of `structuredContent`. */
+  outputSchema?: object;
+  /** Runs the call. Throw on failure, or return `isError: true`. Honour `signal`. */
+  execute: (
+    toolCallId: string,
+    params: TParams,
+    signal?: AbortSignal,
+    onUpdate?: AgentToolUpdateCallback<TDetails>,
+  ) => Promise<AgentToolResult<TDetails>>;
+  /** `"sequential"` makes the whole batch that contains a call to this tool sequential (R20). */
+  executionMode?: ToolExecutionMode;
+}
+
+export interface AgentContext {
+  messages: AgentMessage[];
+  tools?: AgentTool[];
+}
+
+export interface AgentToolCallOutcome {
+  toolCall: ToolCall;
+  result: AgentToolResult;
+  isError: boolean;
+  /** Absent when the tool did not run. */
+  durationMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+// ---------------------------------------------------------------------------------------------
+
+export interface BeforeToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  /** The validated arguments. */
+  args: unknown;
+  context: AgentContext;
+}
+
+/** `block: true` turns the call into an error result with `reason` (R21). */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+  terminate?: boolean;
+}
+
+export interface AfterToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  args: unknown;
+  /** The executed result before overrides. */
+  result: AgentToolResult;
+  isError: boolean;
+  context: AgentContext;
+}
+
+/**
+ * Field-by-field overrides (R23): each given field replaces the executed value; no deep merge.
+ * `content` without `structuredContent` drops the old `structuredContent`.
+ */
+export interface AfterToolCallResult {
+  content?: (TextContent | ImageContent)[];
+  details?: unknown;
+  structuredContent?: JsonValue;
+  isError?: boolean;
+  usage?: Usage;
+  terminate?: boolean;
+}
+
+export interface AgentTurnContext {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  context: AgentContext;
+  /** What the run would return if it ended now. */
+  newMessages: AgentMessage[];
+}
+
+export type PrepareNextTurnContext = AgentTurnContext;
+
+export type AgentTurnDecision = { action: "continue" } | { action: "end" };
+
+export interface AgentLoopTurnUpdate {
+  context?: AgentContext;
+  /** Appended before the next request, with message events. */
+  messages?: AgentMessage[];
+  model?: Model;
+  thinkingLevel?: ThinkingLevel;
+}
+
+export interface PrepareRequestContext {
+  context: AgentContext;
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+}
+
+export type AgentRequestUpdate = Omit<AgentLoopTurnUpdate, "messages">;
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Configuration of one run. Hooks must not throw; one that does ends the run cleanly with an
+ * assistant failure message (R56). Every field not listed is passed to the stream function as an
+ * option, untouched.
+ */
+export interface AgentLoopConfig {
+  model: Model;
+  /** Thinking level requested; absent means off. */
+  reasoning?: ThinkingLevel;
+  /** Fallback when `getApiKey` is absent or returns nothing. Never stored in machine context. */
+  apiKey?: string;
+  /** AgentMessage[] → provider messages, at the request boundary. Required. */
+  convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
+  /** Runs before `convertToLlm` on every request (pruning, context injection). */
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** Resolves a key per request; falls back to `apiKey`. */
+  getApiKey?: (provider: string) => MaybePromise<string | undefined>;
+  /** Polled at run start, after each turn, and after `prepareNextTurn` when nothing is pending. */
+  getSteeringMessages?: () => Promise<AgentMessage[]>;
+  /** Polled when the run would otherwise end. */
+  getFollowUpMessages?: () => Promise<AgentMessage[]>;
+  /** Called before every turn but the first; may replace context, model, thinking level, or add messages. */
+  prepareNextTurn?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
+  /** Called before every request with pending messages already appended. */
+  prepareRequest?: (request: PrepareRequestContext, signal?: AbortSignal) => MaybePromise<AgentRequestUpdate | undefined | void>;
+  /** Called after a turn's messages, before `turn_end`. `end` stops the run; `continue` ensures one more request. */
+  finishTurn?: (turn: AgentTurnContext, signal?: AbortSignal) => MaybePromise<AgentTurnDecision | undefined | void>;
+  beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
+  /** Default `"parallel"`. */
+  toolExecution?: ToolExecutionMode;
+  maxTokens?: number;
+  sessionId?: string;
+  [streamOption: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+export type AgentEvent =
+  | { type: "agent_start" }
+  | { type: "agent_end"; messages: AgentMessage[] }
+  | { type: "turn_start" }
+  | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
+  | { type: "message_start"; message: AgentMessage }
+  | { type: "message_update"; message: AgentMessage; assistantMessageEvent: AssistantMessageEvent }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: any }
+  | { type: "tool_execution_update"; toolCallId: string; toolName: string; args: any; partialResult: any }
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: any;
+      isError: boolean;
+      durationMs?: number;
+    };
+
+/** An awaited event sink: the loop takes no further step until the returned promise settles. */
+export type AgentEventSink = (event: AgentEvent) => void | Promise<void>;
