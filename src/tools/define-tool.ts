@@ -1,0 +1,66 @@
+/**
+ * `defineTool`: an `AgentTool` from a definition whose parameters are a zod schema (execute's
+ * params typed by `z.output`, validated by zod) or a plain JSON Schema object.
+ */
+import type { $ZodType, output } from "zod/v4/core";
+import type { AgentTool, AgentToolResult, AgentToolUpdateCallback, ToolExecutionMode, ToolParameters } from "../types.js";
+import { toolDeclaration } from "./declaration.js";
+
+interface ToolDefinitionBase {
+  name: string;
+  description: string;
+  /** Human-readable label for UIs; defaults to `name`. */
+  label?: string;
+  /** Compatibility shim run on the raw arguments before validation. May throw (→ error result). */
+  prepareArguments?: (args: unknown) => unknown;
+  /** `"sequential"` makes the whole batch containing a call to this tool sequential (R20). */
+  executionMode?: ToolExecutionMode;
+  /** JSON Schema of `structuredContent`. */
+  outputSchema?: object;
+}
+
+type Execute<TParams, TDetails> = (
+  toolCallId: string,
+  params: TParams,
+  signal?: AbortSignal,
+  onUpdate?: AgentToolUpdateCallback<TDetails>,
+) => Promise<AgentToolResult<TDetails>>;
+
+/** A tool whose parameters are a zod 4 schema (classic or mini). */
+export interface ZodToolDefinition<S extends $ZodType, TDetails = unknown> extends ToolDefinitionBase {
+  parameters: S;
+  execute: Execute<output<S>, TDetails>;
+}
+
+/** A tool whose parameters are a JSON Schema object; `TParams` is whatever the caller asserts. */
+export interface JsonSchemaToolDefinition<TParams = Record<string, unknown>, TDetails = unknown>
+  extends ToolDefinitionBase {
+  parameters: Record<string, unknown>;
+  execute: Execute<TParams, TDetails>;
+}
+
+export function defineTool<S extends $ZodType, TDetails = unknown>(def: ZodToolDefinition<S, TDetails>): AgentTool<output<S>, TDetails>;
+export function defineTool<TParams = Record<string, unknown>, TDetails = unknown>(
+  def: JsonSchemaToolDefinition<TParams, TDetails>,
+): AgentTool<TParams, TDetails>;
+export function defineTool(def: ZodToolDefinition<$ZodType> | JsonSchemaToolDefinition): AgentTool {
+  if (typeof def?.name !== "string" || def.name === "") throw new TypeError("defineTool: `name` must be a non-empty string");
+  if (typeof def.execute !== "function") throw new TypeError(`defineTool: tool "${def.name}" needs an \`execute\` function`);
+  if (typeof def.parameters !== "object" || def.parameters === null) {
+    throw new TypeError(`defineTool: tool "${def.name}" needs \`parameters\` (a zod schema or a JSON Schema object)`);
+  }
+  const tool: AgentTool = {
+    name: def.name,
+    label: def.label ?? def.name,
+    description: def.description,
+    // The zod schema itself stays on the tool: validation parses with zod, not its JSON export.
+    parameters: def.parameters as unknown as ToolParameters,
+    execute: def.execute as AgentTool["execute"],
+  };
+  if (def.prepareArguments) tool.prepareArguments = def.prepareArguments;
+  if (def.executionMode) tool.executionMode = def.executionMode;
+  if (def.outputSchema) tool.outputSchema = def.outputSchema;
+  // Export the declaration now: a schema zod cannot export fails here, not mid-run.
+  toolDeclaration(tool);
+  return tool;
+}

@@ -1,0 +1,94 @@
+/**
+ * R21 argument validation: a copy of the arguments is coerced towards the tool's JSON Schema,
+ * then validated (with zod for zod tools, with @cfworker/json-schema otherwise). Never throws,
+ * never mutates the tool call, never evaluates code.
+ */
+import type { AgentTool, ToolCall } from "../types.js";
+import { compileSchema, validateAll, type CompiledSchema } from "./compiled-schema.js";
+import { coerceToSchema } from "./coerce.js";
+import { toolJsonSchema } from "./declaration.js";
+import { explainSchemaErrors } from "./explain-json-schema.js";
+import { explainZodIssues } from "./explain-zod.js";
+import type { FailureLine } from "./failure-line.js";
+import { invalidArgumentsMessage, validationFailedMessage } from "./failure-message.js";
+import { isZodSchema, parseWithZod } from "./zod-schema.js";
+
+export type ToolArgumentsValidation<TParams> = { ok: true; args: TParams } | { ok: false; message: string };
+
+/** The part of a tool call validation reads; `arguments` may be anything `prepareArguments` returned. */
+export type ToolCallArguments = Pick<ToolCall, "argumentsError"> & { arguments: unknown };
+
+/**
+ * Validates `toolCall.arguments` for `tool`. Run `prepareArguments` first and pass its result as
+ * `arguments`. On success `args` is the coerced (and, for zod, parsed) copy to execute with.
+ */
+export function validateToolArguments<TParams>(
+  tool: Pick<AgentTool<TParams>, "name" | "description" | "parameters">,
+  toolCall: ToolCallArguments,
+): ToolArgumentsValidation<TParams> {
+  if (toolCall.argumentsError !== undefined) {
+    return { ok: false, message: invalidArgumentsMessage(tool.name, toolCall.argumentsError) };
+  }
+  const received = toolCall.arguments;
+  const fail = (lines: FailureLine[]): ToolArgumentsValidation<TParams> => ({
+    ok: false,
+    message: validationFailedMessage(tool.name, lines.length > 0 ? lines : [{ path: "root", problem: "invalid arguments" }], received),
+  });
+  try {
+    if (isZodSchema(tool.parameters)) {
+      const parsed = parseWithZod(tool.parameters, coerceForZod(tool, copyOf(received)));
+      return parsed.ok ? { ok: true, args: parsed.value as TParams } : fail(explainZodIssues(parsed.issues));
+    }
+    const schema = compileSchema(tool.parameters as object | boolean);
+    const copy = jsonCopy(received);
+    if (!copy.ok) return fail([{ path: "root", problem: copy.problem }]);
+    const coerced = coerceToSchema(schema, copy.value);
+    const result = validateAll(schema, coerced);
+    return result.valid ? { ok: true, args: coerced as TParams } : fail(explainSchemaErrors(result.errors, coerced, schema));
+  } catch (error) {
+    // A schema cfworker or zod cannot use (or an async zod refinement): still one error result.
+    return fail([{ path: "root", problem: error instanceof Error ? error.message : String(error) }]);
+  }
+}
+
+/**
+ * Coercion for a zod tool is guided by its JSON Schema export. Best effort: if the export or the
+ * coercion fails, zod sees the arguments as they are and reports what is wrong.
+ */
+function coerceForZod(tool: Pick<AgentTool, "name" | "description" | "parameters">, value: unknown): unknown {
+  let schema: CompiledSchema;
+  try {
+    schema = compileSchema(toolJsonSchema(tool));
+    return coerceToSchema(schema, value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * A structured clone, so the parsed args never alias the transcript's arguments (zod passes
+ * unknown/any values through by reference). Values that cannot be cloned (functions from a
+ * prepareArguments shim) are used as they are: coercion copies on write and never mutates.
+ */
+function copyOf(value: unknown): unknown {
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * What a JSON Schema validates is JSON: a round trip copies the arguments and drops what JSON
+ * cannot hold (an `undefined` property counts as absent, as in the reference).
+ */
+function jsonCopy(value: unknown): { ok: true; value: unknown } | { ok: false; problem: string } {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    return { ok: false, problem: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (text === undefined) return { ok: false, problem: `expected a JSON value, got ${typeof value}` };
+  return { ok: true, value: JSON.parse(text) };
+}
