@@ -1,0 +1,82 @@
+/**
+ * The request boundary's last step (R40–R42): call the stream function and turn its events into
+ * message events, emitted here rather than by the machine so deltas never enter it. The machine
+ * receives the final message only after the sink settled every event of this response.
+ */
+import type { AgentEvent, AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
+import { errorText } from "../loop/tool-results.js";
+import type { RunDeps } from "./run-deps.js";
+
+/** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
+export class StreamFailure extends Error {
+  constructor(
+    message: string,
+    readonly partial: AssistantMessage,
+  ) {
+    super(message);
+    this.name = "StreamFailure";
+  }
+}
+
+export interface StreamRequest {
+  messages: Message[];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+}
+
+export async function streamResponse(deps: RunDeps, request: StreamRequest): Promise<AssistantMessage> {
+  const { events } = deps;
+  const emit = async (event: AgentEvent) => {
+    const delivery = events.push(event);
+    if (delivery) await delivery;
+  };
+  await events.settled();
+
+  const apiKey = deps.apiKey.next ?? deps.config.apiKey;
+  deps.apiKey.next = undefined;
+  const options = {
+    ...deps.streamOptions,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    signal: deps.signal,
+    ...(request.thinkingLevel !== "off" ? { reasoning: request.thinkingLevel } : {}),
+  };
+
+  let partial: AssistantMessage | undefined;
+  let final: AssistantMessage | undefined;
+  try {
+    const stream = await deps.streamFn(request.model, { messages: request.messages }, options);
+    for await (const event of stream) {
+      if (event.type === "done") {
+        final = event.message;
+        break;
+      }
+      if (event.type === "error") {
+        final = event.error;
+        break;
+      }
+      if (event.type === "start") {
+        partial = event.partial;
+        await emit({ type: "message_start", message: partial });
+        continue;
+      }
+      // R41: content events before `start` are ignored.
+      if (!partial) continue;
+      partial = event.partial;
+      await emit({ type: "message_update", message: partial, assistantMessageEvent: event });
+    }
+    // R41: a stream that ends without a terminal event falls back to result().
+    final ??= await stream.result();
+  } catch (error) {
+    if (!partial) throw error;
+    // R56: an open assistant message is closed before the run fails.
+    const closed: AssistantMessage = { ...partial, stopReason: "error", errorMessage: errorText(error) };
+    await emit({ type: "message_end", message: closed });
+    throw new StreamFailure(errorText(error), closed);
+  }
+
+  // R42: the final message records the requested thinking level.
+  const message: AssistantMessage = { ...final, thinkingLevel: request.thinkingLevel };
+  if (!partial) await emit({ type: "message_start", message });
+  await emit({ type: "message_end", message });
+  return message;
+}

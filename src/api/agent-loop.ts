@@ -1,0 +1,84 @@
+/**
+ * The four loop entry points (SPEC "Entry points"), signature-compatible with pi-agent-core 1.6.
+ * None of them mutates the caller's `context.messages`.
+ */
+import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
+import { AgentEventStream } from "../bridge/event-stream.js";
+import { checkRunArguments, startRun, type RunOptions } from "./start-run.js";
+
+/** R1: a new run with `prompts`. Returns at once; events are buffered until a consumer attaches. */
+export function agentLoop(
+  prompts: AgentMessage[],
+  context: AgentContext,
+  config: AgentLoopConfig,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+  options?: RunOptions,
+): AgentEventStream {
+  checkRunArguments(prompts, context, config, streamFn);
+  return observe(prompts, context, config, signal, streamFn!, options);
+}
+
+/** R2: continue from the context's last (non-assistant) message. Throws synchronously otherwise. */
+export function agentLoopContinue(
+  context: AgentContext,
+  config: AgentLoopConfig,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+  options?: RunOptions,
+): AgentEventStream {
+  checkRunArguments(null, context, config, streamFn);
+  return observe(null, context, config, signal, streamFn!, options);
+}
+
+/** R1 with an awaited sink: the loop takes no step until `emit`'s promise for the previous event settles. */
+export function runAgentLoop(
+  prompts: AgentMessage[],
+  context: AgentContext,
+  config: AgentLoopConfig,
+  emit: AgentEventSink,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+  options?: RunOptions,
+): Promise<AgentMessage[]> {
+  checkRunArguments(prompts, context, config, streamFn);
+  return startRun({ prompts, context, config, sink: emit, signal, streamFn: streamFn!, options });
+}
+
+/** R2 with an awaited sink. */
+export function runAgentLoopContinue(
+  context: AgentContext,
+  config: AgentLoopConfig,
+  emit: AgentEventSink,
+  signal?: AbortSignal,
+  streamFn?: StreamFn,
+  options?: RunOptions,
+): Promise<AgentMessage[]> {
+  checkRunArguments(null, context, config, streamFn);
+  return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: streamFn!, options });
+}
+
+function observe(
+  prompts: AgentMessage[] | null,
+  context: AgentContext,
+  config: AgentLoopConfig,
+  signal: AbortSignal | undefined,
+  streamFn: StreamFn,
+  options: RunOptions | undefined,
+): AgentEventStream {
+  let settle!: { resolve: (messages: AgentMessage[]) => void; reject: (error: unknown) => void };
+  const result = new Promise<AgentMessage[]>((resolve, reject) => (settle = { resolve, reject }));
+  const stream = new AgentEventStream(result);
+  // The stream completes before result() resolves, so an iterator never outlives the run.
+  startRun({ prompts, context, config, sink: (event) => stream.push(event), signal, streamFn, options }).then(
+    (messages) => {
+      stream.end();
+      settle.resolve(messages);
+    },
+    (error: unknown) => {
+      stream.end();
+      settle.reject(error);
+    },
+  );
+  return stream;
+}

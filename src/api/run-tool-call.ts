@@ -1,0 +1,64 @@
+/**
+ * `runToolCall`: one call through the same pipeline as a model-issued call (R21–R26), by running
+ * the tool-call machine on its own. No events, no messages; never rejects.
+ */
+import { createActor, toPromise } from "xstate";
+import type {
+  AgentContext,
+  AgentLoopConfig,
+  AgentToolCallOutcome,
+  AgentToolResult,
+  AgentTool,
+  AssistantMessage,
+  ToolCall,
+} from "../types.js";
+import { toolCallMachine } from "../../machines/tool-call.machine.js";
+import { createToolCallImplementations } from "../actors/tool-call-actors.js";
+import { EventQueue } from "../bridge/event-queue.js";
+import { ToolRegistry } from "../loop/tool-registry.js";
+import { errorResult, errorText } from "../loop/tool-results.js";
+
+export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
+  tools: readonly AgentTool[];
+  /** Passed to the hooks as the message that issued the call. */
+  assistantMessage: AssistantMessage;
+  /** Passed to the hooks as the current context. */
+  context: AgentContext;
+  signal?: AbortSignal;
+  onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
+}
+
+export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
+  try {
+    const signal = options.signal ?? new AbortController().signal;
+    const events = new EventQueue(
+      (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
+      () => {},
+    );
+    const implementations = createToolCallImplementations({
+      config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
+      signal,
+      events,
+      tools: new ToolRegistry(options.tools),
+      hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
+    });
+    const actor = createActor(toolCallMachine.provide(implementations), {
+      input: {
+        index: 0,
+        toolCall,
+        mode: "sequential",
+        hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
+      },
+    });
+    actor.start();
+    const output = await toPromise(actor);
+    return {
+      toolCall,
+      result: output.result,
+      isError: output.isError,
+      ...(output.durationMs !== undefined ? { durationMs: output.durationMs } : {}),
+    };
+  } catch (error) {
+    return { toolCall, result: errorResult(errorText(error)), isError: true };
+  }
+}

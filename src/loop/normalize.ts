@@ -1,0 +1,20 @@
+import type { Message } from "../types.js";
+
+const PROVIDER_ROLES = new Set(["system", "user", "assistant", "toolResult"]);
+
+/**
+ * R40's normalization: the provider transcript holds only provider messages, in order, with the
+ * prompt and tool declarations as system messages (R30). Anything `convertToLlm` let through that
+ * a provider cannot read (a custom message, a hole) is dropped rather than sent.
+ */
+export function normalizeTranscript(messages: readonly Message[] | undefined | null): Message[] {
+  if (!Array.isArray(messages)) throw new TypeError("convertToLlm must return an array of messages");
+  let clean = true;
+  for (const message of messages) {
+    if (!message || !PROVIDER_ROLES.has(message.role)) {
+      clean = false;
+      break;
+    }
+  }
+  return clean ? (messages as Message[]) : messages.filter((message) => message && PROVIDER_ROLES.has(message.role));
+}

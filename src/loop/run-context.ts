@@ -1,0 +1,161 @@
+/**
+ * The run machine's data: input, context and the pure helpers its actions use. Everything here is
+ * plain, serializable data (no functions, no class instances, no API key), so snapshots persist
+ * and the inspector shows them as they are.
+ */
+import type {
+  AgentMessage,
+  AgentToolResult,
+  AssistantMessage,
+  Message,
+  Model,
+  ThinkingLevel,
+  ToolCall,
+  ToolExecutionMode,
+  ToolResultMessage,
+} from "../types.js";
+import type { KeyedToolDecl } from "../transcript/index.js";
+import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
+
+/** Which optional hooks the config has: a hook's state is entered only when it is configured. */
+export interface HookFlags {
+  transformContext: boolean;
+  getApiKey: boolean;
+  getSteeringMessages: boolean;
+  getFollowUpMessages: boolean;
+  prepareNextTurn: boolean;
+  prepareRequest: boolean;
+  finishTurn: boolean;
+  beforeToolCall: boolean;
+  afterToolCall: boolean;
+}
+
+/** The executable tool set as plain data: declarations (R30) and the names that force a sequential batch (R20). */
+export interface ToolSetData {
+  tools: KeyedToolDecl[];
+  sequentialTools: string[];
+}
+
+export interface RunInput extends ToolSetData {
+  /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
+  prompts: AgentMessage[] | null;
+  /** A copy of `context.messages`. */
+  messages: AgentMessage[];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  toolExecution: ToolExecutionMode;
+  hooks: HookFlags;
+  /** `Agent.continue()` from an assistant tail already drained the steering queue (R52). */
+  skipInitialSteeringPoll?: boolean;
+}
+
+/** The tool batch of the current turn. */
+export interface ToolBatch {
+  calls: ToolCall[];
+  /** Index of the call being started. */
+  cursor: number;
+  /** Finalized outcomes by source index (R26: exactly one each). */
+  outcomes: (ToolCallOutput | null)[];
+  /** Parallel calls whose preflight passed, waiting to execute together (R25). */
+  ready: number[];
+}
+
+export interface RunContext extends ToolSetData {
+  /** The working transcript: `context.messages` of the hooks. */
+  messages: AgentMessage[];
+  /** What this run added (R12). */
+  newMessages: AgentMessage[];
+  /** Tools the transcript declares, `[name, declaration key]` in declaration order (R30). */
+  declared: [string, string][];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  toolExecution: ToolExecutionMode;
+  hooks: HookFlags;
+  skipInitialSteeringPoll: boolean;
+  /** Prompts, steering or follow-up messages waiting for injection before the next request. */
+  pending: AgentMessage[];
+  /** Messages `prepareNextTurn` returned, injected before `pending` (R4). */
+  prepared: AgentMessage[];
+  /** Between `turn_start` and `turn_end`. */
+  turnOpen: boolean;
+  /** The current turn's assistant message. */
+  assistant: AssistantMessage | null;
+  /** The current turn's tool-result messages, in source order. */
+  toolResults: ToolResultMessage[];
+  batch: ToolBatch | null;
+  /** `finishTurn`'s decision for the last turn (R8, R10). */
+  decision: "continue" | "end" | null;
+  /** The request being built (R40): after `transformContext`, then after `convertToLlm`. */
+  requestMessages: AgentMessage[] | null;
+  llmMessages: Message[] | null;
+  /** Why the run failed (R56). */
+  failure: string | null;
+}
+
+export function initialRunContext(input: RunInput): RunContext {
+  return {
+    messages: input.messages,
+    newMessages: [],
+    declared: [],
+    tools: input.tools,
+    sequentialTools: input.sequentialTools,
+    model: input.model,
+    thinkingLevel: input.thinkingLevel,
+    toolExecution: input.toolExecution,
+    hooks: input.hooks,
+    skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+    pending: input.prompts ?? [],
+    prepared: [],
+    turnOpen: false,
+    assistant: null,
+    toolResults: [],
+    batch: null,
+    decision: null,
+    requestMessages: null,
+    llmMessages: null,
+    failure: null,
+  };
+}
+
+export const toolCallsOf = (message: AssistantMessage): ToolCall[] =>
+  message.content.filter((block): block is ToolCall => block.type === "toolCall");
+
+export const isFailedResponse = (message: AssistantMessage | null): boolean =>
+  message !== null && (message.stopReason === "error" || message.stopReason === "aborted");
+
+/** R27: a batch whose every finalized result says `terminate` does not itself ask for another request. */
+export function batchTerminates(batch: ToolBatch | null): boolean {
+  if (batch === null || batch.outcomes.length === 0) return false;
+  return batch.outcomes.every((outcome) => outcome?.result.terminate === true);
+}
+
+/** R20: sequential when configured, or when any call targets a sequential tool. */
+export function runsSequentially(context: RunContext, calls: ToolCall[]): boolean {
+  if (context.toolExecution === "sequential") return true;
+  return calls.some((call) => context.sequentialTools.includes(call.name));
+}
+
+/** R56: the assistant message that closes a failed run. */
+export function failureMessage(context: RunContext, errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: context.model.api,
+    provider: context.model.provider,
+    model: context.model.id,
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "error",
+    errorMessage,
+    timestamp: Date.now(),
+    thinkingLevel: context.thinkingLevel,
+  };
+}
+
+export type { AgentToolResult };

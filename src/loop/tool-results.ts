@@ -1,0 +1,83 @@
+/**
+ * Pure builders for the tool results and messages the loop produces (R21–R28). Shared by the
+ * machines' actions and the actor implementations so every path words its errors the same way.
+ */
+import type { AfterToolCallResult, AgentToolResult, ToolCall, ToolResultMessage } from "../types.js";
+
+export const ABORTED_TEXT = "Operation aborted";
+export const BLOCKED_TEXT = "Tool execution was blocked";
+
+/** An error result the model sees as text (R21, R22, R26). */
+export function errorResult(text: string, terminate?: boolean): AgentToolResult {
+  const result: AgentToolResult = { content: [{ type: "text", text }], details: {}, isError: true };
+  if (terminate !== undefined) result.terminate = terminate;
+  return result;
+}
+
+export const abortedResult = (): AgentToolResult => errorResult(ABORTED_TEXT);
+
+export const toolNotFoundResult = (name: string): AgentToolResult => errorResult(`Tool ${name} not found`);
+
+/** R21: a blocked call, with the hook's reason or the default text, carrying `terminate`. */
+export function blockedResult(reason: string | undefined, terminate: boolean | undefined): AgentToolResult {
+  return errorResult(reason ? reason : BLOCKED_TEXT, terminate);
+}
+
+/** R28: the response hit the token limit, so its calls may be incomplete and are not executed. */
+export function truncatedCallResult(toolCall: ToolCall): AgentToolResult {
+  return errorResult(
+    `Tool call "${toolCall.name}" was not executed: the response was truncated because it hit the output token limit, ` +
+      "so its arguments may be incomplete. Re-issue the complete tool call.",
+  );
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** R23: field-by-field overrides, no deep merge; `content` alone drops `structuredContent`. */
+export function applyAfterToolCall(
+  result: AgentToolResult,
+  isError: boolean,
+  override: AfterToolCallResult | undefined,
+): { result: AgentToolResult; isError: boolean } {
+  if (!override) return { result, isError };
+  const next: AgentToolResult = { ...result };
+  if (override.content !== undefined) {
+    next.content = override.content;
+    if (override.structuredContent === undefined) delete next.structuredContent;
+  }
+  if (override.structuredContent !== undefined) next.structuredContent = override.structuredContent;
+  if (override.details !== undefined) next.details = override.details;
+  if (override.usage !== undefined) next.usage = override.usage;
+  if (override.terminate !== undefined) next.terminate = override.terminate;
+  const nextIsError = override.isError ?? isError;
+  if (override.isError !== undefined) next.isError = override.isError;
+  return { result: next, isError: nextIsError };
+}
+
+export function toolResultMessage(
+  toolCall: ToolCall,
+  result: AgentToolResult,
+  isError: boolean,
+  durationMs: number | undefined,
+): ToolResultMessage {
+  const message: ToolResultMessage = {
+    role: "toolResult",
+    toolCallId: toolCall.id,
+    toolName: toolCall.name,
+    content: result.content,
+    details: result.details,
+    isError,
+    timestamp: Date.now(),
+  };
+  if (result.usage !== undefined) message.usage = result.usage;
+  if (durationMs !== undefined) message.durationMs = durationMs;
+  return message;
+}

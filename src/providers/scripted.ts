@@ -1,0 +1,234 @@
+/**
+ * A deterministic `StreamFn` that plays scripted assistant responses as a realistic event stream
+ * (start, per-block start/delta/end, one terminal event), honouring the abort signal. Tests, the
+ * offline demo and apps' own tests use it. Node-free.
+ */
+import type {
+  AssistantMessage,
+  AssistantMessageEvent,
+  Model,
+  StopReason,
+  StreamFn,
+  StreamOptions,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  TranscriptContext,
+  Usage,
+} from "../types.js";
+import { emptyUsage, monotonicNow, PushAssistantStream } from "./assistant-stream.js";
+
+export type ScriptedBlock =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature?: string; redacted?: boolean }
+  | { type: "toolCall"; name: string; arguments?: Record<string, unknown>; id?: string; argumentsError?: string };
+
+export interface ScriptedResponse {
+  /** Content blocks, in order. */
+  content?: ScriptedBlock[];
+  /** Defaults to `toolUse` when there are tool calls, else `stop`. */
+  stopReason?: StopReason;
+  errorMessage?: string;
+  /** A setup failure: a lone `error` event, no `start`. */
+  setupError?: string;
+  /** Break the StreamFn contract: throw (before `start`, or after `afterEvents` events). For R56 tests. */
+  throws?: { message: string; afterEvents?: number };
+  /** Characters per delta; default: one delta per word. */
+  chunkSize?: number;
+  /** Delay before each event after `start`, in ms (abortable). */
+  delayMs?: number;
+  usage?: Partial<Omit<Usage, "cost">>;
+}
+
+export interface ScriptedCall {
+  model: Model;
+  context: TranscriptContext;
+  /** The options minus the signal and API key (a test may assert on them). */
+  options: Omit<StreamOptions, "signal" | "apiKey">;
+  /** Whether an API key was passed (the key itself is never recorded). */
+  hadApiKey: boolean;
+}
+
+export type ScriptedStreamFn = StreamFn & {
+  /** One entry per request, in order. */
+  readonly calls: ScriptedCall[];
+};
+
+export type Script = readonly ScriptedResponse[] | ((request: ScriptedCall, index: number) => ScriptedResponse);
+
+export const text = (value: string): ScriptedBlock => ({ type: "text", text: value });
+export const thinking = (value: string, signature = "sig"): ScriptedBlock => ({ type: "thinking", thinking: value, signature });
+export const toolCall = (name: string, args: Record<string, unknown> = {}, id?: string): ScriptedBlock => ({
+  type: "toolCall",
+  name,
+  arguments: args,
+  ...(id ? { id } : {}),
+});
+
+/** The model descriptor the scripted model reports unless the request's model says otherwise. */
+export const scriptedModel: Model = {
+  id: "scripted",
+  name: "Scripted model (offline)",
+  api: "scripted",
+  provider: "scripted",
+  reasoning: true,
+  input: ["text", "image"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 200_000,
+  maxTokens: 32_000,
+};
+
+export function scriptedStreamFn(script: Script): ScriptedStreamFn {
+  const calls: ScriptedCall[] = [];
+  const fn = (model: Model, context: TranscriptContext, options: StreamOptions) => {
+    const { signal, apiKey, ...rest } = options ?? {};
+    const call: ScriptedCall = { model, context, options: rest, hadApiKey: apiKey !== undefined };
+    const index = calls.push(call) - 1;
+    const response =
+      typeof script === "function"
+        ? script(call, index)
+        : (script[index] ?? { stopReason: "error" as const, errorMessage: `Scripted model: no response scripted for request #${index + 1}` });
+    if (response.throws && !response.throws.afterEvents) throw new Error(response.throws.message);
+    const stream = new PushAssistantStream();
+    void play(stream, response, model, signal);
+    return stream;
+  };
+  return Object.assign(fn, { calls });
+}
+
+async function play(
+  stream: PushAssistantStream,
+  response: ScriptedResponse,
+  model: Model,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const started = monotonicNow();
+  const message: AssistantMessage = {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: usageOf(response, model),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+  const fail = (reason: "error" | "aborted", errorMessage: string) => {
+    message.stopReason = reason;
+    message.errorMessage = errorMessage;
+    message.durationMs = monotonicNow() - started;
+    stream.push({ type: "error", reason, error: { ...message, content: message.content.slice() } });
+  };
+  if (signal?.aborted) return fail("aborted", "Request was aborted");
+  if (response.setupError) return fail("error", response.setupError);
+
+  let sent = 0;
+  const throwAt = response.throws?.afterEvents;
+  // Emits one event after the scripted delay; false when the run was aborted meanwhile.
+  const send = async (event: AssistantMessageEvent): Promise<boolean> => {
+    if (response.delayMs) await delay(response.delayMs, signal);
+    if (signal?.aborted) {
+      fail("aborted", "Request was aborted");
+      return false;
+    }
+    if (throwAt !== undefined && sent === throwAt) {
+      // Contract violation on purpose: the stream's iterator throws.
+      stream.push = () => {};
+      (stream as unknown as { [Symbol.asyncIterator]: () => AsyncIterator<AssistantMessageEvent> })[Symbol.asyncIterator] = () => ({
+        next: () => Promise.reject(new Error(response.throws!.message)),
+      });
+      throw new Error(response.throws!.message);
+    }
+    sent++;
+    stream.push(event);
+    return true;
+  };
+
+  try {
+    if (!(await send({ type: "start", partial: message }))) return;
+    for (const block of response.content ?? []) {
+      const index = message.content.length;
+      if (block.type === "text") {
+        const content: TextContent = { type: "text", text: "" };
+        message.content.push(content);
+        if (!(await send({ type: "text_start", contentIndex: index, partial: message }))) return;
+        for (const delta of chunks(block.text, response.chunkSize)) {
+          content.text += delta;
+          if (!(await send({ type: "text_delta", contentIndex: index, delta, partial: message }))) return;
+        }
+        if (!(await send({ type: "text_end", contentIndex: index, content: content.text, partial: message }))) return;
+      } else if (block.type === "thinking") {
+        const content: ThinkingContent = { type: "thinking", thinking: "" };
+        if (block.redacted) content.redacted = true;
+        message.content.push(content);
+        if (!(await send({ type: "thinking_start", contentIndex: index, partial: message }))) return;
+        for (const delta of chunks(block.thinking, response.chunkSize)) {
+          content.thinking += delta;
+          if (!(await send({ type: "thinking_delta", contentIndex: index, delta, partial: message }))) return;
+        }
+        if (block.signature !== undefined) content.thinkingSignature = block.signature;
+        if (!(await send({ type: "thinking_end", contentIndex: index, content: content.thinking, partial: message }))) return;
+      } else {
+        const call: ToolCall = {
+          type: "toolCall",
+          id: block.id ?? `call_${index}_${block.name}`,
+          name: block.name,
+          arguments: {},
+        };
+        message.content.push(call);
+        if (!(await send({ type: "toolcall_start", contentIndex: index, partial: message }))) return;
+        const json = JSON.stringify(block.arguments ?? {});
+        if (!(await send({ type: "toolcall_delta", contentIndex: index, delta: json, partial: message }))) return;
+        call.arguments = block.argumentsError ? {} : { ...(block.arguments ?? {}) };
+        if (block.argumentsError) call.argumentsError = block.argumentsError;
+        if (!(await send({ type: "toolcall_end", contentIndex: index, toolCall: call, partial: message }))) return;
+      }
+    }
+    const hasToolCalls = message.content.some((block) => block.type === "toolCall");
+    const stopReason = response.stopReason ?? (hasToolCalls ? "toolUse" : "stop");
+    if (stopReason === "error" || stopReason === "aborted") return fail(stopReason, response.errorMessage ?? "Scripted failure");
+    if (response.delayMs) await delay(response.delayMs, signal);
+    if (signal?.aborted) return fail("aborted", "Request was aborted");
+    message.stopReason = stopReason;
+    message.durationMs = monotonicNow() - started;
+    stream.push({ type: "done", reason: stopReason, message: { ...message, content: message.content.slice() } });
+  } catch {
+    // The scripted contract violation: the consumer sees the iterator throw.
+  }
+}
+
+function usageOf(response: ScriptedResponse, model: Model): Usage {
+  const usage = emptyUsage();
+  Object.assign(usage, response.usage ?? {});
+  usage.totalTokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+  const perToken = (price: number, tokens: number) => (price * tokens) / 1_000_000;
+  usage.cost.input = perToken(model.cost.input, usage.input);
+  usage.cost.output = perToken(model.cost.output, usage.output);
+  usage.cost.cacheRead = perToken(model.cost.cacheRead, usage.cacheRead);
+  usage.cost.cacheWrite = perToken(model.cost.cacheWrite, usage.cacheWrite);
+  usage.cost.total = usage.cost.input + usage.cost.output + usage.cost.cacheRead + usage.cost.cacheWrite;
+  return usage;
+}
+
+function chunks(value: string, size: number | undefined): string[] {
+  if (value === "") return [];
+  if (size && size > 0) {
+    const out: string[] = [];
+    for (let i = 0; i < value.length; i += size) out.push(value.slice(i, i + size));
+    return out;
+  }
+  return value.match(/\S+\s*|\s+/g) ?? [value];
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
