@@ -2,7 +2,7 @@
  * `runToolCall`: one call through the same pipeline as a model-issued call (R21–R26), by running
  * the tool-call machine on its own. No events, no messages; never rejects.
  */
-import { createActor, toPromise } from "xstate";
+import { createActor, toPromise, type ActorSystem } from "xstate";
 import type {
   AgentContext,
   AgentLoopConfig,
@@ -13,7 +13,7 @@ import type {
   ToolCall,
 } from "../types.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
-import { createToolCallImplementations } from "../actors/tool-call-actors.js";
+import { createToolCallImplementations, type ToolDeps } from "../actors/tool-call-actors.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
@@ -28,6 +28,13 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
   onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
 }
 
+const depsBySystem = new WeakMap<ActorSystem<any>, ToolDeps>();
+let provided: typeof toolCallMachine | undefined;
+
+function standaloneToolCallMachine(): typeof toolCallMachine {
+  return (provided ??= toolCallMachine.provide(createToolCallImplementations((system) => depsBySystem.get(system)!)));
+}
+
 export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
     const signal = options.signal ?? new AbortController().signal;
@@ -35,14 +42,14 @@ export async function runToolCall(toolCall: ToolCall, options: RunToolCallOption
       (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
       () => {},
     );
-    const implementations = createToolCallImplementations({
+    const deps: ToolDeps = {
       config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
       signal,
       events,
       tools: new ToolRegistry(options.tools),
       hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
-    });
-    const actor = createActor(toolCallMachine.provide(implementations), {
+    };
+    const actor = createActor(standaloneToolCallMachine(), {
       input: {
         index: 0,
         toolCall,
@@ -50,6 +57,7 @@ export async function runToolCall(toolCall: ToolCall, options: RunToolCallOption
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
       },
     });
+    depsBySystem.set(actor.system, deps);
     actor.start();
     const output = await toPromise(actor);
     return {

@@ -11,6 +11,7 @@ import { ToolRegistry } from "../loop/tool-registry.js";
 import { failureMessage, type HookFlags, type RunContext } from "../loop/run-context.js";
 import { createRunImplementations } from "../actors/run-actors.js";
 import { streamOptionsOf, type RunDeps } from "../actors/run-deps.js";
+import { bindDeps, depsOf } from "../actors/system-deps.js";
 
 export type RunActor = Actor<typeof runMachine>;
 
@@ -32,6 +33,13 @@ export interface StartRunArgs {
   signal: AbortSignal | undefined;
   streamFn: StreamFn;
   options?: RunOptions;
+}
+
+let provided: typeof runMachine | undefined;
+
+/** The run machine with the default runtime's implementations, provided once per process. */
+export function providedRunMachine(): typeof runMachine {
+  return (provided ??= runMachine.provide(createRunImplementations(depsOf)));
 }
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
@@ -101,8 +109,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       },
     };
 
-    const machine = runMachine.provide(createRunImplementations(deps));
-    actor = createActor(machine, {
+    actor = createActor(providedRunMachine(), {
       input: {
         prompts: args.prompts ? args.prompts.slice() : null,
         messages: args.context.messages.slice(),
@@ -115,6 +122,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       },
       inspect: options?.inspect,
     });
+    bindDeps(actor.system, deps);
     actor.on("*", (event) => void events.push(event));
     actor.subscribe({
       complete: () => {

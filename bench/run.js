@@ -1,0 +1,69 @@
+// npm run bench: the statechart runtime against the reference (pi-agent-core 1.6.0's runAgentLoop),
+// side by side in one process, same stream function, tools and sink. Medians over alternating rounds.
+import { runAgentLoop as statechartLoop } from "../dist/src/index.js";
+import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
+import { benchTools, convertToLlm, deltaStream, model, toolTurnsStream, transcript } from "./scenarios.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const loops = { statechart: statechartLoop, reference: referenceLoop };
+const sink = () => {};
+const prompt = () => [{ role: "user", content: "go", timestamp: 0 }];
+
+async function runToolTurns(loop, runs) {
+  const tools = benchTools();
+  const config = { model, convertToLlm };
+  for (let i = 0; i < runs; i++) {
+    await loop(prompt(), { messages: [], tools }, config, sink, undefined, toolTurnsStream());
+  }
+}
+
+async function runDeltas(loop, history) {
+  await loop(prompt(), { messages: history, tools: [] }, { model, convertToLlm }, sink, undefined, deltaStream(10_000));
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function measure(name, body) {
+  const times = { statechart: [], reference: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? ["statechart", "reference"] : ["reference", "statechart"];
+    for (const impl of order) {
+      global.gc?.();
+      const start = performance.now();
+      await body(loops[impl]);
+      times[impl].push(performance.now() - start);
+    }
+  }
+  const s = median(times.statechart);
+  const r = median(times.reference);
+  return { name, statechart: s, reference: r, ratio: s / r };
+}
+
+function heapAfter() {
+  global.gc?.();
+  global.gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+const results = [];
+// warm-up both
+await runToolTurns(statechartLoop, 200);
+await runToolTurns(referenceLoop, 200);
+results.push({ ...(await measure("(a) 1,000 runs x 5 turns x 3 parallel tools", (loop) => runToolTurns(loop, 1000))), target: 4.0 });
+results.push({ ...(await measure("(b) 1 run x 10,000 text deltas", (loop) => runDeltas(loop, []))), target: 1.5 });
+const history = transcript(5000);
+results.push({ ...(await measure("(c) 10,000 deltas over a 5,000-message transcript", (loop) => runDeltas(loop, history))), target: 1.5 });
+
+console.log(`\nstatechart / reference, medians of ${ROUNDS} alternating rounds (node ${process.version})\n`);
+for (const r of results) {
+  const verdict = r.ratio <= r.target ? "PASS" : "MISS";
+  console.log(`${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (target <= ${r.target})  ${verdict}`);
+}
+
+// Heap: after 10,000 runs of (a) versus after 1,000, past warm-up.
+const heap1k = (await runToolTurns(statechartLoop, 1000), heapAfter());
+await runToolTurns(statechartLoop, 9000);
+const heap10k = heapAfter();
+const growth = (heap10k - heap1k) / heap1k;
+console.log(`\nheap after 1,000 runs of (a): ${(heap1k / 1e6).toFixed(1)} MB; after 10,000: ${(heap10k / 1e6).toFixed(1)} MB; growth ${(growth * 100).toFixed(1)}%  (target <= 10%)  ${growth <= 0.1 ? "PASS" : "MISS"}`);
+if (!global.gc) console.log("(run with node --expose-gc for meaningful heap figures)");

@@ -1,0 +1,66 @@
+// Shared scenarios for the benchmark: the same stream function, tools and sink feed both loops.
+
+const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+
+export const model = {
+  id: "bench", name: "bench", api: "bench", provider: "bench", reasoning: false, input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1e6, maxTokens: 1e5,
+};
+
+/** A minimal, allocation-light stream: start, the given content events, done. */
+function streamOf(content, stopReason, deltas = 0) {
+  const message = { role: "assistant", content, api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason, timestamp: 0 };
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield { type: "start", partial: message };
+      if (deltas > 0) {
+        yield { type: "text_start", contentIndex: 0, partial: message };
+        for (let i = 0; i < deltas; i++) yield { type: "text_delta", contentIndex: 0, delta: "x", partial: message };
+        yield { type: "text_end", contentIndex: 0, content: "", partial: message };
+      }
+      yield { type: "done", reason: stopReason, message };
+    },
+    result: async () => message,
+  };
+}
+
+/** (a) 5 turns: 4 with 3 parallel tool calls, then a final text answer. */
+export function toolTurnsStream(turns = 5, tools = 3) {
+  let request = 0;
+  return () => {
+    const turn = request++ % turns;
+    if (turn === turns - 1) return streamOf([{ type: "text", text: "done" }], "stop");
+    const calls = [];
+    for (let i = 0; i < tools; i++) calls.push({ type: "toolCall", id: `c${turn}_${i}`, name: `tool${i}`, arguments: { n: i } });
+    return streamOf(calls, "toolUse");
+  };
+}
+
+/** (b), (c) one response with `count` text deltas. */
+export function deltaStream(count) {
+  return () => streamOf([{ type: "text", text: "x".repeat(count) }], "stop", count);
+}
+
+export function benchTools(count = 3) {
+  const tools = [];
+  for (let i = 0; i < count; i++) {
+    tools.push({
+      name: `tool${i}`, label: `tool${i}`, description: `tool ${i}`,
+      parameters: { type: "object", properties: { n: { type: "number" } } },
+      execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+    });
+  }
+  return tools;
+}
+
+export const convertToLlm = (messages) => messages;
+
+export function transcript(size) {
+  const messages = [];
+  for (let i = 0; i < size; i++) {
+    messages.push(i % 2 === 0
+      ? { role: "user", content: `message ${i}`, timestamp: i }
+      : { role: "assistant", content: [{ type: "text", text: `reply ${i}` }], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: "stop", timestamp: i });
+  }
+  return messages;
+}
