@@ -1,20 +1,22 @@
 /**
  * One run of the agent loop (SPEC R1–R12, R20–R30, R40–R42, R56), from `agent_start` to
- * `agent_end`. Every lifecycle step is a state; every step that awaits app code is an invoked
- * actor, entered only when the hook is configured. Tool calls are spawned `toolCall` children
- * with bounded ids (`tool:<index in batch>`), stopped as soon as they settle.
+ * `agent_end`. Every lifecycle step is a state. A step that awaits app code asks the run's
+ * effect worker (`effects`, invoked at the root; see `effects.ts`) for its job on entry and
+ * leaves on the reply; a hook's state is entered only when the hook is configured. Tool calls are
+ * spawned `toolCall` children with bounded ids (`tool:<index in batch>`), stopped once settled.
  *
- * The machine emits the `AgentEvent`s of its own transitions; the invoked actors emit the ones
- * they produce (stream deltas, tool updates) straight to the run's event sink, and each actor
- * waits for the sink to settle before it does anything observable. The definition is pure: the
- * runtime supplies the actors with `provide` (see `src/actors/`).
+ * The machine emits the `AgentEvent`s of its own transitions; the worker emits the ones produced
+ * inside a job (stream deltas, tool updates) straight to the run's event sink, and waits for the
+ * sink to settle before it starts any job. The definition is pure: the runtime provides the
+ * worker (see `src/actors/`).
  */
-import { assign, enqueueActions, fromPromise, setup, stopChild, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { AgentEvent, AgentMessage, AssistantMessage, Message, Model, ThinkingLevel, ToolResultMessage } from "../src/types.js";
+import { assign, enqueueActions, fromCallback, sendTo, setup, stopChild, type DoneActorEvent, type ErrorActorEvent } from "xstate";
+import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import {
   batchTerminates,
+  closedTurn,
   failureMessage,
   initialRunContext,
   isFailedResponse,
@@ -22,46 +24,15 @@ import {
   toolCallsOf,
   type RunContext,
   type RunInput,
-  type ToolSetData,
 } from "../src/loop/run-context.js";
 import { toolCallMachine, type ToolCallOutput, type ToolCallParentEvent } from "./tool-call.machine.js";
+import { effectRequest, type EffectReply, type EffectRequest, type TurnSnapshot, type TurnUpdate } from "./effects.js";
 
-/** What a turn hook sees (plain data; the runtime adds the executable tools). */
-export interface TurnSnapshot {
-  message: AssistantMessage;
-  toolResults: ToolResultMessage[];
-  messages: AgentMessage[];
-  newMessages: AgentMessage[];
-}
-
-/** A hook's replacement state, as plain data (R4a, R4c). */
-export interface StateUpdate {
-  /** Replacement transcript (`context.messages`). */
-  messages?: AgentMessage[];
-  /** Replacement tool set (`context.tools`). */
-  toolSet?: ToolSetData;
-  model?: Model;
-  thinkingLevel?: ThinkingLevel;
-}
-
-export interface TurnUpdate extends StateUpdate {
-  /** Messages to inject before the next request (R4b). */
-  prepared?: AgentMessage[];
-}
-
-export interface RequestInput {
-  messages: AgentMessage[];
-  model: Model;
-  thinkingLevel: ThinkingLevel;
-}
+export type { StateUpdate, TurnSnapshot, TurnUpdate } from "./effects.js";
 
 export type ToolDoneEvent = DoneActorEvent<ToolCallOutput, `tool:${number}`>;
 export type ToolErrorEvent = ErrorActorEvent<unknown, `tool:${number}`>;
-export type RunEvent = ToolCallParentEvent | ToolDoneEvent | ToolErrorEvent;
-
-const notProvided = (name: string) => () => {
-  throw new Error(`run machine: "${name}" is not provided`);
-};
+export type RunEvent = ToolCallParentEvent | ToolDoneEvent | ToolErrorEvent | EffectReply;
 
 const toolChildId = (index: number) => `tool:${index}` as const;
 const indexOfChild = (actorId: string) => Number(actorId.slice("tool:".length));
@@ -72,6 +43,11 @@ const appended = (context: RunContext, messages: AgentMessage[]) => ({
   newMessages: context.newMessages.concat(messages),
 });
 
+/** R56: any failed job ends the run through `failing`. */
+const failOnError = {
+  failed: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }: { event: { error: unknown } }) => event.error } },
+} as const;
+
 export const runMachine = setup({
   types: {
     input: {} as RunInput,
@@ -81,55 +57,44 @@ export const runMachine = setup({
     emitted: {} as AgentEvent,
   },
   actors: {
-    getSteeringMessages: fromPromise<AgentMessage[]>(notProvided("getSteeringMessages")),
-    getFollowUpMessages: fromPromise<AgentMessage[]>(notProvided("getFollowUpMessages")),
-    prepareNextTurn: fromPromise<TurnUpdate, TurnSnapshot>(notProvided("prepareNextTurn")),
-    prepareRequest: fromPromise<StateUpdate, RequestInput>(notProvided("prepareRequest")),
-    transformContext: fromPromise<AgentMessage[], { messages: AgentMessage[] }>(notProvided("transformContext")),
-    /** `convertToLlm` then normalization into the provider transcript (R40). */
-    convertToLlm: fromPromise<Message[], { messages: AgentMessage[] }>(notProvided("convertToLlm")),
-    /** Resolves the key for the next request into the runtime; it never enters the machine. */
-    resolveApiKey: fromPromise<void, { provider: string }>(notProvided("resolveApiKey")),
-    /** Calls the stream function and emits message events itself (R41); outputs the final message. */
-    streamResponse: fromPromise<AssistantMessage, { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel }>(
-      notProvided("streamResponse"),
-    ),
-    finishTurn: fromPromise<"continue" | "end" | null, TurnSnapshot>(notProvided("finishTurn")),
+    /** The run's effect worker: receives `effect.run` requests, replies `done.<job>` or `failed`. */
+    effects: fromCallback<EffectRequest>(() => {
+      throw new Error('run machine: the "effects" worker is not provided');
+    }),
     toolCall: toolCallMachine,
   },
   actions: {
-    emitAgentStart: enqueueActions(({ context, enqueue }) => {
+    // R1, R2, R30: agent_start, and the transcript's declared tools, replayed once per run.
+    startRun: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({ type: "agent_start" });
-      // The transcript's declared tools, replayed once per run (R30).
       const declared = new Map<string, string>();
       applySystemMessages(declared, context.messages);
       enqueue.assign({ declared: [...declared] });
     }),
     openTurn: enqueueActions(({ enqueue }) => {
       enqueue.emit({ type: "turn_start" });
-      enqueue.assign({ turnOpen: true, assistant: null, toolResults: [], batch: null, decision: null });
+      enqueue.assign({ turn: { ...closedTurn, open: true } });
     }),
-    // R30 + R4b: declare tool changes, then inject, each message with start/end events.
-    injectMessages: enqueueActions(({ context, enqueue }, params: { messages: AgentMessage[] }) => {
+    // R1, R4b, R30: declare tool changes, then inject prepared and pending messages with their events.
+    injectPending: enqueueActions(({ context, enqueue }) => {
+      const pending = context.prepared.length === 0 ? context.pending : context.prepared.concat(context.pending);
       const declared = new Map(context.declared);
-      const injected = declareToolChanges({
-        transcriptDeclared: declared,
-        pending: params.messages,
-        tools: context.tools,
-        now: Date.now(),
-      });
-      enqueue.assign({ pending: [], prepared: [] });
-      if (injected.length === 0) return;
+      const injected = declareToolChanges({ transcriptDeclared: declared, pending, tools: context.toolSet.tools, now: Date.now() });
+      if (injected.length === 0) {
+        if (context.pending.length > 0 || context.prepared.length > 0) enqueue.assign({ pending: [], prepared: [] });
+        return;
+      }
       applySystemMessages(declared, injected);
       for (const message of injected) {
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
       }
-      enqueue.assign({ ...appended(context, injected), declared: [...declared] });
+      enqueue.assign({ ...appended(context, injected), declared: [...declared], pending: [], prepared: [] });
     }),
     queuePending: assign(({ context }, messages: AgentMessage[]) => ({
       pending: messages.length === 0 ? context.pending : context.pending.concat(messages),
     })),
+    // R4a, R4c: a hook's replacement context, model, thinking level and messages.
     applyUpdate: assign(({ context }, update: TurnUpdate) => {
       const next: Partial<RunContext> = {};
       if (update.messages) {
@@ -138,26 +103,22 @@ export const runMachine = setup({
         applySystemMessages(declared, update.messages);
         next.declared = [...declared];
       }
-      if (update.toolSet) {
-        next.tools = update.toolSet.tools;
-        next.sequentialTools = update.toolSet.sequentialTools;
-      }
+      if (update.toolSet) next.toolSet = update.toolSet;
       if (update.model) next.model = update.model;
       if (update.thinkingLevel) next.thinkingLevel = update.thinkingLevel;
       if (update.prepared && update.prepared.length > 0) next.prepared = context.prepared.concat(update.prepared);
       return next;
     }),
-    // R5, R41: the final message replaces the streamed partial at the end of the transcript.
+    // R5, R41: one assistant message per request, appended.
     appendAssistant: assign(({ context }, message: AssistantMessage) => ({
       ...appended(context, [message]),
-      assistant: message,
-      requestMessages: null,
-      llmMessages: null,
+      turn: { ...context.turn, assistant: message },
+      request: { messages: null, llmMessages: null },
     })),
     // R28: a truncated response's calls are rejected, never executed.
     rejectTruncatedCalls: enqueueActions(({ context, enqueue }) => {
       const results: ToolResultMessage[] = [];
-      for (const call of toolCallsOf(context.assistant!)) {
+      for (const call of toolCallsOf(context.turn.assistant!)) {
         const result = truncatedCallResult(call);
         enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
         enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
@@ -166,15 +127,15 @@ export const runMachine = setup({
         enqueue.emit({ type: "message_end", message });
         results.push(message);
       }
-      enqueue.assign({ ...appended(context, results), toolResults: results });
+      enqueue.assign({ ...appended(context, results), turn: { ...context.turn, toolResults: results } });
     }),
     startBatch: assign(({ context }) => {
-      const calls = toolCallsOf(context.assistant!);
-      return { batch: { calls, cursor: 0, outcomes: calls.map(() => null), ready: [] } };
+      const calls = toolCallsOf(context.turn.assistant!);
+      return { turn: { ...context.turn, batch: { calls, cursor: 0, outcomes: calls.map(() => null), ready: [] } } };
     }),
     // R21: tool_execution_start with the model's raw arguments, then the call's actor.
-    startCall: enqueueActions(({ context, enqueue }, params: { mode: "sequential" | "parallel" }) => {
-      const batch = context.batch!;
+    startCall: enqueueActions(({ context, enqueue, system }, params: { mode: "sequential" | "parallel" }) => {
+      const batch = context.turn.batch!;
       const call = batch.calls[batch.cursor];
       enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
       enqueue.spawnChild("toolCall", {
@@ -183,25 +144,28 @@ export const runMachine = setup({
           index: batch.cursor,
           toolCall: call,
           mode: params.mode,
-          hooks: { beforeToolCall: context.hooks.beforeToolCall, afterToolCall: context.hooks.afterToolCall },
+          hooks: { beforeToolCall: context.settings.hooks.beforeToolCall, afterToolCall: context.settings.hooks.afterToolCall },
+          effects: system.get("effects"),
         },
       });
     }),
-    advanceCursor: assign(({ context }) => ({ batch: { ...context.batch!, cursor: context.batch!.cursor + 1 } })),
-    markReady: assign(({ context }, index: number) => ({
-      batch: { ...context.batch!, ready: context.batch!.ready.concat(index) },
-    })),
+    // R25: a passed preflight; the next call starts.
+    markReady: assign(({ context }, index: number) => {
+      const batch = context.turn.batch!;
+      return { turn: { ...context.turn, batch: { ...batch, ready: batch.ready.concat(index), cursor: batch.cursor + 1 } } };
+    }),
     // R25: every call that passed its preflight executes now, together.
     executeReadyCalls: enqueueActions(({ context, enqueue }) => {
-      for (const index of context.batch!.ready) enqueue.sendTo(toolChildId(index), { type: "EXECUTE" });
+      for (const index of context.turn.batch!.ready) enqueue.sendTo(toolChildId(index), { type: "EXECUTE" });
     }),
-    // R22, R26: one finalized outcome per call; its actor is stopped at once (bounded children).
-    settleCall: enqueueActions(({ context, enqueue }, outcome: ToolCallOutput) => {
-      const batch = context.batch!;
+    // R22, R24, R26: one finalized outcome per call, tool_execution_end, and its actor stopped at
+    // once (bounded children). Sequential calls also get their result message now.
+    settleCall: enqueueActions(({ context, enqueue }, params: { outcome: ToolCallOutput; appendMessage: boolean }) => {
+      const { outcome } = params;
+      const batch = context.turn.batch!;
       const call = batch.calls[outcome.index];
       const outcomes = batch.outcomes.slice();
       outcomes[outcome.index] = outcome;
-      enqueue.assign({ batch: { ...batch, outcomes } });
       enqueue(stopChild(toolChildId(outcome.index)));
       enqueue.emit({
         type: "tool_execution_end",
@@ -211,78 +175,106 @@ export const runMachine = setup({
         isError: outcome.isError,
         ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
       });
+      const nextBatch = { ...batch, outcomes, cursor: outcome.index === batch.cursor ? batch.cursor + 1 : batch.cursor };
+      if (!params.appendMessage) {
+        enqueue.assign({ turn: { ...context.turn, batch: nextBatch } });
+        return;
+      }
+      const message = toolResultMessage(call, outcome.result, outcome.isError, outcome.durationMs);
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      enqueue.assign({
+        ...appended(context, [message]),
+        turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message), batch: nextBatch },
+      });
     }),
-    // R24: sequential results are appended one by one; R25: parallel ones in source order at the end.
-    appendResults: enqueueActions(({ context, enqueue }, params: { from: number; to: number }) => {
-      const batch = context.batch!;
+    // R25: parallel result messages in source order, after every call finished.
+    appendResults: enqueueActions(({ context, enqueue }) => {
+      const batch = context.turn.batch!;
       const messages: ToolResultMessage[] = [];
-      for (let i = params.from; i < params.to; i++) {
+      for (let i = 0; i < batch.calls.length; i++) {
         const outcome = batch.outcomes[i]!;
         const message = toolResultMessage(batch.calls[i], outcome.result, outcome.isError, outcome.durationMs);
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         messages.push(message);
       }
-      enqueue.assign({ ...appended(context, messages), toolResults: context.toolResults.concat(messages) });
+      enqueue.assign({ ...appended(context, messages), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) } });
     }),
-    recordDecision: assign((_, decision: "continue" | "end" | null) => ({ decision })),
     emitTurnEnd: enqueueActions(({ context, enqueue }) => {
-      enqueue.emit({ type: "turn_end", message: context.assistant!, toolResults: context.toolResults });
-      enqueue.assign({ turnOpen: false });
+      enqueue.emit({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults });
+      enqueue.assign({ turn: { ...context.turn, open: false } });
     }),
-    recordFailure: assign(({ context }, params: { error: unknown }) => {
-      const error = params.error as { message?: unknown; partial?: AssistantMessage } | undefined;
+    recordFailure: assign(({ context }, error: unknown) => {
       const text = error instanceof Error ? error.message : String(error);
       // A stream that threw after `start` closed its partial itself; it belongs to the run.
-      const partial = error && typeof error === "object" && "partial" in error ? error.partial : undefined;
+      const partial = error && typeof error === "object" && "partial" in error ? (error.partial as AssistantMessage) : undefined;
       return { failure: text, ...(partial ? appended(context, [partial]) : {}) };
     }),
-    // R56: an assistant failure message, then turn_end (opening the turn first if none is open).
+    // R56: an assistant failure message, then turn_end (opening a turn first if none is open).
     emitFailure: enqueueActions(({ context, enqueue }) => {
-      if (!context.turnOpen) enqueue.emit({ type: "turn_start" });
+      if (!context.turn.open) enqueue.emit({ type: "turn_start" });
       const message = failureMessage(context, context.failure ?? "Unknown failure");
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
-      enqueue.assign({ ...appended(context, [message]), assistant: message, turnOpen: false });
+      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false } });
     }),
     emitAgentEnd: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({ type: "agent_end", messages: context.newMessages });
     }),
+    // The effect requests, one per step that awaits app code.
+    pollSteering: sendTo("effects", ({ self }) => effectRequest("getSteeringMessages", null, self)),
+    pollFollowUps: sendTo("effects", ({ self }) => effectRequest("getFollowUpMessages", null, self)),
+    prepareNextTurn: sendTo("effects", ({ context, self }) => effectRequest("prepareNextTurn", turnSnapshot(context), self)),
+    prepareRequest: sendTo("effects", ({ context, self }) =>
+      effectRequest("prepareRequest", { messages: context.messages, model: context.model, thinkingLevel: context.thinkingLevel }, self),
+    ),
+    transformContext: sendTo("effects", ({ context, self }) => effectRequest("transformContext", { messages: context.messages }, self)),
+    convertToLlm: sendTo("effects", ({ context, self }) =>
+      effectRequest("convertToLlm", { messages: context.request.messages ?? context.messages }, self),
+    ),
+    resolveApiKey: sendTo("effects", ({ context, self }) => effectRequest("resolveApiKey", { provider: context.model.provider }, self)),
+    streamResponse: sendTo("effects", ({ context, self }) =>
+      effectRequest("streamResponse", { messages: context.request.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }, self),
+    ),
+    finishTurn: sendTo("effects", ({ context, self }) => effectRequest("finishTurn", turnSnapshot(context), self)),
   },
   guards: {
-    pollsInitialSteering: ({ context }) => context.hooks.getSteeringMessages && !context.skipInitialSteeringPoll,
-    hasPrepareNextTurn: ({ context }) => context.hooks.prepareNextTurn,
+    pollsInitialSteering: ({ context }) => context.settings.hooks.getSteeringMessages && !context.settings.skipInitialSteeringPoll,
+    hasPrepareNextTurn: ({ context }) => context.settings.hooks.prepareNextTurn,
     // R4a: steering is polled again when nothing is pending.
-    repollsSteering: ({ context }) => context.hooks.getSteeringMessages && context.pending.length === 0,
-    hasPrepareRequest: ({ context }) => context.hooks.prepareRequest,
-    hasTransformContext: ({ context }) => context.hooks.transformContext,
-    hasGetApiKey: ({ context }) => context.hooks.getApiKey,
-    hasFinishTurn: ({ context }) => context.hooks.finishTurn,
-    hasGetSteeringMessages: ({ context }) => context.hooks.getSteeringMessages,
-    hasGetFollowUpMessages: ({ context }) => context.hooks.getFollowUpMessages,
-    isErrorOrAborted: ({ context }) => isFailedResponse(context.assistant),
+    repollsSteering: ({ context }) => context.settings.hooks.getSteeringMessages && context.pending.length === 0,
+    hasPrepareRequest: ({ context }) => context.settings.hooks.prepareRequest,
+    hasTransformContext: ({ context }) => context.settings.hooks.transformContext,
+    hasGetApiKey: ({ context }) => context.settings.hooks.getApiKey,
+    hasFinishTurn: ({ context }) => context.settings.hooks.finishTurn,
+    hasGetSteeringMessages: ({ context }) => context.settings.hooks.getSteeringMessages,
+    hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
+    isErrorOrAborted: ({ context }) => isFailedResponse(context.turn.assistant),
     isTruncatedWithToolCalls: ({ context }) =>
-      context.assistant!.stopReason === "length" && toolCallsOf(context.assistant!).length > 0,
-    hasToolCalls: ({ context }) => toolCallsOf(context.assistant!).length > 0,
-    runsSequentially: ({ context }) => runsSequentially(context, toolCallsOf(context.assistant!)),
-    hasNextCall: ({ context }) => context.batch!.cursor + 1 < context.batch!.calls.length,
-    allCallsSettled: ({ context }) => context.batch!.outcomes.every((outcome) => outcome !== null),
-    decidedEnd: ({ context }) => context.decision === "end",
+      context.turn.assistant!.stopReason === "length" && toolCallsOf(context.turn.assistant!).length > 0,
+    hasToolCalls: ({ context }) => toolCallsOf(context.turn.assistant!).length > 0,
+    runsSequentially: ({ context }) => runsSequentially(context, toolCallsOf(context.turn.assistant!)),
+    hasNextCall: ({ context }) => context.turn.batch!.cursor < context.turn.batch!.calls.length,
+    allCallsSettled: ({ context }) => context.turn.batch!.outcomes.every((outcome) => outcome !== null),
+    decidedEnd: ({ context }) => context.turn.decision === "end",
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
     continuesInnerLoop: ({ context }) =>
-      (context.toolResults.length > 0 && !batchTerminates(context.batch)) || context.pending.length > 0,
+      (context.turn.toolResults.length > 0 && !batchTerminates(context.turn.batch)) || context.pending.length > 0,
+    receivedFollowUps: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
-    decidedContinue: ({ context }) => context.decision === "continue",
+    decidedContinue: ({ context }) => context.turn.decision === "continue",
   },
 }).createMachine({
   id: "run",
   context: ({ input }) => initialRunContext(input),
+  invoke: { id: "effects", systemId: "effects", src: "effects" },
   initial: "starting",
   states: {
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
-      entry: ["emitAgentStart", "openTurn", { type: "injectMessages", params: ({ context }) => ({ messages: context.pending }) }],
+      entry: ["startRun", "openTurn", "injectPending"],
       always: [
         { guard: "pollsInitialSteering", target: "pollingInitialSteering" },
         { target: "turn.injectingMessages" },
@@ -290,10 +282,13 @@ export const runMachine = setup({
     },
     // R3: steering is polled once at run start.
     pollingInitialSteering: {
-      invoke: {
-        src: "getSteeringMessages",
-        onDone: { target: "turn.injectingMessages", actions: { type: "queuePending", params: ({ event }) => event.output } },
-        onError: { target: "failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+      entry: "pollSteering",
+      on: {
+        "done.getSteeringMessages": {
+          target: "turn.injectingMessages",
+          actions: { type: "queuePending", params: ({ event }) => event.output },
+        },
+        ...failOnError,
       },
     },
     turn: {
@@ -301,11 +296,13 @@ export const runMachine = setup({
       states: {
         // R4a: the completed turn may replace context, model, thinking level, or add messages.
         preparingNextTurn: {
-          invoke: {
-            src: "prepareNextTurn",
-            input: ({ context }) => turnSnapshot(context),
-            onDone: { target: "choosingSteeringRepoll", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
-            onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+          entry: "prepareNextTurn",
+          on: {
+            "done.prepareNextTurn": {
+              target: "choosingSteeringRepoll",
+              actions: { type: "applyUpdate", params: ({ event }) => event.output },
+            },
+            ...failOnError,
           },
         },
         choosingSteeringRepoll: {
@@ -313,10 +310,13 @@ export const runMachine = setup({
         },
         // R4a: nothing pending, so steering is polled again.
         repollingSteering: {
-          invoke: {
-            src: "getSteeringMessages",
-            onDone: { target: "startingTurn", actions: { type: "queuePending", params: ({ event }) => event.output } },
-            onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+          entry: "pollSteering",
+          on: {
+            "done.getSteeringMessages": {
+              target: "startingTurn",
+              actions: { type: "queuePending", params: ({ event }) => event.output },
+            },
+            ...failOnError,
           },
         },
         startingTurn: {
@@ -325,7 +325,7 @@ export const runMachine = setup({
         },
         // R4b, R30: declare tool changes, inject prepared and pending messages.
         injectingMessages: {
-          entry: { type: "injectMessages", params: ({ context }) => ({ messages: [...context.prepared, ...context.pending] }) },
+          entry: "injectPending",
           always: [
             { guard: "hasPrepareRequest", target: "preparingRequest" },
             { guard: "hasTransformContext", target: "requesting.transformingContext" },
@@ -334,10 +334,9 @@ export const runMachine = setup({
         },
         // R4c: the request may replace context, model and thinking level for this and later requests.
         preparingRequest: {
-          invoke: {
-            src: "prepareRequest",
-            input: ({ context }) => ({ messages: context.messages, model: context.model, thinkingLevel: context.thinkingLevel }),
-            onDone: [
+          entry: "prepareRequest",
+          on: {
+            "done.prepareRequest": [
               {
                 guard: "hasTransformContext",
                 target: "requesting.transformingContext",
@@ -345,7 +344,7 @@ export const runMachine = setup({
               },
               { target: "requesting.convertingToLlm", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
             ],
-            onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+            ...failOnError,
           },
         },
         // R40: transformContext → convertToLlm → normalize → getApiKey → stream.
@@ -353,44 +352,43 @@ export const runMachine = setup({
           initial: "convertingToLlm",
           states: {
             transformingContext: {
-              invoke: {
-                src: "transformContext",
-                input: ({ context }) => ({ messages: context.messages }),
-                onDone: { target: "convertingToLlm", actions: assign({ requestMessages: ({ event }) => event.output }) },
-                onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+              entry: "transformContext",
+              on: {
+                "done.transformContext": {
+                  target: "convertingToLlm",
+                  actions: assign({ request: ({ event }) => ({ messages: event.output, llmMessages: null }) }),
+                },
+                ...failOnError,
               },
             },
             convertingToLlm: {
-              invoke: {
-                src: "convertToLlm",
-                input: ({ context }) => ({ messages: context.requestMessages ?? context.messages }),
-                onDone: [
-                  { guard: "hasGetApiKey", target: "resolvingApiKey", actions: assign({ llmMessages: ({ event }) => event.output }) },
-                  { target: "streaming", actions: assign({ llmMessages: ({ event }) => event.output }) },
+              entry: "convertToLlm",
+              on: {
+                "done.convertToLlm": [
+                  { guard: "hasGetApiKey", target: "resolvingApiKey", actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }) },
+                  { target: "streaming", actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }) },
                 ],
-                onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+                ...failOnError,
               },
             },
             resolvingApiKey: {
-              invoke: {
-                src: "resolveApiKey",
-                input: ({ context }) => ({ provider: context.model.provider }),
-                onDone: "streaming",
-                onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
-              },
+              entry: "resolveApiKey",
+              on: { "done.resolveApiKey": "streaming", ...failOnError },
             },
-            // R41, R42: one assistant message per request.
+            // R41, R42: the worker streams the response and emits its message events.
             streaming: {
-              invoke: {
-                src: "streamResponse",
-                input: ({ context }) => ({ messages: context.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }),
-                onDone: { target: "#run.turn.routingResponse", actions: { type: "appendAssistant", params: ({ event }) => event.output } },
-                onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+              entry: "streamResponse",
+              on: {
+                "done.streamResponse": {
+                  target: "#run.turn.routingResponse",
+                  actions: { type: "appendAssistant", params: ({ event }) => event.output },
+                },
+                ...failOnError,
               },
             },
           },
         },
-        // R6, R7, R28: what the response asks for.
+        // R6, R7, R20, R28: what the response asks for.
         routingResponse: {
           always: [
             { guard: "isErrorOrAborted", target: "completingTurn" },
@@ -413,46 +411,24 @@ export const runMachine = setup({
             },
             // R24: each call runs to its result message before the next starts.
             sequentially: {
-              entry: { type: "startCall", params: { mode: "sequential" } },
-              on: {
-                "xstate.done.actor.*": [
-                  {
-                    guard: "hasNextCall",
-                    target: "sequentially",
-                    reenter: true,
-                    actions: [
-                      { type: "settleCall", params: ({ event }) => (event as ToolDoneEvent).output },
-                      { type: "appendResults", params: ({ context }) => ({ from: context.batch!.cursor, to: context.batch!.cursor + 1 }) },
-                      "advanceCursor",
-                    ],
+              initial: "runningCall",
+              states: {
+                runningCall: {
+                  entry: { type: "startCall", params: { mode: "sequential" } },
+                  on: {
+                    "xstate.done.actor.*": {
+                      target: "nextCall",
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: true }) },
+                    },
+                    "xstate.error.actor.*": {
+                      target: "nextCall",
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: true }) },
+                    },
                   },
-                  {
-                    target: "#run.turn.completingTurn",
-                    actions: [
-                      { type: "settleCall", params: ({ event }) => (event as ToolDoneEvent).output },
-                      { type: "appendResults", params: ({ context }) => ({ from: context.batch!.cursor, to: context.batch!.cursor + 1 }) },
-                    ],
-                  },
-                ],
-                "xstate.error.actor.*": [
-                  {
-                    guard: "hasNextCall",
-                    target: "sequentially",
-                    reenter: true,
-                    actions: [
-                      { type: "settleCall", params: ({ event }) => crashedCall(event as ToolErrorEvent) },
-                      { type: "appendResults", params: ({ context }) => ({ from: context.batch!.cursor, to: context.batch!.cursor + 1 }) },
-                      "advanceCursor",
-                    ],
-                  },
-                  {
-                    target: "#run.turn.completingTurn",
-                    actions: [
-                      { type: "settleCall", params: ({ event }) => crashedCall(event as ToolErrorEvent) },
-                      { type: "appendResults", params: ({ context }) => ({ from: context.batch!.cursor, to: context.batch!.cursor + 1 }) },
-                    ],
-                  },
-                ],
+                },
+                nextCall: {
+                  always: [{ guard: "hasNextCall", target: "runningCall" }, { target: "#run.turn.completingTurn" }],
+                },
               },
             },
             // R25: preflights one by one in source order, then concurrent execution.
@@ -462,48 +438,37 @@ export const runMachine = setup({
                 preflighting: {
                   entry: { type: "startCall", params: { mode: "parallel" } },
                   on: {
-                    "TOOL.READY": [
-                      {
-                        guard: "hasNextCall",
-                        target: "preflighting",
-                        reenter: true,
-                        actions: [{ type: "markReady", params: ({ event }) => event.index }, "advanceCursor"],
-                      },
-                      { target: "running", actions: { type: "markReady", params: ({ event }) => event.index } },
-                    ],
+                    "TOOL.READY": { target: "nextPreflight", actions: { type: "markReady", params: ({ event }) => event.index } },
                     // An immediate result (error, block, abort) ends its call at once.
-                    "xstate.done.actor.*": [
-                      {
-                        guard: "hasNextCall",
-                        target: "preflighting",
-                        reenter: true,
-                        actions: [{ type: "settleCall", params: ({ event }) => (event as ToolDoneEvent).output }, "advanceCursor"],
-                      },
-                      { target: "running", actions: { type: "settleCall", params: ({ event }) => (event as ToolDoneEvent).output } },
-                    ],
-                    "xstate.error.actor.*": [
-                      {
-                        guard: "hasNextCall",
-                        target: "preflighting",
-                        reenter: true,
-                        actions: [{ type: "settleCall", params: ({ event }) => crashedCall(event as ToolErrorEvent) }, "advanceCursor"],
-                      },
-                      { target: "running", actions: { type: "settleCall", params: ({ event }) => crashedCall(event as ToolErrorEvent) } },
-                    ],
+                    "xstate.done.actor.*": {
+                      target: "nextPreflight",
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: false }) },
+                    },
+                    "xstate.error.actor.*": {
+                      target: "nextPreflight",
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: false }) },
+                    },
                   },
+                },
+                nextPreflight: {
+                  always: [{ guard: "hasNextCall", target: "preflighting" }, { target: "running" }],
                 },
                 // tool_execution_end in completion order.
                 running: {
                   entry: "executeReadyCalls",
                   always: { guard: "allCallsSettled", target: "appendingResults" },
                   on: {
-                    "xstate.done.actor.*": { actions: { type: "settleCall", params: ({ event }) => (event as ToolDoneEvent).output } },
-                    "xstate.error.actor.*": { actions: { type: "settleCall", params: ({ event }) => crashedCall(event as ToolErrorEvent) } },
+                    "xstate.done.actor.*": {
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: false }) },
+                    },
+                    "xstate.error.actor.*": {
+                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: false }) },
+                    },
                   },
                 },
                 // Result messages in source order, after every call finished.
                 appendingResults: {
-                  entry: { type: "appendResults", params: ({ context }) => ({ from: 0, to: context.batch!.calls.length }) },
+                  entry: "appendResults",
                   always: "#run.turn.completingTurn",
                 },
               },
@@ -515,11 +480,10 @@ export const runMachine = setup({
           always: [{ guard: "hasFinishTurn", target: "finishingTurn" }, { target: "endingTurn" }],
         },
         finishingTurn: {
-          invoke: {
-            src: "finishTurn",
-            input: ({ context }) => turnSnapshot(context),
-            onDone: { target: "endingTurn", actions: { type: "recordDecision", params: ({ event }) => event.output } },
-            onError: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+          entry: "finishTurn",
+          on: {
+            "done.finishTurn": { target: "endingTurn", actions: assign({ turn: ({ context, event }) => ({ ...context.turn, decision: event.output }) }) },
+            ...failOnError,
           },
         },
         endingTurn: {
@@ -535,10 +499,10 @@ export const runMachine = setup({
     },
     // R9: steering after every turn.
     pollingSteering: {
-      invoke: {
-        src: "getSteeringMessages",
-        onDone: { target: "choosingNextStep", actions: { type: "queuePending", params: ({ event }) => event.output } },
-        onError: { target: "failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+      entry: "pollSteering",
+      on: {
+        "done.getSteeringMessages": { target: "choosingNextStep", actions: { type: "queuePending", params: ({ event }) => event.output } },
+        ...failOnError,
       },
     },
     // R9, R10: the inner loop continues, or follow-ups are polled, or the run ends.
@@ -552,25 +516,25 @@ export const runMachine = setup({
     },
     // R10: follow-ups when the run would otherwise end.
     pollingFollowUps: {
-      invoke: {
-        src: "getFollowUpMessages",
-        onDone: { target: "choosingAfterFollowUps", actions: { type: "queuePending", params: ({ event }) => event.output } },
-        onError: { target: "failing", actions: { type: "recordFailure", params: ({ event }) => ({ error: event.error }) } },
+      entry: "pollFollowUps",
+      on: {
+        "done.getFollowUpMessages": {
+          target: "choosingAfterFollowUps",
+          actions: { type: "queuePending", params: ({ event }) => event.output },
+        },
+        ...failOnError,
       },
     },
     choosingAfterFollowUps: {
       always: [
-        { guard: ({ context }) => context.pending.length > 0, target: "choosingNextTurn" },
+        { guard: "receivedFollowUps", target: "choosingNextTurn" },
         { guard: "decidedContinue", target: "choosingNextTurn" },
         { target: "done" },
       ],
     },
     // R4a: the next turn starts with prepareNextTurn when configured.
     choosingNextTurn: {
-      always: [
-        { guard: "hasPrepareNextTurn", target: "turn.preparingNextTurn" },
-        { target: "turn.choosingSteeringRepoll" },
-      ],
+      always: [{ guard: "hasPrepareNextTurn", target: "turn.preparingNextTurn" }, { target: "turn.choosingSteeringRepoll" }],
     },
     // R56: a hook or the stream function threw; close the turn with a failure message.
     failing: {
@@ -589,8 +553,8 @@ export const runMachine = setup({
 /** The turn hooks' input. */
 function turnSnapshot(context: RunContext): TurnSnapshot {
   return {
-    message: context.assistant!,
-    toolResults: context.toolResults,
+    message: context.turn.assistant!,
+    toolResults: context.turn.toolResults,
     messages: context.messages,
     newMessages: context.newMessages,
   };

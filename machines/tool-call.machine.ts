@@ -5,14 +5,17 @@
  *       └──────────┴── immediate result (error, block, abort) ───────────────────▲
  *
  * Preparation (abort check, lookup, `prepareArguments`, validation) is synchronous and runs as
- * one provided action; every step that awaits app code is an invoked actor. In a parallel batch
- * the call stops in `awaitingExecution` after its preflight and tells the parent it is ready, so
- * preflights run one by one in source order and executions run together (R25).
- * The definition is pure: the runtime provides `prepareCall` and the three actors.
+ * one provided action. The steps that await app code (`beforeToolCall`, `execute`,
+ * `afterToolCall`) are states that ask the run's effect worker (`machines/effects.ts`) for the
+ * job and wait for its reply; each is entered only when needed (gating and finalizing only when
+ * the hook is configured). In a parallel batch the call stops in `awaitingExecution` after its
+ * preflight and tells the parent it is ready, so preflights run one by one in source order and
+ * executions run together (R25).
  */
-import { assign, fromPromise, sendParent, setup } from "xstate";
-import type { AfterToolCallResult, AgentToolResult, ToolCall } from "../src/types.js";
+import { assign, sendParent, sendTo, setup, type AnyActorRef } from "xstate";
+import type { AgentToolResult, ToolCall } from "../src/types.js";
 import { applyAfterToolCall, errorResult, errorText } from "../src/loop/tool-results.js";
+import { effectRequest, type EffectReply, type ExecutionOutcome } from "./effects.js";
 
 export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
@@ -21,6 +24,8 @@ export interface ToolCallInput {
   /** `"parallel"`: wait for `EXECUTE` after the preflight (R25). */
   mode: "sequential" | "parallel";
   hooks: { beforeToolCall: boolean; afterToolCall: boolean };
+  /** The run's effect worker. */
+  effects: AnyActorRef;
 }
 
 /** The finalized outcome: exactly one per call (R26). */
@@ -41,24 +46,9 @@ export interface ToolCallContext extends ToolCallInput {
   durationMs?: number;
 }
 
-/** What `beforeToolCall` decided, already normalized (R21). */
-export type GateDecision = { allowed: true } | { allowed: false; result: AgentToolResult };
-
-/** What `execute` produced (R22); `executed: false` when the abort came first (R29). */
-export interface ExecutionOutcome {
-  executed: boolean;
-  result: AgentToolResult;
-  isError: boolean;
-  durationMs?: number;
-}
-
-export type ToolCallEvent = { type: "EXECUTE" };
+export type ToolCallEvent = { type: "EXECUTE" } | EffectReply;
 
 export type ToolCallParentEvent = { type: "TOOL.READY"; index: number };
-
-const notProvided = (name: string) => () => {
-  throw new Error(`tool-call machine: "${name}" is not provided`);
-};
 
 export const toolCallMachine = setup({
   types: {
@@ -67,20 +57,28 @@ export const toolCallMachine = setup({
     events: {} as ToolCallEvent,
     output: {} as ToolCallOutput,
   },
-  actors: {
-    /** `beforeToolCall`, normalized to a decision; checks the abort after the hook (R21). */
-    gateToolCall: fromPromise<GateDecision, { toolCall: ToolCall; args: unknown }>(notProvided("gateToolCall")),
-    /** `tool.execute` with updates forwarded; checks the abort first (R22, R29). */
-    executeToolCall: fromPromise<ExecutionOutcome, { toolCall: ToolCall; args: unknown }>(notProvided("executeToolCall")),
-    /** `afterToolCall`'s overrides (R23). */
-    finalizeToolCall: fromPromise<
-      AfterToolCallResult | undefined,
-      { toolCall: ToolCall; args: unknown; result: AgentToolResult; isError: boolean }
-    >(notProvided("finalizeToolCall")),
-  },
   actions: {
     /** Abort check, lookup, `prepareArguments`, validation: sets `args` or an immediate `result`. */
-    prepareCall: notProvided("prepareCall"),
+    prepareCall: () => {
+      throw new Error('tool-call machine: "prepareCall" is not provided');
+    },
+    gate: sendTo(
+      ({ context }) => context.effects,
+      ({ context, self }) => effectRequest("gateToolCall", { toolCall: context.toolCall, args: context.args }, self),
+    ),
+    execute: sendTo(
+      ({ context }) => context.effects,
+      ({ context, self }) => effectRequest("executeToolCall", { toolCall: context.toolCall, args: context.args }, self),
+    ),
+    finalize: sendTo(
+      ({ context }) => context.effects,
+      ({ context, self }) =>
+        effectRequest(
+          "finalizeToolCall",
+          { toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError },
+          self,
+        ),
+    ),
     settleImmediately: assign((_, result: AgentToolResult) => ({ result, isError: true })),
     settleWithThrown: assign((_, error: unknown) => ({ result: errorResult(errorText(error)), isError: true })),
     recordExecution: assign((_, outcome: ExecutionOutcome) => ({
@@ -88,9 +86,6 @@ export const toolCallMachine = setup({
       isError: outcome.isError,
       durationMs: outcome.durationMs,
     })),
-    applyOverrides: assign(({ context }, override: AfterToolCallResult | undefined) =>
-      applyAfterToolCall(context.result!, context.isError, override),
-    ),
     reportReady: sendParent(({ context }): ToolCallParentEvent => ({ type: "TOOL.READY", index: context.index })),
   },
   guards: {
@@ -116,10 +111,9 @@ export const toolCallMachine = setup({
     },
     // R21: beforeToolCall may block (with reason and terminate); a throw is an error result.
     gating: {
-      invoke: {
-        src: "gateToolCall",
-        input: ({ context }) => ({ toolCall: context.toolCall, args: context.args }),
-        onDone: [
+      entry: "gate",
+      on: {
+        "done.gateToolCall": [
           {
             guard: ({ event }) => !event.output.allowed,
             target: "settled",
@@ -131,7 +125,7 @@ export const toolCallMachine = setup({
           { guard: "runsInParallel", target: "awaitingExecution" },
           { target: "executing" },
         ],
-        onError: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
       },
     },
     // R25: preflight done; the parent starts every ready call together.
@@ -141,38 +135,29 @@ export const toolCallMachine = setup({
     },
     // R22: execute, forwarding updates; durationMs on a monotonic clock.
     executing: {
-      invoke: {
-        src: "executeToolCall",
-        input: ({ context }) => ({ toolCall: context.toolCall, args: context.args }),
-        onDone: [
+      entry: "execute",
+      on: {
+        "done.executeToolCall": [
           {
             // R29/R23: a call the abort stopped before it ran skips afterToolCall.
-            guard: ({ event }) => !event.output.executed,
-            target: "settled",
-            actions: { type: "recordExecution", params: ({ event }) => event.output },
-          },
-          {
-            guard: "hasAfterToolCall",
+            guard: ({ event, context }) => event.output.executed && context.hooks.afterToolCall,
             target: "finalizing",
             actions: { type: "recordExecution", params: ({ event }) => event.output },
           },
           { target: "settled", actions: { type: "recordExecution", params: ({ event }) => event.output } },
         ],
-        onError: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
     finalizing: {
-      invoke: {
-        src: "finalizeToolCall",
-        input: ({ context }) => ({
-          toolCall: context.toolCall,
-          args: context.args,
-          result: context.result!,
-          isError: context.isError,
-        }),
-        onDone: { target: "settled", actions: { type: "applyOverrides", params: ({ event }) => event.output } },
-        onError: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+      entry: "finalize",
+      on: {
+        "done.finalizeToolCall": {
+          target: "settled",
+          actions: assign(({ context, event }) => applyAfterToolCall(context.result!, context.isError, event.output)),
+        },
+        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
       },
     },
     settled: { type: "final" },

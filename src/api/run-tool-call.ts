@@ -13,7 +13,10 @@ import type {
   ToolCall,
 } from "../types.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
-import { createToolCallImplementations, type ToolDeps } from "../actors/tool-call-actors.js";
+import { createToolCallImplementations } from "../actors/implementations.js";
+import { createEffectsWorker } from "../actors/effects-worker.js";
+import type { ToolDeps } from "../actors/tool-jobs.js";
+import type { RunDeps } from "../actors/run-deps.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
@@ -29,11 +32,9 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
 }
 
 const depsBySystem = new WeakMap<ActorSystem<any>, ToolDeps>();
-let provided: typeof toolCallMachine | undefined;
-
-function standaloneToolCallMachine(): typeof toolCallMachine {
-  return (provided ??= toolCallMachine.provide(createToolCallImplementations((system) => depsBySystem.get(system)!)));
-}
+const resolve = (system: ActorSystem<any>) => depsBySystem.get(system)!;
+let machine: typeof toolCallMachine | undefined;
+let worker: ReturnType<typeof createEffectsWorker> | undefined;
 
 export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
@@ -49,17 +50,23 @@ export async function runToolCall(toolCall: ToolCall, options: RunToolCallOption
       tools: new ToolRegistry(options.tools),
       hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
     };
-    const actor = createActor(standaloneToolCallMachine(), {
+    // The call runs with its own effect worker; the tool jobs need only the tool dependencies.
+    const effects = createActor((worker ??= createEffectsWorker(resolve as (system: ActorSystem<any>) => RunDeps)));
+    depsBySystem.set(effects.system, deps);
+    effects.start();
+    machine ??= toolCallMachine.provide(createToolCallImplementations(resolve));
+    const actor = createActor(machine, {
       input: {
         index: 0,
         toolCall,
         mode: "sequential",
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
+        effects,
       },
     });
     depsBySystem.set(actor.system, deps);
     actor.start();
-    const output = await toPromise(actor);
+    const output = await toPromise(actor).finally(() => effects.stop());
     return {
       toolCall,
       result: output.result,

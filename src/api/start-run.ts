@@ -2,14 +2,18 @@
  * Starts one run: builds the run's dependencies, provides the machine with them, bridges its
  * emitted events to the sink, and settles with the messages the run added. Never rejects for
  * tool, hook or provider failures; rejects only when the sink itself throws (R56).
+ *
+ * The pieces (`createRunDeps`, `runInput`, `failureEvents`/`endAfterDefect`, `afterDelivery`)
+ * are exported because the Agent's session machine invokes the same provided run machine, one run
+ * after another in one actor system, and must build and end its runs exactly as `startRun` does.
  */
 import { createActor, type Actor, type InspectionEvent, type Observer } from "xstate";
-import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
+import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
-import { failureMessage, type HookFlags, type RunContext } from "../loop/run-context.js";
-import { createRunImplementations } from "../actors/run-actors.js";
+import { failureMessage, type HookFlags, type RunContext, type RunInput } from "../loop/run-context.js";
+import { createRunImplementations } from "../actors/implementations.js";
 import { streamOptionsOf, type RunDeps } from "../actors/run-deps.js";
 import { bindDeps, depsOf } from "../actors/system-deps.js";
 
@@ -69,6 +73,67 @@ export function checkRunArguments(prompts: AgentMessage[] | null, context: Agent
   } else if (!Array.isArray(prompts)) throw new TypeError("agent loop: prompts must be an array of messages");
 }
 
+/** What one run's actor implementations close over, besides the machine's own context. */
+export interface RunDepsArgs {
+  config: AgentLoopConfig;
+  streamFn: StreamFn;
+  /** The run's own signal (the caller's signal only feeds it). */
+  signal: AbortSignal;
+  events: EventQueue;
+  tools: ToolRegistry;
+  /** The run actor's current context; read lazily, when a tool hook asks for its context. */
+  context: () => RunContext;
+}
+
+export function createRunDeps(args: RunDepsArgs): RunDeps {
+  const { config, tools } = args;
+  return {
+    config,
+    streamFn: args.streamFn,
+    signal: args.signal,
+    events: args.events,
+    tools,
+    streamOptions: streamOptionsOf(config),
+    apiKey: { next: undefined },
+    hookContext: () => {
+      const context = args.context();
+      return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };
+    },
+  };
+}
+
+export interface RunInputArgs {
+  /** Prompts (R1), or `null` to continue (R2). Copied. */
+  prompts: AgentMessage[] | null;
+  /** The transcript so far. Copied. */
+  messages: AgentMessage[];
+  tools: ToolRegistry;
+  config: AgentLoopConfig;
+  skipInitialSteeringPoll?: boolean;
+}
+
+/** The run machine's input: plain data only (no functions, no API key). */
+export function runInput(args: RunInputArgs): RunInput {
+  const { config } = args;
+  return {
+    prompts: args.prompts ? args.prompts.slice() : null,
+    messages: args.messages.slice(),
+    ...args.tools.data,
+    model: config.model,
+    thinkingLevel: config.reasoning ?? "off",
+    toolExecution: config.toolExecution ?? "parallel",
+    hooks: hookFlags(config),
+    skipInitialSteeringPoll: args.skipInitialSteeringPoll,
+  };
+}
+
+/** Calls `then` once every event pushed so far has been delivered (at once when none is pending). */
+export function afterDelivery(events: EventQueue, then: () => void): void {
+  const settled = events.settled();
+  if (settled) void settled.then(then);
+  else then();
+}
+
 export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
   const { config, streamFn, options } = args;
   const controller = new AbortController();
@@ -95,31 +160,16 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     });
 
     const tools = new ToolRegistry(args.context.tools);
-    const deps: RunDeps = {
-      config,
-      streamFn,
-      signal: controller.signal,
-      events,
-      tools,
-      streamOptions: streamOptionsOf(config),
-      apiKey: { next: undefined },
-      hookContext: () => {
-        const context = actor!.getSnapshot().context;
-        return { assistantMessage: context.assistant!, context: { messages: context.messages, tools: tools.list } };
-      },
-    };
+    const deps = createRunDeps({ config, streamFn, signal: controller.signal, events, tools, context: () => actor!.getSnapshot().context });
 
     actor = createActor(providedRunMachine(), {
-      input: {
-        prompts: args.prompts ? args.prompts.slice() : null,
-        messages: args.context.messages.slice(),
-        ...tools.data,
-        model: config.model,
-        thinkingLevel: config.reasoning ?? "off",
-        toolExecution: config.toolExecution ?? "parallel",
-        hooks: hookFlags(config),
+      input: runInput({
+        prompts: args.prompts,
+        messages: args.context.messages,
+        tools,
+        config,
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
-      },
+      }),
       inspect: options?.inspect,
     });
     bindDeps(actor.system, deps);
@@ -127,19 +177,13 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     actor.subscribe({
       complete: () => {
         const messages = actor!.getSnapshot().output ?? [];
-        const settled = events.settled();
-        if (settled) settled.then(() => finish(() => resolve(messages)));
-        else finish(() => resolve(messages));
+        afterDelivery(events, () => finish(() => resolve(messages)));
       },
       // A defect in the runtime itself: still end the run with a normal event sequence (R55).
       error: (error) => {
-        const context = actor!.getSnapshot().context;
         controller.abort(error);
-        endAfterDefect(events, context, error);
-        const messages = context.newMessages.concat(failureMessage(context, errorMessage(error)));
-        const settled = events.settled();
-        if (settled) settled.then(() => finish(() => resolve(messages)));
-        else finish(() => resolve(messages));
+        const messages = endAfterDefect(events, actor!.getSnapshot().context, error);
+        afterDelivery(events, () => finish(() => resolve(messages)));
       },
     });
     options?.onActor?.(actor);
@@ -151,11 +195,25 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function endAfterDefect(events: EventQueue, context: RunContext, error: unknown): void {
+/**
+ * R55: the events that close a run whose runtime failed, from its last context: `turn_start` if
+ * no turn is open, the assistant failure message, `turn_end`, and `agent_end` with every message
+ * of the run. `messages` is what the run added, failure message included.
+ */
+export function failureEvents(context: RunContext, error: unknown): { events: AgentEvent[]; messages: AgentMessage[] } {
   const message = failureMessage(context, errorMessage(error));
-  if (!context.turnOpen) events.push({ type: "turn_start" });
-  events.push({ type: "message_start", message });
-  events.push({ type: "message_end", message });
+  const messages = context.newMessages.concat(message);
+  const events: AgentEvent[] = [];
+  if (!context.turn.open) events.push({ type: "turn_start" });
+  events.push({ type: "message_start", message }, { type: "message_end", message });
   events.push({ type: "turn_end", message, toolResults: [] });
-  events.push({ type: "agent_end", messages: context.newMessages.concat(message) });
+  events.push({ type: "agent_end", messages });
+  return { events, messages };
+}
+
+/** Pushes `failureEvents` to the run's queue; returns the messages the run added. */
+export function endAfterDefect(events: EventQueue, context: RunContext, error: unknown): AgentMessage[] {
+  const failure = failureEvents(context, error);
+  for (const event of failure.events) events.push(event);
+  return failure.messages;
 }

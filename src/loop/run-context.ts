@@ -60,59 +60,72 @@ export interface ToolBatch {
   ready: number[];
 }
 
-export interface RunContext extends ToolSetData {
+/** Run-wide settings from the config, fixed for the run. */
+export interface RunSettings {
+  toolExecution: ToolExecutionMode;
+  hooks: HookFlags;
+  skipInitialSteeringPoll: boolean;
+}
+
+/** The current turn. */
+export interface TurnState {
+  /** Between `turn_start` and `turn_end`. */
+  open: boolean;
+  /** The turn's assistant message. */
+  assistant: AssistantMessage | null;
+  /** The turn's tool-result messages, in source order. */
+  toolResults: ToolResultMessage[];
+  batch: ToolBatch | null;
+  /** `finishTurn`'s decision (R8, R10). */
+  decision: "continue" | "end" | null;
+}
+
+/**
+ * Kept to few top-level keys on purpose: every `assign` copies the context, and V8 turns an
+ * object of ~20 or more keys built that way into a slow dictionary (5 µs per copy instead of 0.2).
+ */
+export interface RunContext {
   /** The working transcript: `context.messages` of the hooks. */
   messages: AgentMessage[];
   /** What this run added (R12). */
   newMessages: AgentMessage[];
   /** Tools the transcript declares, `[name, declaration key]` in declaration order (R30). */
   declared: [string, string][];
+  /** The executable tool set, as plain data. */
+  toolSet: ToolSetData;
   model: Model;
   thinkingLevel: ThinkingLevel;
-  toolExecution: ToolExecutionMode;
-  hooks: HookFlags;
-  skipInitialSteeringPoll: boolean;
+  settings: RunSettings;
   /** Prompts, steering or follow-up messages waiting for injection before the next request. */
   pending: AgentMessage[];
   /** Messages `prepareNextTurn` returned, injected before `pending` (R4). */
   prepared: AgentMessage[];
-  /** Between `turn_start` and `turn_end`. */
-  turnOpen: boolean;
-  /** The current turn's assistant message. */
-  assistant: AssistantMessage | null;
-  /** The current turn's tool-result messages, in source order. */
-  toolResults: ToolResultMessage[];
-  batch: ToolBatch | null;
-  /** `finishTurn`'s decision for the last turn (R8, R10). */
-  decision: "continue" | "end" | null;
+  turn: TurnState;
   /** The request being built (R40): after `transformContext`, then after `convertToLlm`. */
-  requestMessages: AgentMessage[] | null;
-  llmMessages: Message[] | null;
+  request: { messages: AgentMessage[] | null; llmMessages: Message[] | null };
   /** Why the run failed (R56). */
   failure: string | null;
 }
+
+export const closedTurn: TurnState = { open: false, assistant: null, toolResults: [], batch: null, decision: null };
 
 export function initialRunContext(input: RunInput): RunContext {
   return {
     messages: input.messages,
     newMessages: [],
     declared: [],
-    tools: input.tools,
-    sequentialTools: input.sequentialTools,
+    toolSet: { tools: input.tools, sequentialTools: input.sequentialTools },
     model: input.model,
     thinkingLevel: input.thinkingLevel,
-    toolExecution: input.toolExecution,
-    hooks: input.hooks,
-    skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+    settings: {
+      toolExecution: input.toolExecution,
+      hooks: input.hooks,
+      skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+    },
     pending: input.prompts ?? [],
     prepared: [],
-    turnOpen: false,
-    assistant: null,
-    toolResults: [],
-    batch: null,
-    decision: null,
-    requestMessages: null,
-    llmMessages: null,
+    turn: closedTurn,
+    request: { messages: null, llmMessages: null },
     failure: null,
   };
 }
@@ -131,8 +144,8 @@ export function batchTerminates(batch: ToolBatch | null): boolean {
 
 /** R20: sequential when configured, or when any call targets a sequential tool. */
 export function runsSequentially(context: RunContext, calls: ToolCall[]): boolean {
-  if (context.toolExecution === "sequential") return true;
-  return calls.some((call) => context.sequentialTools.includes(call.name));
+  if (context.settings.toolExecution === "sequential") return true;
+  return calls.some((call) => context.toolSet.sequentialTools.includes(call.name));
 }
 
 /** R56: the assistant message that closes a failed run. */

@@ -1,0 +1,39 @@
+/**
+ * The run's effect worker: one persistent actor that runs each step's job and replies to the
+ * state that asked (`done.<job>` or `failed`). Before every job it waits for the event sink to
+ * settle, so no hook, request or tool starts while the sink is still handling an earlier event.
+ */
+import { fromCallback, type ActorSystem } from "xstate";
+import type { EffectName, EffectReply, EffectRequest } from "../../machines/effects.js";
+import { runJobs } from "./run-jobs.js";
+import { executeToolCall, finalizeToolCall, gateToolCall } from "./tool-jobs.js";
+import type { RunDeps } from "./run-deps.js";
+
+type Job = (deps: RunDeps, input: never) => unknown;
+
+const jobs: Record<EffectName, Job> = {
+  ...runJobs,
+  gateToolCall,
+  executeToolCall,
+  finalizeToolCall,
+};
+
+export function createEffectsWorker(resolve: (system: ActorSystem<any>) => RunDeps) {
+  return fromCallback<EffectRequest>(({ receive, system }) => {
+    const deps = resolve(system);
+    receive((request) => void run(deps, request));
+  });
+}
+
+async function run(deps: RunDeps, { job, replyTo }: EffectRequest): Promise<void> {
+  let reply: EffectReply;
+  try {
+    const settled = deps.events.settled();
+    if (settled) await settled;
+    const output = await jobs[job.name](deps, job.input as never);
+    reply = { type: `done.${job.name}`, output } as EffectReply;
+  } catch (error) {
+    reply = { type: "failed", job: job.name, error };
+  }
+  replyTo.send(reply);
+}
