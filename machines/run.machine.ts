@@ -76,7 +76,9 @@ export const runMachine = setup({
       enqueue.assign({ turn: { ...closedTurn, open: true } });
     }),
     // R1, R4b, R30: declare tool changes, then inject prepared and pending messages with their events.
-    injectPending: enqueueActions(({ context, enqueue }) => {
+    injectPending: enqueueActions(({ context, enqueue }, params?: { promptsOnly: boolean }) => {
+      // R1: prompts are injected at once; a continue run (R2) declares tools with its first request.
+      if (params?.promptsOnly && context.settings.mode !== "prompt") return;
       const pending = context.prepared.length === 0 ? context.pending : context.prepared.concat(context.pending);
       const declared = new Map(context.declared);
       const injected = declareToolChanges({ transcriptDeclared: declared, pending, tools: context.toolSet.tools, now: Date.now() });
@@ -274,7 +276,7 @@ export const runMachine = setup({
   states: {
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
-      entry: ["startRun", "openTurn", "injectPending"],
+      entry: ["startRun", "openTurn", { type: "injectPending", params: { promptsOnly: true } }],
       always: [
         { guard: "pollsInitialSteering", target: "pollingInitialSteering" },
         { target: "turn.injectingMessages" },

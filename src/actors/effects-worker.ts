@@ -3,7 +3,7 @@
  * state that asked (`done.<job>` or `failed`). Before every job it waits for the event sink to
  * settle, so no hook, request or tool starts while the sink is still handling an earlier event.
  */
-import { fromCallback, type ActorSystem } from "xstate";
+import { fromCallback, type ActorSystem, type AnyActorRef } from "xstate";
 import type { EffectName, EffectReply, EffectRequest } from "../../machines/effects.js";
 import { runJobs } from "./run-jobs.js";
 import { executeToolCall, finalizeToolCall, gateToolCall } from "./tool-jobs.js";
@@ -35,5 +35,6 @@ async function run(deps: RunDeps, { job, replyTo }: EffectRequest): Promise<void
   } catch (error) {
     reply = { type: "failed", job: job.name, error };
   }
-  replyTo.send(reply);
+  // A run stopped meanwhile (its sink failed) takes no more replies.
+  if ((replyTo as AnyActorRef).getSnapshot().status === "active") replyTo.send(reply);
 }

@@ -62,6 +62,8 @@ export interface ToolBatch {
 
 /** Run-wide settings from the config, fixed for the run. */
 export interface RunSettings {
+  /** `agentLoop` (R1) or `agentLoopContinue` (R2). */
+  mode: "prompt" | "continue";
   toolExecution: ToolExecutionMode;
   hooks: HookFlags;
   skipInitialSteeringPoll: boolean;
@@ -118,6 +120,7 @@ export function initialRunContext(input: RunInput): RunContext {
     model: input.model,
     thinkingLevel: input.thinkingLevel,
     settings: {
+      mode: input.prompts === null ? "continue" : "prompt",
       toolExecution: input.toolExecution,
       hooks: input.hooks,
       skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,

@@ -7,7 +7,8 @@ import type { AssistantMessage, AssistantMessageEvent, AssistantMessageEventStre
  */
 export class PushAssistantStream implements AssistantMessageEventStream {
   private readonly queue: AssistantMessageEvent[] = [];
-  private waiting: ((r: IteratorResult<AssistantMessageEvent>) => void) | undefined;
+  private waiting: { resolve: (r: IteratorResult<AssistantMessageEvent>) => void; reject: (error: unknown) => void } | undefined;
+  private failure: { error: unknown } | undefined;
   private closed = false;
   private final: AssistantMessage | undefined;
   private readonly finalPromise: Promise<AssistantMessage>;
@@ -24,7 +25,7 @@ export class PushAssistantStream implements AssistantMessageEventStream {
     const waiter = this.waiting;
     if (waiter) {
       this.waiting = undefined;
-      waiter({ value: event, done: false });
+      waiter.resolve({ value: event, done: false });
     } else this.queue.push(event);
     if (event.type === "done" || event.type === "error") this.close();
   }
@@ -33,6 +34,20 @@ export class PushAssistantStream implements AssistantMessageEventStream {
   end(message?: AssistantMessage): void {
     if (message) this.settle(message);
     this.close();
+  }
+
+  /**
+   * Breaks the stream: the consumer's pending and later `next()` reject with `error`. Only for
+   * simulating a provider that violates the never-throw contract (R56 tests); real providers end
+   * with an `error` event instead.
+   */
+  fail(error: unknown): void {
+    if (this.closed) return;
+    this.failure = { error };
+    this.closed = true;
+    const waiter = this.waiting;
+    this.waiting = undefined;
+    waiter?.reject(error);
   }
 
   result(): Promise<AssistantMessage> {
@@ -44,8 +59,9 @@ export class PushAssistantStream implements AssistantMessageEventStream {
       next: () => {
         const event = this.queue.shift();
         if (event) return Promise.resolve({ value: event, done: false });
+        if (this.failure) return Promise.reject(this.failure.error);
         if (this.closed) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => (this.waiting = resolve));
+        return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
       },
       return: () => {
         this.close();
@@ -65,7 +81,7 @@ export class PushAssistantStream implements AssistantMessageEventStream {
     this.closed = true;
     const waiter = this.waiting;
     this.waiting = undefined;
-    waiter?.({ value: undefined, done: true });
+    waiter?.resolve({ value: undefined, done: true });
   }
 }
 

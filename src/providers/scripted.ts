@@ -124,50 +124,51 @@ async function play(
 
   let sent = 0;
   const throwAt = response.throws?.afterEvents;
-  // Emits one event after the scripted delay; false when the run was aborted meanwhile.
-  const send = async (event: AssistantMessageEvent): Promise<boolean> => {
+  // Emits one event after the scripted delay; false when the run was aborted meanwhile. `event`
+  // builds the event (and grows the live partial) only once it is certain to be sent.
+  const send = async (event: () => AssistantMessageEvent): Promise<boolean> => {
     if (response.delayMs) await delay(response.delayMs, signal);
     if (signal?.aborted) {
       fail("aborted", "Request was aborted");
       return false;
     }
     if (throwAt !== undefined && sent === throwAt) {
-      // Contract violation on purpose: the stream's iterator throws.
-      stream.push = () => {};
-      (stream as unknown as { [Symbol.asyncIterator]: () => AsyncIterator<AssistantMessageEvent> })[Symbol.asyncIterator] = () => ({
-        next: () => Promise.reject(new Error(response.throws!.message)),
-      });
-      throw new Error(response.throws!.message);
+      // Contract violation on purpose: the consumer's iterator throws.
+      stream.fail(new Error(response.throws!.message));
+      return false;
     }
     sent++;
-    stream.push(event);
+    stream.push(event());
     return true;
   };
 
   try {
-    if (!(await send({ type: "start", partial: message }))) return;
+    if (!(await send(() => ({ type: "start", partial: message })))) return;
     for (const block of response.content ?? []) {
       const index = message.content.length;
       if (block.type === "text") {
         const content: TextContent = { type: "text", text: "" };
-        message.content.push(content);
-        if (!(await send({ type: "text_start", contentIndex: index, partial: message }))) return;
+        const started = await send(() => (message.content.push(content), { type: "text_start", contentIndex: index, partial: message }));
+        if (!started) return;
         for (const delta of chunks(block.text, response.chunkSize)) {
-          content.text += delta;
-          if (!(await send({ type: "text_delta", contentIndex: index, delta, partial: message }))) return;
+          const sentDelta = await send(() => ((content.text += delta), { type: "text_delta", contentIndex: index, delta, partial: message }));
+          if (!sentDelta) return;
         }
-        if (!(await send({ type: "text_end", contentIndex: index, content: content.text, partial: message }))) return;
+        if (!(await send(() => ({ type: "text_end", contentIndex: index, content: content.text, partial: message })))) return;
       } else if (block.type === "thinking") {
         const content: ThinkingContent = { type: "thinking", thinking: "" };
         if (block.redacted) content.redacted = true;
-        message.content.push(content);
-        if (!(await send({ type: "thinking_start", contentIndex: index, partial: message }))) return;
+        const started = await send(() => (message.content.push(content), { type: "thinking_start", contentIndex: index, partial: message }));
+        if (!started) return;
         for (const delta of chunks(block.thinking, response.chunkSize)) {
-          content.thinking += delta;
-          if (!(await send({ type: "thinking_delta", contentIndex: index, delta, partial: message }))) return;
+          const sentDelta = await send(() => ((content.thinking += delta), { type: "thinking_delta", contentIndex: index, delta, partial: message }));
+          if (!sentDelta) return;
         }
-        if (block.signature !== undefined) content.thinkingSignature = block.signature;
-        if (!(await send({ type: "thinking_end", contentIndex: index, content: content.thinking, partial: message }))) return;
+        const ended = await send(() => {
+          if (block.signature !== undefined) content.thinkingSignature = block.signature;
+          return { type: "thinking_end", contentIndex: index, content: content.thinking, partial: message };
+        });
+        if (!ended) return;
       } else {
         const call: ToolCall = {
           type: "toolCall",
@@ -175,13 +176,15 @@ async function play(
           name: block.name,
           arguments: {},
         };
-        message.content.push(call);
-        if (!(await send({ type: "toolcall_start", contentIndex: index, partial: message }))) return;
+        if (!(await send(() => (message.content.push(call), { type: "toolcall_start", contentIndex: index, partial: message })))) return;
         const json = JSON.stringify(block.arguments ?? {});
-        if (!(await send({ type: "toolcall_delta", contentIndex: index, delta: json, partial: message }))) return;
-        call.arguments = block.argumentsError ? {} : { ...(block.arguments ?? {}) };
-        if (block.argumentsError) call.argumentsError = block.argumentsError;
-        if (!(await send({ type: "toolcall_end", contentIndex: index, toolCall: call, partial: message }))) return;
+        if (!(await send(() => ({ type: "toolcall_delta", contentIndex: index, delta: json, partial: message })))) return;
+        const ended = await send(() => {
+          call.arguments = block.argumentsError ? {} : { ...(block.arguments ?? {}) };
+          if (block.argumentsError) call.argumentsError = block.argumentsError;
+          return { type: "toolcall_end", contentIndex: index, toolCall: call, partial: message };
+        });
+        if (!ended) return;
       }
     }
     const hasToolCalls = message.content.some((block) => block.type === "toolCall");
@@ -192,8 +195,8 @@ async function play(
     message.stopReason = stopReason;
     message.durationMs = monotonicNow() - started;
     stream.push({ type: "done", reason: stopReason, message: { ...message, content: message.content.slice() } });
-  } catch {
-    // The scripted contract violation: the consumer sees the iterator throw.
+  } catch (error) {
+    stream.fail(error);
   }
 }
 
