@@ -29,3 +29,6 @@ export {
   type Script,
 } from "./providers/scripted.js";
 export { PushAssistantStream, emptyUsage } from "./providers/assistant-stream.js";
+export { Agent, unknownModel, defaultConvertToLlm, type SessionActor } from "./agent/index.js";
+export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions } from "./agent/index.js";
+export { sessionMachine, type SessionContext, type SessionEvent, type SessionInput, type QueueName } from "../machines/session.machine.js";

@@ -1,0 +1,237 @@
+/**
+ * The Agent's session (SPEC R50–R55): the transcript, model, thinking level, steering and
+ * follow-up queues and usage totals, as plain data, and the Agent's lifecycle, idle ⇄ busy. Each
+ * `prompt()`/`continue()` is one `RUN`, which invokes the run machine, so the inspector shows every
+ * run (and its tool calls) as a child of the session. Runs are sequential: one actor system
+ * serves them all.
+ *
+ * `busy` lasts until the run's event listeners have settled (`isStreaming` stays true through the
+ * `agent_end` listeners, R54), and ends one of three ways: `settling` after `agent_end`, or after a
+ * runtime defect closed the run with a failure message (R55); `failing` when a listener threw,
+ * which stops the run and closes it with a failure message (R55).
+ *
+ * The definition is pure. The runtime (`src/agent/`) provides the run machine, the actions that
+ * connect a run to the Agent's listeners and abort signal, and the actors that wait for them.
+ * Functions (listeners, hooks, tools) never enter context or events.
+ */
+import { assertEvent, assign, fromPromise, setup } from "xstate";
+import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
+import type { RunInput } from "../src/loop/run-context.js";
+import { currentSystemMessage } from "../src/transcript/index.js";
+import { takeBatch, type QueueName } from "../src/agent/queue-batch.js";
+import { addMessageUsage, zeroUsage } from "../src/agent/usage-totals.js";
+import { runMachine } from "./run.machine.js";
+
+export type { QueueName } from "../src/agent/queue-batch.js";
+
+export interface SessionInput {
+  /** The transcript, leading system message included (R50). */
+  messages: AgentMessage[];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+}
+
+export interface SessionContext {
+  /** `Agent.state.messages`: each run's messages are appended as they end. */
+  messages: AgentMessage[];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  /** Queued messages, oldest first (R53). */
+  queues: Record<QueueName, AgentMessage[]>;
+  modes: Record<QueueName, QueueMode>;
+  /** From the most recent turn that ended with an error or abort; cleared when a run starts. */
+  errorMessage: string | null;
+  /** Tokens and cost of every assistant message and tool result so far (not cleared by `RESET`). */
+  usage: Usage;
+}
+
+export type SessionEvent =
+  /** Start a run (prompt or continue). `dequeue`: the prompts were taken from that queue (R52). */
+  | { type: "RUN"; input: RunInput; dequeue?: { queue: QueueName; count: number } }
+  /** Abort the current run's signal (R54). */
+  | { type: "ABORT" }
+  | { type: "STEER"; message: AgentMessage }
+  | { type: "FOLLOW_UP"; message: AgentMessage }
+  /** A drain point handed the first `count` messages of a queue to the run (see `takeBatch`). */
+  | { type: "DEQUEUE"; queue: QueueName; count: number }
+  | { type: "CLEAR_QUEUE"; queue: QueueName | "all" }
+  | { type: "SET_QUEUE_MODE"; queue: QueueName; mode: QueueMode }
+  | { type: "SET_MESSAGES"; messages: AgentMessage[] }
+  | { type: "SET_MODEL"; model: Model }
+  | { type: "SET_THINKING_LEVEL"; thinkingLevel: ThinkingLevel }
+  /** A run's message ended (its `message_end` reached the Agent): it joins the transcript. */
+  | { type: "MESSAGE_END"; message: AgentMessage }
+  /** A run's turn ended (its `turn_end` reached the Agent). */
+  | { type: "TURN_END"; message: AgentMessage }
+  /** A listener threw: the run is stopped and closed with a failure message (R55). */
+  | { type: "SINK_FAILED" }
+  /** Keep one system message with the replayed prompt and tools; clear the queues (R54). */
+  | { type: "RESET" };
+
+const notProvided = (name: string) => () => {
+  throw new Error(`session machine: "${name}" is not provided`);
+};
+
+const emptyQueues = (): Record<QueueName, AgentMessage[]> => ({ steering: [], followUp: [] });
+
+export const sessionMachine = setup({
+  types: {
+    input: {} as SessionInput,
+    context: {} as SessionContext,
+    events: {} as SessionEvent,
+  },
+  actors: {
+    run: runMachine,
+    /** Resolves once the run's listeners have handled every event it produced. */
+    settleEvents: fromPromise<void>(notProvided("settleEvents")),
+    /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
+    emitFailure: fromPromise<void>(notProvided("emitFailure")),
+  },
+  actions: {
+    /** Forward the invoked run's events to the Agent's listeners (the run is created, not started). */
+    observeRun: notProvided("observeRun"),
+    abortRun: notProvided("abortRun"),
+    /** R55: the run actor failed; close it with a failure message through its event queue. */
+    endAfterDefect: (_, _params: { error: unknown }) => notProvided("endAfterDefect")(),
+    /** The Agent is idle again: settle `prompt()`/`continue()` and `waitForIdle()`. */
+    finishRun: notProvided("finishRun"),
+    beginRun: assign(({ context, event }) => {
+      assertEvent(event, "RUN");
+      const next: Partial<SessionContext> = { errorMessage: null };
+      if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
+      return next;
+    }),
+    enqueue: assign(({ context, event }) => {
+      assertEvent(event, ["STEER", "FOLLOW_UP"]);
+      const queue: QueueName = event.type === "STEER" ? "steering" : "followUp";
+      return { queues: { ...context.queues, [queue]: context.queues[queue].concat([event.message]) } };
+    }),
+    dequeue: assign(({ context, event }) => {
+      assertEvent(event, "DEQUEUE");
+      return { queues: dequeued(context, event.queue, event.count) };
+    }),
+    clearQueue: assign(({ context, event }) => {
+      assertEvent(event, "CLEAR_QUEUE");
+      return { queues: event.queue === "all" ? emptyQueues() : { ...context.queues, [event.queue]: [] } };
+    }),
+    setQueueMode: assign(({ context, event }) => {
+      assertEvent(event, "SET_QUEUE_MODE");
+      return { modes: { ...context.modes, [event.queue]: event.mode } };
+    }),
+    appendMessage: assign(({ context, event }) => {
+      assertEvent(event, "MESSAGE_END");
+      return { messages: context.messages.concat([event.message]), usage: addMessageUsage(context.usage, event.message) };
+    }),
+    // The reference keeps the error of the last failed turn until the next run starts.
+    recordTurnError: assign(({ context, event }) => {
+      assertEvent(event, "TURN_END");
+      const errorMessage = (event.message as { errorMessage?: unknown }).errorMessage;
+      return { errorMessage: typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : context.errorMessage };
+    }),
+    // R54: the replayed prompt, sections and declared tools as one leading system message.
+    reset: assign(({ context }) => {
+      const system = currentSystemMessage(context.messages);
+      return { messages: system ? [system] : [], queues: emptyQueues(), errorMessage: null };
+    }),
+  },
+}).createMachine({
+  id: "session",
+  context: ({ input }) => ({
+    messages: input.messages,
+    model: input.model,
+    thinkingLevel: input.thinkingLevel,
+    queues: emptyQueues(),
+    modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
+    errorMessage: null,
+    usage: zeroUsage(),
+  }),
+  // R53: queues and state can change at any time; a running run sees them at its next drain point.
+  on: {
+    STEER: { actions: "enqueue" },
+    FOLLOW_UP: { actions: "enqueue" },
+    DEQUEUE: { actions: "dequeue" },
+    CLEAR_QUEUE: { actions: "clearQueue" },
+    SET_QUEUE_MODE: { actions: "setQueueMode" },
+    SET_MESSAGES: { actions: assign({ messages: ({ event }) => event.messages }) },
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
+    SET_THINKING_LEVEL: { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
+    MESSAGE_END: { actions: "appendMessage" },
+    TURN_END: { actions: "recordTurnError" },
+  },
+  initial: "idle",
+  states: {
+    idle: {
+      on: {
+        // R52: prompt() and continue() are refused by the Agent while busy; RUN is only taken here.
+        RUN: { target: "busy", actions: "beginRun" },
+        // R54: refused by the Agent while busy.
+        RESET: { actions: "reset" },
+      },
+    },
+    busy: {
+      initial: "running",
+      on: {
+        // R54: the signal the listeners hold is aborted even after agent_end.
+        ABORT: { actions: "abortRun" },
+        // R55: a listener threw (during the run or at agent_end).
+        SINK_FAILED: ".failing",
+      },
+      states: {
+        running: {
+          invoke: {
+            id: "run",
+            // The runtime finds the run actor by this id before it starts (see observeRun).
+            systemId: "run",
+            src: "run",
+            input: ({ event }) => {
+              assertEvent(event, "RUN");
+              return event.input;
+            },
+            onDone: "settling",
+            onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
+          },
+          initial: "active",
+          states: {
+            // Entered after the invoke created the run actor and before it starts.
+            active: {
+              entry: "observeRun",
+              on: { ABORT: "aborting" },
+            },
+            // R29, R6: the signal is aborted; the run winds down to agent_end on its own.
+            aborting: {
+              entry: "abortRun",
+            },
+          },
+        },
+        // R54: agent_end was emitted; busy until its listeners settle.
+        settling: {
+          invoke: {
+            src: "settleEvents",
+            onDone: { target: "#session.idle", actions: "finishRun" },
+            onError: { target: "#session.idle", actions: "finishRun" },
+          },
+        },
+        // R55: the run is stopped; its failure message, turn_end and agent_end go to the listeners.
+        failing: {
+          invoke: {
+            src: "emitFailure",
+            onDone: { target: "#session.idle", actions: "finishRun" },
+            onError: { target: "#session.idle", actions: "finishRun" },
+          },
+        },
+      },
+    },
+  },
+});
+
+/** The queues after the first `count` messages of `queue` left it. */
+function dequeued(context: SessionContext, queue: QueueName, count: number): Record<QueueName, AgentMessage[]> {
+  return { ...context.queues, [queue]: context.queues[queue].slice(count) };
+}
+
+/** What `queue`'s next drain point would take (R53). */
+export function nextBatch(context: SessionContext, queue: QueueName): AgentMessage[] {
+  return takeBatch(context.queues[queue], context.modes[queue]);
+}

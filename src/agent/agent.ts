@@ -1,0 +1,335 @@
+/**
+ * The stateful Agent (SPEC R50–R55), API-compatible with pi-agent-core 1.6's `Agent`, over the
+ * session statechart (`machines/session.machine.ts`). The session machine holds the plain data
+ * (transcript, model, thinking level, queues, usage) and the lifecycle; this class holds what
+ * cannot enter a machine (listeners, hooks, tools, the stream function) and turns method calls
+ * into session events.
+ */
+import { createActor, type Actor } from "xstate";
+import { Subject, type Observable } from "rxjs";
+import type {
+  AgentEvent,
+  AgentMessage,
+  AgentTool,
+  ImageContent,
+  Model,
+  QueueMode,
+  StreamFn,
+  ThinkingLevel,
+  ToolExecutionMode,
+  Usage,
+} from "../types.js";
+import type { QueueName, sessionMachine, SessionContext } from "../../machines/session.machine.js";
+import { nextBatch } from "../../machines/session.machine.js";
+import { replayTranscript } from "../transcript/index.js";
+import { providedSessionMachine } from "./provided-session.js";
+import { bindSession } from "./session-deps.js";
+import { SessionRuntime } from "./session-runtime.js";
+import { LiveView } from "./live-view.js";
+import { initialTranscript } from "./initial-transcript.js";
+import { promptMessages } from "./prompt-input.js";
+import { planContinuation, type Continuation } from "./continuation.js";
+import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
+import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
+
+export type SessionActor = Actor<typeof sessionMachine>;
+
+/** The reference's placeholder model until one is set. */
+export const unknownModel: Model = {
+  id: "unknown",
+  name: "unknown",
+  api: "unknown",
+  provider: "unknown",
+  baseUrl: "",
+  reasoning: false,
+  input: [],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 0,
+  maxTokens: 0,
+};
+
+export class Agent {
+  // Hooks: settable at any time; each run reads them when it starts.
+  convertToLlm: AgentHooks["convertToLlm"];
+  transformContext?: AgentHooks["transformContext"];
+  getApiKey?: AgentHooks["getApiKey"];
+  beforeToolCall?: AgentHooks["beforeToolCall"];
+  afterToolCall?: AgentHooks["afterToolCall"];
+  finishTurn?: AgentHooks["finishTurn"];
+  prepareRequest?: AgentHooks["prepareRequest"];
+  prepareNextTurn?: AgentHooks["prepareNextTurn"];
+  prepareNextTurnWithContext?: AgentHooks["prepareNextTurnWithContext"];
+  /** The provider seam. */
+  streamFunction: StreamFn;
+  /** Tool execution strategy for a batch of several calls. */
+  toolExecution: ToolExecutionMode;
+  // Forwarded to the stream function when set.
+  sessionId?: AgentOptions["sessionId"];
+  thinkingBudgets?: AgentOptions["thinkingBudgets"];
+  transport?: AgentOptions["transport"];
+  maxRetryDelayMs?: AgentOptions["maxRetryDelayMs"];
+  onPayload?: AgentOptions["onPayload"];
+  onResponse?: AgentOptions["onResponse"];
+  onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
+  identity?: AgentOptions["identity"];
+
+  /** Current state; see `AgentState`. */
+  readonly state: AgentState;
+  /** Every event of every run, as it reaches the Agent (after the state update, before the listeners). */
+  readonly events$: Observable<AgentEvent>;
+
+  private readonly session: SessionActor;
+  private readonly runtime: SessionRuntime;
+  private readonly listeners = new Set<AgentListener>();
+  private readonly view = new LiveView();
+  private readonly events = new Subject<AgentEvent>();
+  private tools: AgentTool[];
+  private replay: { messages: AgentMessage[]; systemPrompt: string } | undefined;
+
+  constructor(options: AgentOptions) {
+    const initial = options.initialState ?? {};
+    this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
+    this.transformContext = options.transformContext;
+    this.getApiKey = options.getApiKey;
+    this.beforeToolCall = options.beforeToolCall;
+    this.afterToolCall = options.afterToolCall;
+    this.finishTurn = options.finishTurn;
+    this.prepareRequest = options.prepareRequest;
+    this.prepareNextTurn = options.prepareNextTurn;
+    this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
+    this.streamFunction = options.streamFn;
+    this.toolExecution = options.toolExecution ?? "parallel";
+    this.sessionId = options.sessionId;
+    this.thinkingBudgets = options.thinkingBudgets;
+    this.transport = options.transport;
+    this.maxRetryDelayMs = options.maxRetryDelayMs;
+    this.onPayload = options.onPayload;
+    this.onResponse = options.onResponse;
+    this.onProviderStreamEvent = options.onProviderStreamEvent;
+    this.identity = options.identity;
+    this.tools = (initial.tools ?? []).slice();
+    this.events$ = this.events.asObservable();
+
+    this.session = createActor(providedSessionMachine(), {
+      id: "session",
+      input: {
+        messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
+        model: initial.model ?? unknownModel,
+        thinkingLevel: initial.thinkingLevel ?? "off",
+        steeringMode: options.steeringMode,
+        followUpMode: options.followUpMode,
+      },
+      inspect: options.inspect,
+    });
+    this.runtime = new SessionRuntime(
+      this.session,
+      (event, signal) => this.deliver(event, signal),
+      () => this.view.clear(),
+    );
+    bindSession(this.session.system, this.runtime);
+    // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
+    this.session.subscribe({ error: (error) => this.runtime.crash(error) });
+    this.session.start();
+    this.state = this.stateView();
+  }
+
+  /** The session actor (inspection, embedding); each run is its invoked child `run`. */
+  get actor(): SessionActor {
+    return this.session;
+  }
+
+  /** Tokens and cost of every assistant message and tool result of this Agent (kept across `reset()`). */
+  get usage(): Usage {
+    return this.context.usage;
+  }
+
+  /** R51: listeners are awaited in registration order for every event. Returns the unsubscribe. */
+  subscribe(listener: AgentListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  // --- Queues (R53) --------------------------------------------------------------------------
+
+  get steeringMode(): QueueMode {
+    return this.context.modes.steering;
+  }
+  set steeringMode(mode: QueueMode) {
+    this.session.send({ type: "SET_QUEUE_MODE", queue: "steering", mode });
+  }
+  get followUpMode(): QueueMode {
+    return this.context.modes.followUp;
+  }
+  set followUpMode(mode: QueueMode) {
+    this.session.send({ type: "SET_QUEUE_MODE", queue: "followUp", mode });
+  }
+
+  /** Queue a message for the next drain point after the current turn (or the next run's start). */
+  steer(message: AgentMessage): void {
+    this.session.send({ type: "STEER", message });
+  }
+  /** Queue a message for when the agent would otherwise stop. */
+  followUp(message: AgentMessage): void {
+    this.session.send({ type: "FOLLOW_UP", message });
+  }
+  clearSteeringQueue(): void {
+    this.session.send({ type: "CLEAR_QUEUE", queue: "steering" });
+  }
+  clearFollowUpQueue(): void {
+    this.session.send({ type: "CLEAR_QUEUE", queue: "followUp" });
+  }
+  clearAllQueues(): void {
+    this.session.send({ type: "CLEAR_QUEUE", queue: "all" });
+  }
+  hasQueuedMessages(): boolean {
+    const { queues } = this.context;
+    return queues.steering.length > 0 || queues.followUp.length > 0;
+  }
+  /** The messages the next drain point would take (steering first), without taking them. */
+  peekQueuedMessages(): AgentMessage[] {
+    const steering = nextBatch(this.context, "steering");
+    return steering.length > 0 ? steering : nextBatch(this.context, "followUp");
+  }
+
+  // --- Lifecycle (R52, R54) ------------------------------------------------------------------
+
+  /** The current run's abort signal; undefined when idle. */
+  get signal(): AbortSignal | undefined {
+    return this.runtime.signal;
+  }
+
+  /** Aborts the current run, if any (R29, R6: it still ends with turn_end and agent_end). */
+  abort(): void {
+    this.session.send({ type: "ABORT" });
+  }
+
+  /** Resolves when no run is active and the `agent_end` listeners have settled. */
+  waitForIdle(): Promise<void> {
+    return this.runtime.idle();
+  }
+
+  /** R54: keeps one system message with the replayed prompt and tools; clears the queues. */
+  reset(): void {
+    if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
+    this.session.send({ type: "RESET" });
+    this.view.clear();
+  }
+
+  /** Runs a prompt: text (with images), one message, or several. Rejects if a run is active (R52). */
+  prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
+  prompt(input: string, images?: ImageContent[]): Promise<void>;
+  async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
+    if (this.busy) {
+      throw new Error("Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.");
+    }
+    return this.run({ prompts: promptMessages(input, images), skipInitialSteeringPoll: false });
+  }
+
+  /** Continues from the transcript (R52). */
+  async continue(): Promise<void> {
+    if (this.busy) throw new Error("Agent is already processing. Wait for completion before continuing.");
+    return this.run(planContinuation(this.context));
+  }
+
+  // --- Internals -----------------------------------------------------------------------------
+
+  private get context(): SessionContext {
+    return this.session.getSnapshot().context;
+  }
+
+  private get busy(): boolean {
+    return !this.session.getSnapshot().matches("idle");
+  }
+
+  private run(plan: Continuation): Promise<void> {
+    const snapshot = this.session.getSnapshot();
+    // Only after a defect in this runtime (the session actor failed): nothing can run any more.
+    if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
+    const context = snapshot.context;
+    this.view.clear();
+    const config = loopConfig({
+      hooks: this,
+      streamOptions: this,
+      toolExecution: this.toolExecution,
+      model: context.model,
+      thinkingLevel: context.thinkingLevel,
+      drain: (queue) => this.drain(queue),
+    });
+    return this.runtime.start({
+      config,
+      streamFn: this.streamFunction,
+      tools: this.tools,
+      messages: context.messages,
+      prompts: plan.prompts,
+      skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
+      ...(plan.dequeue ? { dequeue: plan.dequeue } : {}),
+    });
+  }
+
+  /** A drain point of the run (R53): takes the next batch out of the session's queue. */
+  private drain(queue: QueueName): AgentMessage[] {
+    const batch = nextBatch(this.context, queue);
+    if (batch.length > 0) this.session.send({ type: "DEQUEUE", queue, count: batch.length });
+    return batch;
+  }
+
+  /** The run's event sink: state first, then `events$`, then each listener in turn (R51). */
+  private async deliver(event: AgentEvent, signal: AbortSignal): Promise<void> {
+    this.view.apply(event);
+    if (event.type === "message_end") this.session.send({ type: "MESSAGE_END", message: event.message });
+    else if (event.type === "turn_end") this.session.send({ type: "TURN_END", message: event.message });
+    this.events.next(event);
+    for (const listener of this.listeners) await listener(event, signal);
+  }
+
+  private systemPrompt(): string {
+    const messages = this.context.messages;
+    if (this.replay?.messages !== messages) this.replay = { messages, systemPrompt: replayTranscript(messages).systemPrompt };
+    return this.replay.systemPrompt;
+  }
+
+  private stateView(): AgentState {
+    const agent = this;
+    return {
+      get systemPrompt() {
+        return agent.systemPrompt();
+      },
+      get model() {
+        return agent.context.model;
+      },
+      set model(model: Model) {
+        agent.session.send({ type: "SET_MODEL", model });
+      },
+      get thinkingLevel() {
+        return agent.context.thinkingLevel;
+      },
+      set thinkingLevel(thinkingLevel: ThinkingLevel) {
+        agent.session.send({ type: "SET_THINKING_LEVEL", thinkingLevel });
+      },
+      get tools() {
+        return agent.tools;
+      },
+      set tools(tools: AgentTool[]) {
+        agent.tools = tools.slice();
+      },
+      get messages() {
+        return agent.context.messages;
+      },
+      set messages(messages: AgentMessage[]) {
+        agent.session.send({ type: "SET_MESSAGES", messages: messages.slice() });
+      },
+      get isStreaming() {
+        return agent.busy;
+      },
+      get streamingMessage() {
+        return agent.view.streamingMessage;
+      },
+      get pendingToolCalls() {
+        return agent.view.pendingToolCalls;
+      },
+      get errorMessage() {
+        return agent.context.errorMessage ?? undefined;
+      },
+    };
+  }
+}

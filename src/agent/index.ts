@@ -1,0 +1,4 @@
+/** The stateful Agent over the session statechart (SPEC R50–R55). */
+export { Agent, unknownModel, type SessionActor } from "./agent.js";
+export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions } from "./types.js";
+export { defaultConvertToLlm } from "./loop-config.js";

@@ -1,0 +1,64 @@
+import type { AgentLoopConfig, AgentMessage, Message, Model, ThinkingLevel, ToolExecutionMode } from "../types.js";
+import type { QueueName } from "./queue-batch.js";
+import type { AgentHooks, AgentStreamOptions } from "./types.js";
+
+const STREAM_OPTION_KEYS = [
+  "sessionId",
+  "thinkingBudgets",
+  "transport",
+  "maxRetryDelayMs",
+  "onPayload",
+  "onResponse",
+  "onProviderStreamEvent",
+  "identity",
+] as const satisfies readonly (keyof AgentStreamOptions)[];
+
+/** The reference's default: the four message roles a provider understands; app-defined ones are dropped. */
+export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
+  return messages.filter((message): message is Message => {
+    const role = (message as { role?: unknown }).role;
+    return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
+  });
+}
+
+export interface LoopConfigArgs {
+  hooks: AgentHooks;
+  streamOptions: AgentStreamOptions;
+  toolExecution: ToolExecutionMode;
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  /** Takes the next batch of a queue (R53); the run polls it at every drain point. */
+  drain: (queue: QueueName) => AgentMessage[];
+}
+
+/**
+ * One run's `AgentLoopConfig`, from the Agent's hooks as they are when the run starts. Unset
+ * hooks stay absent, so the run never enters their states; unset stream options are not sent.
+ */
+export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
+  const { hooks } = args;
+  const config: AgentLoopConfig = {
+    model: args.model,
+    convertToLlm: hooks.convertToLlm,
+    toolExecution: args.toolExecution,
+    getSteeringMessages: async () => args.drain("steering"),
+    getFollowUpMessages: async () => args.drain("followUp"),
+  };
+  if (args.thinkingLevel !== "off") config.reasoning = args.thinkingLevel;
+  if (hooks.transformContext) config.transformContext = hooks.transformContext;
+  if (hooks.getApiKey) config.getApiKey = hooks.getApiKey;
+  if (hooks.beforeToolCall) config.beforeToolCall = hooks.beforeToolCall;
+  if (hooks.afterToolCall) config.afterToolCall = hooks.afterToolCall;
+  if (hooks.finishTurn) config.finishTurn = hooks.finishTurn;
+  if (hooks.prepareRequest) config.prepareRequest = hooks.prepareRequest;
+  // R54: both forms are accepted; the one that sees the turn wins, as in the reference.
+  const withContext = hooks.prepareNextTurnWithContext;
+  const withSignal = hooks.prepareNextTurn;
+  if (withContext) config.prepareNextTurn = (turn, signal) => withContext(turn, signal);
+  else if (withSignal) config.prepareNextTurn = (_turn, signal) => withSignal(signal);
+  for (const key of STREAM_OPTION_KEYS) {
+    const value = args.streamOptions[key];
+    if (value !== undefined) (config as Record<string, unknown>)[key] = value;
+  }
+  return config;
+}

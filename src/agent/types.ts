@@ -1,0 +1,107 @@
+/**
+ * The public types of the stateful `Agent` (SPEC R50–R55), structurally compatible with
+ * pi-agent-core 1.6's `AgentState`, `AgentOptions` and listener signature.
+ */
+import type { InspectionEvent, Observer } from "xstate";
+import type {
+  AgentEvent,
+  AgentLoopConfig,
+  AgentLoopTurnUpdate,
+  AgentMessage,
+  AgentTool,
+  Message,
+  Model,
+  PrepareNextTurnContext,
+  QueueMode,
+  StreamFn,
+  ThinkingLevel,
+  ToolExecutionMode,
+} from "../types.js";
+
+/**
+ * The Agent's state. `systemPrompt` is replayed from the transcript's system messages (change it
+ * by appending a system message). Assigning `tools` or `messages` copies the top-level array;
+ * differences between `tools` and the tools the transcript declares are announced to the model
+ * with a system message before the next request (R30).
+ */
+export interface AgentState {
+  readonly systemPrompt: string;
+  /** The model for future runs. */
+  model: Model;
+  /** The thinking level for future runs (`"off"`: none requested). */
+  thinkingLevel: ThinkingLevel;
+  set tools(tools: AgentTool[]);
+  /** The executable tools. */
+  get tools(): AgentTool[];
+  set messages(messages: AgentMessage[]);
+  /** The transcript; each message is appended when its `message_end` reaches the Agent. */
+  get messages(): AgentMessage[];
+  /** True from `prompt()`/`continue()` until the `agent_end` listeners have settled. */
+  readonly isStreaming: boolean;
+  /** The message being streamed (between its `message_start` and `message_end`). */
+  readonly streamingMessage?: AgentMessage;
+  /** Ids of the tool calls executing now. */
+  readonly pendingToolCalls: ReadonlySet<string>;
+  /** From the most recent turn that ended with an error or abort; cleared when a run starts. */
+  readonly errorMessage?: string;
+}
+
+/** R50: `systemPrompt` and `tools` become the leading system message unless `messages` starts with one. */
+export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
+
+/**
+ * An event listener. Listeners are awaited one after another, in registration order, for every
+ * event, and the run takes no further step until they settle (R51): an assistant `message_end`
+ * listener finishes before any of that message's tools is prepared. `signal` is the run's abort
+ * signal. A listener that throws ends the run with an assistant failure message (R55).
+ */
+export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
+
+/** The hooks an Agent passes to each run; each is read when the run starts. */
+export interface AgentHooks {
+  /** Default: keep user, assistant, toolResult and system messages, drop app-defined ones. */
+  convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
+  transformContext?: AgentLoopConfig["transformContext"];
+  getApiKey?: AgentLoopConfig["getApiKey"];
+  beforeToolCall?: AgentLoopConfig["beforeToolCall"];
+  afterToolCall?: AgentLoopConfig["afterToolCall"];
+  finishTurn?: AgentLoopConfig["finishTurn"];
+  prepareRequest?: AgentLoopConfig["prepareRequest"];
+  /** Before every turn but the first, without the turn (the reference's form). */
+  prepareNextTurn?: (signal?: AbortSignal) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+  /** Before every turn but the first, with the completed turn. Wins over `prepareNextTurn`. */
+  prepareNextTurnWithContext?: (
+    context: PrepareNextTurnContext,
+    signal?: AbortSignal,
+  ) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
+}
+
+/**
+ * Options the reference forwards to its stream function; forwarded here as stream options when
+ * set (what they mean is up to the stream function).
+ */
+export interface AgentStreamOptions {
+  /** Session identifier for cache-aware providers. */
+  sessionId?: string;
+  thinkingBudgets?: Partial<Record<ThinkingLevel, number>>;
+  transport?: string;
+  maxRetryDelayMs?: number;
+  onPayload?: (...args: any[]) => unknown;
+  onResponse?: (...args: any[]) => unknown;
+  onProviderStreamEvent?: (...args: any[]) => unknown;
+  identity?: unknown;
+}
+
+export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
+  initialState?: AgentInitialState;
+  /** The provider seam (see `StreamFn`); required. */
+  streamFn: StreamFn;
+  /** Default `"one-at-a-time"`. */
+  steeringMode?: QueueMode;
+  /** Default `"one-at-a-time"`. */
+  followUpMode?: QueueMode;
+  /** Default `"parallel"`. */
+  toolExecution?: ToolExecutionMode;
+  /** Any XState inspection observer; it sees the session, its runs and their tool calls. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}

@@ -1,0 +1,39 @@
+import type { AgentMessage, Usage } from "../types.js";
+
+/** Zero tokens, zero cost. */
+export function zeroUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/**
+ * `total` plus what a final message cost: an assistant message's `usage`, or a tool result's
+ * (a tool that called a model reports it there). Other messages, and messages without usage,
+ * leave the total as it is (the same object, so the caller can skip an update).
+ */
+export function addMessageUsage(total: Usage, message: AgentMessage): Usage {
+  const role = (message as { role?: unknown }).role;
+  if (role !== "assistant" && role !== "toolResult") return total;
+  const usage = (message as { usage?: Usage }).usage;
+  if (!usage) return total;
+  return {
+    input: total.input + (usage.input ?? 0),
+    output: total.output + (usage.output ?? 0),
+    cacheRead: total.cacheRead + (usage.cacheRead ?? 0),
+    cacheWrite: total.cacheWrite + (usage.cacheWrite ?? 0),
+    totalTokens: total.totalTokens + (usage.totalTokens ?? 0),
+    cost: {
+      input: total.cost.input + (usage.cost?.input ?? 0),
+      output: total.cost.output + (usage.cost?.output ?? 0),
+      cacheRead: total.cost.cacheRead + (usage.cost?.cacheRead ?? 0),
+      cacheWrite: total.cost.cacheWrite + (usage.cost?.cacheWrite ?? 0),
+      total: total.cost.total + (usage.cost?.total ?? 0),
+    },
+  };
+}

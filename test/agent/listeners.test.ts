@@ -1,0 +1,145 @@
+import { describe, expect, it } from "vitest";
+import { text, toolCall } from "../../src/index.js";
+import { ok, structureProblems, summary, tool } from "../loop/helpers.js";
+import { roles, scenario } from "./helpers.js";
+
+const answer = (value: string) => ({ content: [text(value)] });
+
+describe("R51: listeners", () => {
+  it("R51: listeners are awaited in registration order for every event", async () => {
+    const { agent, note, log } = scenario([answer("a")]);
+    agent.subscribe(async (event) => {
+      if (event.type !== "agent_start" && event.type !== "agent_end") return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      note(`slow:${event.type}`);
+    });
+    agent.subscribe((event) => {
+      if (event.type === "agent_start" || event.type === "agent_end") note(`fast:${event.type}`);
+    });
+    await agent.prompt("go");
+    expect(log.filter((entry) => entry.includes("agent_"))).toEqual([
+      "agent_start",
+      "slow:agent_start",
+      "fast:agent_start",
+      "agent_end:2",
+      "slow:agent_end",
+      "fast:agent_end",
+    ]);
+  });
+
+  it("R51: an assistant message_end listener is a barrier before tool preflight", async () => {
+    const read = tool("read", async () => ok("read"), {
+      prepareArguments: (args) => {
+        note("prepareArguments");
+        return args;
+      },
+    });
+    const { agent, note, log } = scenario([{ content: [toolCall("read")] }, answer("done")], {}, { tools: [read] });
+    agent.beforeToolCall = async () => {
+      note("beforeToolCall");
+      return undefined;
+    };
+    agent.subscribe(async (event) => {
+      if (event.type !== "message_end" || (event.message as { role: string }).role !== "assistant") return;
+      note("listener:start");
+      // A listener that takes a while (persisting the message, say): preflight must wait for it.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      note("listener:end");
+    });
+    await agent.prompt("go");
+    const barrier = log.filter((entry) => entry.startsWith("listener:") || entry === "prepareArguments" || entry === "beforeToolCall");
+    expect(barrier.slice(0, 4)).toEqual(["listener:start", "listener:end", "prepareArguments", "beforeToolCall"]);
+    expect(log.indexOf("listener:start")).toBe(log.indexOf("message_end:assistant(toolUse)") + 1);
+  });
+
+  it("R51: unsubscribing stops delivery", async () => {
+    const { agent } = scenario([answer("a"), answer("b")]);
+    const seen: string[] = [];
+    const unsubscribe = agent.subscribe((event) => void seen.push(event.type));
+    await agent.prompt("one");
+    unsubscribe();
+    await agent.prompt("two");
+    expect(seen.filter((type) => type === "agent_end")).toHaveLength(1);
+  });
+});
+
+describe("R55: failures end the run cleanly", () => {
+  it("R55: a stream function that throws ends with a failure message; prompt() resolves", async () => {
+    const { agent, log, events } = scenario([{ throws: { message: "socket hang up" } }]);
+    await expect(agent.prompt("go")).resolves.toBeUndefined();
+    expect(log.slice(-4)).toEqual([
+      "message_start:assistant",
+      "message_end:assistant(error)",
+      "turn_end:assistant(error)+0",
+      "agent_end:2",
+    ]);
+    expect(structureProblems(events)).toEqual([]);
+    expect(agent.state.errorMessage).toBe("socket hang up");
+    expect(agent.state.isStreaming).toBe(false);
+  });
+
+  it("R55: a tool that throws yields an error result; prompt() resolves", async () => {
+    const broken = tool("broken", async () => {
+      throw new Error("disk full");
+    });
+    const { agent } = scenario([{ content: [toolCall("broken")] }, answer("sorry")], {}, { tools: [broken] });
+    await agent.prompt("go");
+    expect(agent.state.messages.slice(-2).map(summary)).toEqual(["toolResult(broken!):disk full", "assistant(stop)[sorry]"]);
+  });
+
+  it("R55: a listener that throws stops the run: failure message, turn_end and agent_end, then idle", async () => {
+    let toolSignal: AbortSignal | undefined;
+    const slow = tool("slow", async (_id, _args, signal, onUpdate) => {
+      toolSignal = signal;
+      onUpdate?.(ok("working"));
+      await new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+      return ok("stopped");
+    });
+    const { agent, log, events } = scenario([{ content: [toolCall("slow")] }, answer("never")], {}, { tools: [slow] });
+    agent.subscribe((event) => {
+      if (event.type === "tool_execution_update") throw new Error("listener bug");
+    });
+    await expect(agent.prompt("go")).resolves.toBeUndefined();
+    expect(log.slice(-6)).toEqual([
+      "tool_start:slow",
+      "tool_update:slow",
+      "message_start:assistant",
+      "message_end:assistant(error)",
+      "turn_end:assistant(error)+0",
+      "agent_end:3",
+    ]);
+    expect(structureProblems(events)).toEqual([]);
+    // Running tools see the abort, as with a throwing sink in runAgentLoop (R56).
+    expect(toolSignal?.aborted).toBe(true);
+    expect(roles(agent.state.messages)).toEqual(["system", "user", "assistant", "assistant"]);
+    expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "listener bug" });
+    expect(agent.state.isStreaming).toBe(false);
+  });
+
+  it("R55: a listener that keeps throwing makes prompt() reject with its error (as the reference does)", async () => {
+    const { agent } = scenario([answer("a")]);
+    agent.subscribe((event) => {
+      if (event.type === "message_end") throw new Error("always");
+    });
+    await expect(agent.prompt("go")).rejects.toThrow("always");
+    expect(agent.state.isStreaming).toBe(false);
+    await expect(agent.waitForIdle()).resolves.toBeUndefined();
+  });
+
+  it("R55: a defect inside the run actor still ends with a failure message, turn_end and agent_end", async () => {
+    const { agent, log, events } = scenario([answer("a")]);
+    // Not a message: the run machine's injection step throws on it, failing the run actor itself.
+    agent.steer(null as never);
+    await expect(agent.prompt("go")).resolves.toBeUndefined();
+    expect(log.slice(-4)).toEqual([
+      "message_start:assistant",
+      "message_end:assistant(error)",
+      "turn_end:assistant(error)+0",
+      "agent_end:2",
+    ]);
+    expect(structureProblems(events)).toEqual([]);
+    // The session survives: the next prompt runs normally.
+    await agent.prompt("again");
+    expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+  });
+});
