@@ -1,0 +1,41 @@
+/** Which model the session talks to: Claude when a key is available, else the offline demo. */
+import type { Model, StreamFn } from "../../types.js";
+import { anthropicModel, anthropicStreamFn, ANTHROPIC_MODELS } from "../../providers/anthropic/index.js";
+import { DEFAULT_MODEL } from "./args.js";
+import { offlineDemoModel, offlineDemoStreamFn } from "./offline-demo.js";
+
+export interface ModelChoice {
+  model: Model;
+  streamFn: StreamFn;
+  offline: boolean;
+  /** The banner line. */
+  label: string;
+  /** A warning to show (e.g. an unknown model id). */
+  warning?: string;
+}
+
+export const OFFLINE_LABEL = "offline demo model — set ANTHROPIC_API_KEY for Claude";
+
+/** `demoPace` scales the offline demo's delays (1: normal, 0: none). `ANTHROPIC_BASE_URL` redirects Claude requests (a proxy). */
+export function chooseModel(options: { offline: boolean; model?: string }, env: Record<string, string | undefined>, demoPace = 1): ModelChoice {
+  const key = env.ANTHROPIC_API_KEY;
+  if (options.offline || !key) {
+    return {
+      model: offlineDemoModel,
+      streamFn: offlineDemoStreamFn({ delayMs: Math.round(8 * demoPace) }),
+      offline: true,
+      label: OFFLINE_LABEL,
+      ...(!options.offline && options.model ? { warning: `--model ${options.model} needs ANTHROPIC_API_KEY; using the offline demo model.` } : {}),
+    };
+  }
+  const model = anthropicModel(options.model ?? DEFAULT_MODEL, env.ANTHROPIC_BASE_URL ? { baseUrl: env.ANTHROPIC_BASE_URL } : {});
+  return {
+    model,
+    streamFn: anthropicStreamFn({ apiKey: key }),
+    offline: false,
+    label: `${model.name === model.id ? model.id : `${model.name} (${model.id})`} via Anthropic`,
+    ...(options.model === undefined || ANTHROPIC_MODELS[model.id] || /-\d{8}$/.test(model.id)
+      ? {}
+      : { warning: `Model "${model.id}" is not in the price table: limits and cost use Sonnet-class values.` }),
+  };
+}

@@ -1,0 +1,421 @@
+/**
+ * Renders a session's `AgentEvent`s: assistant text as it streams (word-wrapped to the terminal),
+ * thinking dimmed, one line per tool call (a spinner or progress bar while it runs, fed by
+ * `tool_execution_update`; then its duration and a one-line result), and a summary line per run
+ * (turns, tool calls, tokens, cost). The same code renders plain text; only the `Screen` and the
+ * `Style` differ.
+ */
+import type { AgentEvent, AgentMessage, AssistantMessage } from "../../types.js";
+import { progressOf, type ToolProgress } from "../tools/progress.js";
+import { describeToolArgs, firstLine, formatCost, formatCount, formatDuration, plural, resultText } from "./format.js";
+import type { Screen } from "./screen.js";
+import { truncate, type Style } from "./style.js";
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const BAR_WIDTH = 16;
+
+export type NoticeTone = "info" | "dim" | "warn" | "error" | "steer" | "success";
+
+/** The input line at the bottom of the live area. */
+export interface InputLine {
+  prompt: string;
+  buffer: string;
+  /** Shown dimmed when the buffer is empty. */
+  hint?: string;
+}
+
+interface RunningTool {
+  name: string;
+  args: unknown;
+  started: number;
+  progress?: ToolProgress;
+  text?: string;
+}
+
+export interface RunStats {
+  turns: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  cost: number;
+  durationMs: number;
+  stopReason: string | undefined;
+  errorMessage: string | undefined;
+}
+
+export interface RendererOptions {
+  screen: Screen;
+  style: Style;
+  /** Monotonic clock in ms. */
+  now?: () => number;
+}
+
+export class Renderer {
+  private readonly screen: Screen;
+  private readonly style: Style;
+  private readonly now: () => number;
+  private readonly tools = new Map<string, RunningTool>();
+  private block: "text" | "thinking" | undefined;
+  private inBold = false;
+  private inCode = false;
+  private word = "";
+  private column = 0;
+  private frame = 0;
+  private waiting = false;
+  private input: InputLine | undefined;
+  private question: string | undefined;
+  private run: RunStats | undefined;
+  private runStarted = 0;
+  private lastRun: RunStats | undefined;
+
+  constructor(options: RendererOptions) {
+    this.screen = options.screen;
+    this.style = options.style;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Whether the screen has a live area (an ANSI terminal). */
+  get isLive(): boolean {
+    return this.screen.live;
+  }
+
+  /** Whether something animates (the caller ticks the spinner while true). */
+  get animating(): boolean {
+    return this.screen.live && (this.tools.size > 0 || this.waiting);
+  }
+
+  /** The stats of the last finished run. */
+  get lastRunStats(): RunStats | undefined {
+    return this.lastRun;
+  }
+
+  handle(event: AgentEvent): void {
+    switch (event.type) {
+      case "agent_start":
+        this.runStarted = this.now();
+        this.run = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, cost: 0, durationMs: 0, stopReason: undefined, errorMessage: undefined };
+        break;
+      case "turn_start":
+        if (this.run) this.run.turns++;
+        this.waiting = true;
+        break;
+      case "message_start":
+        if (event.message.role === "assistant") this.waiting = true;
+        break;
+      case "message_update":
+        this.waiting = false;
+        this.streamEvent(event.assistantMessageEvent);
+        break;
+      case "message_end":
+        if (event.message.role === "assistant") this.assistantEnded(event.message as AssistantMessage);
+        break;
+      case "tool_execution_start":
+        this.waiting = false;
+        this.tools.set(event.toolCallId, { name: event.toolName, args: event.args, started: this.now() });
+        if (!this.screen.live) this.line(`  ${this.style.dim("→")} ${this.toolTitle(event.toolName, event.args)}`);
+        break;
+      case "tool_execution_update": {
+        const tool = this.tools.get(event.toolCallId);
+        if (tool) {
+          tool.progress = progressOf(event.partialResult);
+          tool.text = firstLine(resultText(event.partialResult)) || tool.text;
+        }
+        break;
+      }
+      case "tool_execution_end": {
+        const tool = this.tools.get(event.toolCallId);
+        this.tools.delete(event.toolCallId);
+        if (this.run) this.run.toolCalls++;
+        this.toolEnded(event.toolName, tool?.args ?? {}, event.result, event.isError, event.durationMs);
+        if (this.tools.size === 0) this.waiting = true;
+        break;
+      }
+      case "turn_end":
+        this.waiting = false;
+        break;
+      case "agent_end":
+        this.waiting = false;
+        this.tools.clear();
+        this.runEnded(event.messages);
+        break;
+    }
+    this.redraw();
+  }
+
+  /** A line of its own (steering acknowledged, abort requested, errors, …). */
+  notice(text: string, tone: NoticeTone = "info"): void {
+    const s = this.style;
+    const styled =
+      tone === "dim" ? s.dim(text)
+      : tone === "warn" ? s.yellow(text)
+      : tone === "error" ? s.red(text)
+      : tone === "steer" ? s.cyan(text)
+      : tone === "success" ? s.green(text)
+      : text;
+    this.line(styled);
+    this.redraw();
+  }
+
+  /** Raw permanent text (the echo of a prompt, the banner). */
+  print(text: string): void {
+    this.flushWord();
+    this.screen.print(text);
+    const lastNewline = text.lastIndexOf("\n");
+    this.column = lastNewline === -1 ? this.column + text.length : text.length - lastNewline - 1;
+  }
+
+  setInput(line: InputLine | undefined): void {
+    this.input = line;
+    this.redraw();
+  }
+
+  setQuestion(text: string | undefined): void {
+    this.question = text;
+    this.redraw();
+  }
+
+  /** Advances the spinners. */
+  tick(): void {
+    this.frame = (this.frame + 1) % SPINNER.length;
+    this.redraw();
+  }
+
+  close(): void {
+    this.flushWord();
+    this.screen.close();
+  }
+
+  // -- streaming text ------------------------------------------------------------------------
+
+  private streamEvent(event: Extract<AgentEvent, { type: "message_update" }>["assistantMessageEvent"]): void {
+    switch (event.type) {
+      case "text_start":
+      case "thinking_start":
+        this.startBlock(event.type === "text_start" ? "text" : "thinking");
+        break;
+      case "text_delta":
+      case "thinking_delta":
+        if (!this.block) this.startBlock(event.type === "text_delta" ? "text" : "thinking");
+        this.write(event.delta);
+        break;
+      case "text_end":
+      case "thinking_end":
+        this.endBlock();
+        break;
+    }
+  }
+
+  private startBlock(kind: "text" | "thinking"): void {
+    this.endBlock();
+    this.block = kind;
+  }
+
+  private endBlock(): void {
+    if (!this.block) return;
+    this.flushWord();
+    this.closeStyles();
+    this.inBold = this.inCode = false;
+    this.block = undefined;
+    this.newlineIfNeeded();
+  }
+
+  /** Streams text, word-wrapped when the width is known. */
+  private write(text: string): void {
+    const width = this.wrapWidth();
+    if (width === undefined) {
+      this.emit(text);
+      return;
+    }
+    for (const char of text) {
+      if (char === "\n") {
+        this.flushWord();
+        this.emitRaw("\n");
+      } else if (char === " " || char === "\t") {
+        this.flushWord();
+        if (this.column + 1 > width) this.emitRaw("\n");
+        else if (this.column > 0) this.emit(" ");
+      } else this.word += char;
+    }
+  }
+
+  private flushWord(): void {
+    if (!this.word) return;
+    const width = this.wrapWidth() ?? Infinity;
+    let word = this.word;
+    this.word = "";
+    if (this.column > 0 && this.column + Array.from(word).length > width) this.emitRaw("\n");
+    while (Array.from(word).length > width) {
+      const chars = Array.from(word);
+      this.emit(chars.slice(0, width).join(""));
+      this.emitRaw("\n");
+      word = chars.slice(width).join("");
+    }
+    this.emit(word);
+  }
+
+  private emit(text: string): void {
+    if (!text) return;
+    const styled = this.block === "thinking" ? this.style.dim(this.style.italic(text)) : this.block === "text" && this.style.enabled ? this.markdown(text) : text;
+    this.screen.print(styled);
+    const visible = this.style.enabled && this.block === "text" ? text.replace(/\*\*|`/g, "") : text;
+    const lastNewline = visible.lastIndexOf("\n");
+    this.column = lastNewline === -1 ? this.column + Array.from(visible).length : Array.from(visible.slice(lastNewline + 1)).length;
+  }
+
+  /** Light markdown on a terminal: **bold** and `code` (markers hidden), across deltas. */
+  private markdown(text: string): string {
+    let out = "";
+    for (let index = 0; index < text.length; index++) {
+      if (text.startsWith("**", index)) {
+        this.inBold = !this.inBold;
+        out += this.inBold ? "\x1b[1m" : "\x1b[22m";
+        index++;
+      } else if (text[index] === "`") {
+        this.inCode = !this.inCode;
+        out += this.inCode ? "\x1b[36m" : "\x1b[39m";
+      } else out += text[index];
+    }
+    return out;
+  }
+
+  /** Closes open markdown styles (before a newline or at the end of a block); returns the codes to reopen them. */
+  private closeStyles(): string {
+    let close = "";
+    let reopen = "";
+    if (this.inBold) (close += "\x1b[22m"), (reopen += "\x1b[1m");
+    if (this.inCode) (close += "\x1b[39m"), (reopen += "\x1b[36m");
+    if (close) this.screen.print(close);
+    return reopen;
+  }
+
+  private emitRaw(text: string): void {
+    const reopen = text.includes("\n") ? this.closeStyles() : "";
+    this.screen.print(text + reopen);
+    if (text.endsWith("\n")) this.column = 0;
+  }
+
+  private newlineIfNeeded(): void {
+    this.flushWord();
+    if (this.column > 0) this.emitRaw("\n");
+  }
+
+  private line(text: string): void {
+    this.newlineIfNeeded();
+    this.screen.print(`${text}\n`);
+    this.column = 0;
+  }
+
+  private wrapWidth(): number | undefined {
+    return this.screen.columns === undefined ? undefined : Math.max(10, this.screen.columns - 1);
+  }
+
+  // -- messages, tools, runs -------------------------------------------------------------------
+
+  private assistantEnded(message: AssistantMessage): void {
+    this.endBlock();
+    this.waiting = false;
+    if (this.run) {
+      const usage = message.usage;
+      if (usage) {
+        this.run.inputTokens += usage.input + usage.cacheRead + usage.cacheWrite;
+        this.run.outputTokens += usage.output;
+        this.run.totalTokens += usage.totalTokens;
+        this.run.cost += usage.cost?.total ?? 0;
+      }
+      this.run.stopReason = message.stopReason;
+      if (message.errorMessage) this.run.errorMessage = message.errorMessage;
+    }
+    if (message.stopReason === "error") this.line(this.style.red(`✗ error: ${message.errorMessage ?? "the model request failed"}`));
+    if (message.stopReason === "aborted") this.line(this.style.yellow("⏹ aborted: the run was stopped"));
+  }
+
+  private toolTitle(name: string, args: unknown): string {
+    const description = describeToolArgs(name, args);
+    return `${this.style.bold(name)}${description ? ` ${description}` : ""}`;
+  }
+
+  private toolEnded(name: string, args: unknown, result: unknown, isError: boolean, durationMs: number | undefined): void {
+    const s = this.style;
+    const text = firstLine(resultText(result as { content: [] }));
+    const mark = isError ? s.red("✗") : s.green("✓");
+    const duration = durationMs === undefined ? "not run" : formatDuration(durationMs);
+    const width = (this.screen.columns ?? 120) - 1;
+    const head = `  ${mark} ${this.toolTitle(name, args)} ${s.dim("·")} ${duration} ${s.dim("·")} `;
+    const room = Math.max(10, width - stripWidth(head));
+    const summary = truncate(text || (isError ? "failed" : "done"), this.screen.columns === undefined ? 200 : room);
+    this.line(head + (isError ? s.red(summary) : s.dim(summary)));
+  }
+
+  private runEnded(messages: AgentMessage[]): void {
+    this.endBlock();
+    const run = this.run;
+    if (!run) return;
+    run.durationMs = this.now() - this.runStarted;
+    const last = [...messages].reverse().find((message) => message.role === "assistant") as AssistantMessage | undefined;
+    if (last) run.stopReason = last.stopReason;
+    const parts = [
+      plural(run.turns, "turn"),
+      plural(run.toolCalls, "tool call"),
+      `${formatCount(run.totalTokens)} tokens (${formatCount(run.inputTokens)} in, ${formatCount(run.outputTokens)} out)`,
+      formatCost(run.cost),
+      formatDuration(run.durationMs),
+    ];
+    this.line(this.style.dim(`── ${parts.join(" · ")}`));
+    this.lastRun = run;
+    this.run = undefined;
+  }
+
+  // -- the live area ---------------------------------------------------------------------------
+
+  private redraw(): void {
+    if (!this.screen.live) return;
+    const s = this.style;
+    const width = (this.screen.columns ?? 80) - 1;
+    const lines: string[] = [];
+    const spin = s.cyan(SPINNER[this.frame]);
+    for (const tool of this.tools.values()) {
+      const elapsed = formatDuration(this.now() - tool.started);
+      const head = `  ${spin} ${this.toolTitle(tool.name, tool.args)} ${s.dim("·")} ${elapsed}`;
+      let status = "";
+      if (tool.progress?.total) {
+        const ratio = Math.min(1, tool.progress.done / tool.progress.total);
+        const filled = Math.round(ratio * BAR_WIDTH);
+        status = ` ${s.cyan("█".repeat(filled))}${s.dim("░".repeat(BAR_WIDTH - filled))} ${tool.progress.done}/${tool.progress.total} ${tool.progress.unit}`;
+      } else if (tool.text) status = ` ${s.dim("·")} ${s.dim(tool.text)}`;
+      lines.push(fit(head + status, width));
+    }
+    if (this.waiting && this.tools.size === 0) lines.push(`${spin} ${s.dim("waiting for the model…")}`);
+    if (this.question) lines.push(fit(s.yellow(this.question), width));
+    if (this.input) {
+      const room = Math.max(5, width - this.input.prompt.length);
+      const chars = Array.from(this.input.buffer);
+      const shown = chars.length > room ? chars.slice(chars.length - room).join("") : this.input.buffer;
+      const hint = !this.input.buffer && this.input.hint ? s.dim(truncate(this.input.hint, room)) : "";
+      lines.push(`${this.input.prompt}${shown}${hint}`);
+    }
+    this.screen.setLive(lines);
+  }
+}
+
+const stripWidth = (text: string) => Array.from(text.replace(/\x1b\[[0-9;]*m/g, "")).length;
+
+/** Cuts a styled line to `width` visible columns (only at the end, so the styles stay balanced enough). */
+function fit(text: string, width: number): string {
+  if (stripWidth(text) <= width) return text;
+  let out = "";
+  let visible = 0;
+  const parts = text.split(/(\x1b\[[0-9;]*m)/);
+  for (const part of parts) {
+    if (part.startsWith("\x1b[")) {
+      out += part;
+      continue;
+    }
+    for (const char of part) {
+      if (visible >= width - 1) return `${out}…\x1b[0m`;
+      out += char;
+      visible++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,49 @@
+/** JSON-safe copies of arbitrary values (tool details may hold anything) and secret redaction. */
+import type { JsonValue } from "../types.js";
+
+/**
+ * A JSON-safe deep copy: drops functions, symbols and `undefined` fields, turns `bigint` into a
+ * string, an `Error` into `{ name, message }`, non-finite numbers into `null`, and a cycle into
+ * `"[Circular]"` (a shared, non-cyclic reference is copied twice).
+ */
+export function toJsonSafe(value: unknown, ancestors: object[] = []): JsonValue | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : null;
+    case "bigint":
+      return value.toString();
+    case "undefined":
+    case "function":
+    case "symbol":
+      return undefined;
+  }
+  if (value === null) return null;
+  const object = value as object;
+  if (ancestors.includes(object)) return "[Circular]";
+  if (object instanceof Error) return { name: object.name, message: object.message };
+  if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
+  const inner = [...ancestors, object];
+  if (Array.isArray(object)) return object.map((item) => toJsonSafe(item, inner) ?? null);
+  const toJSON = (object as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return toJsonSafe(toJSON.call(object), inner);
+  const out: { [key: string]: JsonValue } = {};
+  for (const [key, item] of Object.entries(object)) {
+    const copy = toJsonSafe(item, inner);
+    if (copy !== undefined) out[key] = copy;
+  }
+  return out;
+}
+
+const ANTHROPIC_KEY = /sk-ant-[A-Za-z0-9_-]{8,}/g;
+
+/** Replaces every occurrence of the given secrets, and anything shaped like an Anthropic key. */
+export function redact(line: string, secrets: readonly string[]): string {
+  let out = line.replace(ANTHROPIC_KEY, "[redacted]");
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  }
+  return out;
+}

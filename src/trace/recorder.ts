@@ -1,0 +1,134 @@
+/**
+ * `createTraceRecorder`: produces the trace format v1 (docs/trace-format.md) as JSON Lines handed
+ * to a `write` callback. Node-free: the CLI writes the lines to a file, a viewer or a test may keep
+ * them in memory.
+ *
+ * - `recordEvent` records every `AgentEvent` (reduced: no `message_update` partials, no image data).
+ * - `inspect` is an XState inspection observer (pass it as `RunOptions.inspect` or to the actor):
+ *   it records the state value of the run machine (machine id `"run"`) and of each tool-call actor
+ *   (machine id `"toolCall"`, actor id `"tool:<index>"`) after each transition, from the
+ *   `@xstate.snapshot` inspection events; snapshots of a machine with id `"session"` are recorded
+ *   as actor `"session"`. Other actors (invoked promises, …) are ignored.
+ * - `note` records a free-form marker.
+ *
+ * Runs are counted from 1 in session order: events by their `agent_start` (unless `recordEvent`
+ * is given the run), states by the run-machine actors as they appear. Both count the same runs
+ * as long as runs do not overlap, which an `Agent` guarantees.
+ */
+import type { InspectionEvent } from "xstate";
+import type { AgentEvent } from "../types.js";
+import { redact, toJsonSafe } from "./json.js";
+import { reduceEventForTrace } from "./reduce.js";
+import { TRACE_FORMAT, TRACE_VERSION, type TraceRecord, type TraceStateRecord } from "./format.js";
+
+export interface TraceRecorderOptions {
+  /** Receives each record as one JSON line, `\n`-terminated, in order. Must not throw. */
+  write: (line: string) => void;
+  /** A monotonic clock in ms (default `performance.now()`). */
+  now?: () => number;
+  /** Header fields. */
+  model?: { id: string; provider: string };
+  cwd?: string;
+  /** Wall-clock start for the header (default: now). */
+  createdAt?: Date;
+  /** Values that must never appear in the trace (e.g. an API key); replaced by `[redacted]`. */
+  secrets?: readonly string[];
+}
+
+export interface TraceRecorder {
+  /** An XState inspection observer; records run-machine and tool-call snapshots. */
+  inspect: (event: InspectionEvent) => void;
+  /** Records one agent event; `run` defaults to the recorder's own count of `agent_start`s. */
+  recordEvent: (event: AgentEvent, run?: number) => void;
+  /** Records a free-form note for the current run. */
+  note: (text: string) => void;
+  /** The current run number (0 before the first run). */
+  readonly run: number;
+}
+
+/** A record before the recorder stamps `seq` and `t`. */
+type Unstamped = TraceRecord extends infer R ? (R extends TraceRecord ? Omit<R, "seq" | "t"> : never) : never;
+
+const now = (): number => globalThis.performance.now();
+
+export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorder {
+  const clock = options.now ?? now;
+  const secrets = options.secrets ?? [];
+  const t0 = clock();
+  let seq = 0;
+  let eventRun = 0;
+  let stateRun = 0;
+  const runActors = new Map<string, number>();
+
+  const emit = (record: Unstamped) => {
+    // The header is the origin of the clock.
+    const t = seq === 0 ? 0 : Math.round((clock() - t0) * 1000) / 1000;
+    const { type, ...fields } = record;
+    const line = JSON.stringify({ type, seq: seq++, t, ...fields });
+    options.write(`${redact(line, secrets)}\n`);
+  };
+
+  emit({
+    type: "trace",
+    version: TRACE_VERSION,
+    format: TRACE_FORMAT,
+    createdAt: (options.createdAt ?? new Date()).toISOString(),
+    model: options.model ? { id: options.model.id, provider: options.model.provider } : null,
+    cwd: options.cwd ?? null,
+  });
+
+  const currentRun = () => Math.max(eventRun, stateRun);
+
+  const inspect = (inspection: InspectionEvent) => {
+    if (inspection.type !== "@xstate.snapshot") return;
+    const snapshot = inspection.snapshot as {
+      machine?: { id?: string };
+      value?: unknown;
+      status?: TraceStateRecord["status"];
+    };
+    const machineId = snapshot.machine?.id;
+    const actorRef = inspection.actorRef as { id?: string; sessionId: string; _parent?: { sessionId: string } };
+    let actor: string;
+    let run: number;
+    if (machineId === "run") {
+      actor = "run";
+      let known = runActors.get(actorRef.sessionId);
+      if (known === undefined) {
+        known = ++stateRun;
+        runActors.set(actorRef.sessionId, known);
+      }
+      run = known;
+    } else if (machineId === "toolCall") {
+      actor = actorRef.id ?? "tool";
+      run = (actorRef._parent && runActors.get(actorRef._parent.sessionId)) ?? stateRun;
+    } else if (machineId === "session") {
+      actor = "session";
+      run = currentRun();
+    } else return;
+    emit({
+      type: "state",
+      run,
+      actor,
+      value: toJsonSafe(snapshot.value) ?? null,
+      status: snapshot.status ?? "active",
+      cause: String(inspection.event?.type ?? ""),
+    });
+  };
+
+  const recordEvent = (event: AgentEvent, run?: number) => {
+    if (run !== undefined) eventRun = run;
+    else if (event.type === "agent_start") eventRun++;
+    emit({ type: "event", run: run ?? Math.max(eventRun, 1), event: reduceEventForTrace(event) });
+  };
+
+  const note = (text: string) => emit({ type: "note", run: currentRun(), text });
+
+  return {
+    inspect,
+    recordEvent,
+    note,
+    get run() {
+      return currentRun();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { parseCliArgs } from "../../src/node/cli/args.js";
+
+describe("argument parsing", () => {
+  it("a one-shot prompt from the positional words, defaults for the rest", () => {
+    expect(parseCliArgs(["find", "the", "TODOs"])).toEqual({
+      kind: "run",
+      options: { prompt: "find the TODOs", offline: false, thinking: "off", yes: false, inspect: false },
+    });
+  });
+
+  it("no prompt: the interactive session", () => {
+    expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false } });
+  });
+
+  it("every option, long and short", () => {
+    expect(parseCliArgs(["--offline", "-m", "claude-opus-4-5", "--thinking", "high", "-y", "--trace", "t.jsonl", "--inspect", "-C", "src", "hi"])).toEqual({
+      kind: "run",
+      options: { prompt: "hi", offline: true, model: "claude-opus-4-5", thinking: "high", yes: true, trace: "t.jsonl", inspect: true, cwd: "src" },
+    });
+    expect(parseCliArgs(["--model=claude-haiku-4-5", "--", "--not-a-flag"])).toMatchObject({
+      kind: "run",
+      options: { model: "claude-haiku-4-5", prompt: "--not-a-flag" },
+    });
+  });
+
+  it("help and version", () => {
+    expect(parseCliArgs(["--help"])).toEqual({ kind: "help" });
+    expect(parseCliArgs(["-h", "--bogus"])).toEqual({ kind: "error", message: "Unknown option --bogus." });
+    expect(parseCliArgs(["-v"])).toEqual({ kind: "version" });
+  });
+
+  it.each([
+    [["--bogus"], "Unknown option --bogus."],
+    [["-x"], "Unknown option -x."],
+    [["--trace"], "Option --trace needs a value."],
+    [["--model", "--offline"], "Option --model needs a value."],
+    [["--thinking", "loud"], 'Unknown thinking level "loud" (one of: off, minimal, low, medium, high, xhigh, max).'],
+  ])("%j is an error: %s", (argv, message) => {
+    expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
+  });
+});

@@ -1,0 +1,81 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import type { CliIO } from "../../src/node/cli/app.js";
+
+export const REPO = path.resolve(import.meta.dirname, "../..");
+export const MAIN = path.join(REPO, "src/node/cli/main.ts");
+export const TSX = path.join(REPO, "node_modules/tsx/dist/cli.mjs");
+
+/** A small repository for the offline demo to explore. */
+export function makeRepo(files: Record<string, string> = DEFAULT_FILES): { root: string; cleanup: () => void } {
+  const root = mkdtempSync(path.join(tmpdir(), "xal-cli-"));
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), content);
+  }
+  return { root, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+export const DEFAULT_FILES: Record<string, string> = {
+  "package.json": JSON.stringify({ name: "tiny-repo", version: "2.0.0", description: "A tiny repository", scripts: { test: "vitest" } }, null, 2) + "\n",
+  "README.md": "# Tiny\n\nA tiny repository.\n",
+  "src/main.ts": "export function main() {\n  // TODO: parse arguments\n  return 0;\n}\n",
+  "src/util.ts": "// TODO: remove\n// FIXME: slow\nexport const slow = true;\n",
+  "test/main.test.ts": "import { main } from '../src/main';\n",
+  "test/util.test.ts": "import { slow } from '../src/util';\n",
+};
+
+/** In-process IO: a non-TTY stdin with `input`, captured stdout/stderr, no ANSI. */
+export function fakeIO(cwd: string, options: { env?: Record<string, string>; input?: string } = {}) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const stdin = Readable.from(options.input === undefined ? [] : [options.input]) as unknown as CliIO["stdin"];
+  const io: CliIO = {
+    stdin,
+    stdout: { write: (text: string) => stdout.push(text), isTTY: false },
+    stderr: { write: (text: string) => stderr.push(text) },
+    env: options.env ?? {},
+    cwd,
+    demoPace: 0,
+  };
+  return { io, stdout: () => stdout.join(""), stderr: () => stderr.join("") };
+}
+
+export interface ParsedTrace {
+  records: Record<string, any>[];
+  events: Record<string, any>[];
+  states: Record<string, any>[];
+  notes: Record<string, any>[];
+}
+
+/** Parses a trace and checks the invariants of docs/trace-format.md; throws on a violation. */
+export function checkTrace(text: string): ParsedTrace {
+  if (!text.endsWith("\n")) throw new Error("the trace does not end with a newline");
+  const records = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+  const header = records[0];
+  if (header.type !== "trace" || header.version !== 1 || header.format !== "xstate-agent-loop/trace") throw new Error("bad header");
+  records.forEach((record, index) => {
+    if (record.seq !== index) throw new Error(`seq ${record.seq} at line ${index}`);
+    if (typeof record.t !== "number" || (index > 0 && record.t < records[index - 1].t)) throw new Error(`t goes back at ${index}`);
+  });
+  const events = records.filter((record) => record.type === "event");
+  const runs = [...new Set(events.map((record) => record.run))];
+  for (const run of runs) {
+    const ofRun = events.filter((record) => record.run === run);
+    if (ofRun[0].event.type !== "agent_start") throw new Error(`run ${run} starts with ${ofRun[0].event.type}`);
+    if (ofRun.at(-1)!.event.type !== "agent_end") throw new Error(`run ${run} ends with ${ofRun.at(-1)!.event.type}`);
+  }
+  for (const record of events) {
+    if (record.event.type === "message_update") {
+      if (record.event.message?.partial !== true || "partial" in record.event.assistantMessageEvent) throw new Error("message_update not reduced");
+    }
+  }
+  return {
+    records,
+    events,
+    states: records.filter((record) => record.type === "state"),
+    notes: records.filter((record) => record.type === "note"),
+  };
+}
