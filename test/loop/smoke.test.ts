@@ -7,7 +7,6 @@ describe("smoke", () => {
     const events: AgentEvent[] = [];
     const stream = scriptedStreamFn([{ content: [text("let me look"), toolCall("read", {})] }, { content: [text("done")] }]);
     const messages = await runAgentLoop([user("hi")], { messages: [], tools: [tool("read")] }, baseConfig(), (e) => void events.push(e), undefined, stream);
-    console.log(events.map(project).join(" "));
     expect(withoutUpdates(events).map(project)).toEqual([
       "agent_start",
       "turn_start",
