@@ -19,7 +19,8 @@ import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../sr
 import type { RunInput } from "../src/loop/run-context.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
 import { takeBatch, type QueueName } from "../src/agent/queue-batch.js";
-import { addMessageUsage, zeroUsage } from "../src/agent/usage-totals.js";
+import { addMessageUsage } from "../src/agent/usage-totals.js";
+import { emptyUsage } from "../src/providers/assistant-stream.js";
 import { runMachine } from "./run.machine.js";
 
 export type { QueueName } from "../src/agent/queue-batch.js";
@@ -145,7 +146,7 @@ export const sessionMachine = setup({
     queues: emptyQueues(),
     modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
     errorMessage: null,
-    usage: zeroUsage(),
+    usage: emptyUsage(),
   }),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {

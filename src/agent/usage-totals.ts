@@ -1,17 +1,5 @@
 import type { AgentMessage, Usage } from "../types.js";
 
-/** Zero tokens, zero cost. */
-export function zeroUsage(): Usage {
-  return {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}
-
 /**
  * `total` plus what a final message cost: an assistant message's `usage`, or a tool result's
  * (a tool that called a model reports it there). Other messages, and messages without usage,

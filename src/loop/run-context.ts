@@ -15,6 +15,7 @@ import type {
   ToolResultMessage,
 } from "../types.js";
 import type { KeyedToolDecl } from "../transcript/index.js";
+import { emptyUsage } from "../providers/assistant-stream.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
 
 /** Which optional hooks the config has: a hook's state is entered only when it is configured. */
@@ -159,14 +160,7 @@ export function failureMessage(context: RunContext, errorMessage: string): Assis
     api: context.model.api,
     provider: context.model.provider,
     model: context.model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: emptyUsage(),
     stopReason: "error",
     errorMessage,
     timestamp: Date.now(),

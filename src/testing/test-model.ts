@@ -1,0 +1,259 @@
+/**
+ * `createAgentTestModel`: every path of the agent loop, ready to run against an app's own tools
+ * and hooks with the scripted model, so an app can test its hooks on each path (tool success,
+ * error result, throw, block, termination, truncation, provider error, aborts, steering,
+ * follow-ups, `finishTurn` end/continue). Node-free.
+ *
+ * How a path is realized:
+ * - The model is scripted (`scriptedStreamFn`): it calls the path's tool with `arguments[tool]`
+ *   (default `{}`), then answers.
+ * - Tool outcomes are scripted stubs by default (`execute: "stub"`): the app's tool keeps its name,
+ *   schema, `prepareArguments` and execution mode; only `execute` is replaced. With
+ *   `execute: "real"`, the success, termination-free and abort paths run the tool's own `execute`.
+ * - The app's hooks always run. A path about a hook's decision (block, `finishTurn` end/continue)
+ *   overrides that one decision after the app's hook returned; a path about queued messages adds
+ *   one steering/follow-up message to what the app's own queue hook returns.
+ */
+import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
+import type {
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  AgentTool,
+  AgentToolResult,
+  Message,
+} from "../types.js";
+import { runAgentLoop } from "../api/agent-loop.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall, type ScriptedResponse } from "../providers/scripted.js";
+
+export interface AgentTestModelOptions {
+  /** The app's tools. Their declarations, schemas, `prepareArguments` and execution modes are used as they are. */
+  tools: AgentTool[];
+  /**
+   * The app's loop configuration: its hooks and options. `model` defaults to the scripted model,
+   * `convertToLlm` to passing provider messages through.
+   */
+  config?: Partial<AgentLoopConfig>;
+  /** The arguments the scripted model sends to each tool (default `{}`). Make them valid so calls reach execution. */
+  arguments?: Record<string, Record<string, unknown>>;
+  /** `"stub"` (default): scripted outcomes. `"real"`: paths where the tool succeeds run its own `execute`. */
+  execute?: "stub" | "real";
+  /** The prompt of every run (default `"Test prompt"`). */
+  prompt?: string;
+  /** The transcript before the run (default empty). */
+  messages?: AgentMessage[];
+}
+
+export type AgentTestPathKind =
+  | "answer"
+  | "tool-success"
+  | "tool-error-result"
+  | "tool-throws"
+  | "tool-blocked"
+  | "tool-terminates"
+  | "truncated"
+  | "provider-error"
+  | "abort-while-streaming"
+  | "abort-while-tool-runs"
+  | "steering"
+  | "follow-up"
+  | "finish-turn-end"
+  | "finish-turn-continue"
+  | "parallel-batch";
+
+export interface AgentTestRun {
+  /** Every event, in order. */
+  events: AgentEvent[];
+  /** What the run resolved with: the messages it added. */
+  messages: AgentMessage[];
+  /** The run machine's states in visit order, as dotted paths (`"turn.requesting.streaming"`). */
+  states: string[];
+}
+
+export interface AgentTestPath {
+  /** What happens on this path, e.g. `"read_file throws"`. */
+  description: string;
+  kind: AgentTestPathKind;
+  /** The tool this path is about, if any. */
+  tool?: string;
+  /** Plays the path: a fresh run every call. Never rejects unless an app hook breaks the event sink. */
+  run(): Promise<AgentTestRun>;
+}
+
+export interface AgentTestModel {
+  paths: AgentTestPath[];
+}
+
+/** Requests per run at most: an app hook that always says `continue` still ends. */
+const MAX_REQUESTS = 10;
+
+type Outcome = "success" | "error-result" | "throws" | "terminates" | "abort";
+
+interface PathPlan {
+  kind: AgentTestPathKind;
+  description: string;
+  tool?: string;
+  /** Tool calls of the first response (names), and what their stubs do. */
+  calls: string[];
+  outcome?: Outcome;
+  stopReason?: "length" | "error";
+  abortWhileStreaming?: boolean;
+  block?: boolean;
+  finishTurn?: "end" | "continue";
+  steering?: boolean;
+  followUp?: boolean;
+}
+
+export function createAgentTestModel(options: AgentTestModelOptions): AgentTestModel {
+  const tools = options.tools ?? [];
+  const plans: PathPlan[] = [
+    { kind: "answer", description: "the model answers without calling a tool", calls: [] },
+    { kind: "provider-error", description: "the request fails (provider error response)", calls: [], stopReason: "error" },
+    { kind: "abort-while-streaming", description: "the run is aborted while the response streams", calls: [], abortWhileStreaming: true },
+    { kind: "steering", description: "a steering message arrives after the first turn", calls: [], steering: true },
+    { kind: "follow-up", description: "a follow-up message arrives when the run would end", calls: [], followUp: true },
+    { kind: "finish-turn-continue", description: "finishTurn asks for one more request after the answer", calls: [], finishTurn: "continue" },
+  ];
+  for (const tool of tools) {
+    const name = tool.name;
+    const one = (plan: Omit<PathPlan, "tool" | "calls">): PathPlan => ({ ...plan, tool: name, calls: [name] });
+    plans.push(
+      one({ kind: "tool-success", description: `${name} succeeds`, outcome: "success" }),
+      one({ kind: "tool-error-result", description: `${name} returns an error result`, outcome: "error-result" }),
+      one({ kind: "tool-throws", description: `${name} throws`, outcome: "throws" }),
+      one({ kind: "tool-blocked", description: `beforeToolCall blocks ${name}`, outcome: "success", block: true }),
+      one({ kind: "tool-terminates", description: `${name}'s result terminates the batch`, outcome: "terminates" }),
+      one({ kind: "truncated", description: `the response calling ${name} is truncated (token limit)`, outcome: "success", stopReason: "length" }),
+      one({ kind: "abort-while-tool-runs", description: `the run is aborted while ${name} runs`, outcome: "abort" }),
+      one({ kind: "steering", description: `a steering message arrives during ${name}'s turn`, outcome: "success", steering: true }),
+      one({ kind: "finish-turn-end", description: `finishTurn ends the run after ${name}`, outcome: "success", finishTurn: "end" }),
+    );
+  }
+  if (tools.length > 1) {
+    const names = tools.map((tool) => tool.name);
+    plans.push({ kind: "parallel-batch", description: `one batch calls ${names.join(", ")}`, calls: names, outcome: "success" });
+  }
+  return { paths: plans.map((plan) => ({ description: plan.description, kind: plan.kind, ...(plan.tool ? { tool: plan.tool } : {}), run: () => runPath(options, plan) })) };
+}
+
+const textResult = (value: string, extra: Partial<AgentToolResult> = {}): AgentToolResult => ({ content: [{ type: "text", text: value }], details: {}, ...extra });
+
+const untilAborted = (signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve) => {
+    if (!signal || signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+
+const userMessage = (content: string): AgentMessage => ({ role: "user", content, timestamp: Date.now() });
+
+async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<AgentTestRun> {
+  const app = options.config ?? {};
+  const controller = new AbortController();
+  const callIds = plan.calls.map((name, i) => `test_call_${i}_${name}`);
+
+  // Tools: the app's, with `execute` replaced by the path's outcome (or kept, with execute "real").
+  const tools = options.tools.map((tool): AgentTool => {
+    if (!plan.calls.includes(tool.name)) return tool;
+    const real = options.execute === "real";
+    const execute: AgentTool["execute"] = async (id, params, signal, onUpdate) => {
+      switch (plan.outcome) {
+        case "error-result":
+          return textResult(`${tool.name} failed (test model)`, { isError: true });
+        case "throws":
+          throw new Error(`${tool.name} threw (test model)`);
+        case "terminates":
+          return textResult(`${tool.name} done (test model)`, { terminate: true });
+        case "abort": {
+          controller.abort();
+          if (real) return tool.execute(id, params, signal, onUpdate);
+          await untilAborted(signal);
+          throw new Error(`${tool.name} was aborted (test model)`);
+        }
+        default:
+          return real ? tool.execute(id, params, signal, onUpdate) : textResult(`${tool.name} done (test model)`);
+      }
+    };
+    return { ...tool, execute };
+  });
+
+  const config: AgentLoopConfig = {
+    ...app,
+    model: app.model ?? scriptedModel,
+    convertToLlm: app.convertToLlm ?? ((messages: AgentMessage[]) => messages as Message[]),
+  };
+  if (plan.block) {
+    config.beforeToolCall = async (context, signal) => {
+      const decision = await app.beforeToolCall?.(context, signal);
+      return callIds.includes(context.toolCall.id) ? { block: true, reason: "Blocked (test model)" } : decision;
+    };
+  }
+  if (plan.finishTurn) {
+    let turns = 0;
+    const forced = plan.finishTurn;
+    config.finishTurn = async (turn, signal) => {
+      const decision = await app.finishTurn?.(turn, signal);
+      return turns++ === 0 ? { action: forced } : decision;
+    };
+  }
+  if (plan.steering) {
+    let polls = 0;
+    // Polled at run start, then after each turn: the message arrives at the second poll.
+    config.getSteeringMessages = async () => {
+      const own = (await app.getSteeringMessages?.()) ?? [];
+      return ++polls === 2 ? own.concat(userMessage("Steering message (test model)")) : own;
+    };
+  }
+  if (plan.followUp) {
+    let polls = 0;
+    config.getFollowUpMessages = async () => {
+      const own = (await app.getFollowUpMessages?.()) ?? [];
+      return ++polls === 1 ? own.concat(userMessage("Follow-up message (test model)")) : own;
+    };
+  }
+
+  const first: ScriptedResponse = {
+    content: [
+      text(plan.abortWhileStreaming ? "This answer is interrupted" : plan.calls.length > 0 ? "Calling tools." : "Answer."),
+      ...plan.calls.map((name, i) => toolCall(name, options.arguments?.[name] ?? {}, callIds[i])),
+    ],
+    ...(plan.stopReason ? { stopReason: plan.stopReason } : {}),
+    ...(plan.stopReason === "error" ? { errorMessage: "Provider error (test model)" } : {}),
+  };
+  const streamFn = scriptedStreamFn((_, index) => {
+    if (index === 0) return first;
+    if (index >= MAX_REQUESTS) return { stopReason: "error", errorMessage: `Test model: more than ${MAX_REQUESTS} requests` };
+    return { content: [text("Done.")] };
+  });
+
+  const events: AgentEvent[] = [];
+  const states: string[] = [];
+  const visit = (path: string) => {
+    if (states[states.length - 1] !== path) states.push(path);
+  };
+  const inspect = (event: InspectionEvent) => {
+    // The run actor is the root of its system; tool-call actors and the effect worker are children.
+    if (event.type !== "@xstate.microstep" || (event.actorRef as AnyActorRef).sessionId !== event.rootId) return;
+    for (const transition of event._transitions) visit(transition.source.id.split(".").slice(1).join("."));
+    visit(statePath((event.snapshot as unknown as { value: StateValue }).value));
+  };
+  const sink = (event: AgentEvent) => {
+    events.push(event);
+    if (plan.abortWhileStreaming && event.type === "message_update") controller.abort();
+  };
+  const messages = await runAgentLoop(
+    [userMessage(options.prompt ?? "Test prompt")],
+    { messages: options.messages ?? [], tools },
+    config,
+    sink,
+    controller.signal,
+    streamFn,
+    { inspect },
+  );
+  return { events, messages, states };
+}
+
+function statePath(value: StateValue): string {
+  if (typeof value === "string") return value;
+  const [key, child] = Object.entries(value)[0];
+  return child && (typeof child === "string" || Object.keys(child).length > 0) ? `${key}.${statePath(child)}` : key;
+}
