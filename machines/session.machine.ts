@@ -82,6 +82,8 @@ export const sessionMachine = setup({
     input: {} as SessionInput,
     context: {} as SessionContext,
     events: {} as SessionEvent,
+    /** The invoked run is `snapshot.children.run`, typed as the run machine's actor. */
+    children: {} as { run: "run" },
   },
   actors: {
     run: runMachine,

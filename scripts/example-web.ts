@@ -1,0 +1,338 @@
+/**
+ * The browser embedding example (examples/web-chat/): builds the library if dist/ is stale, builds
+ * the page with Vite, and serves it on 127.0.0.1 with node:http.
+ *
+ *   npm run example:web                    scripted model, offline (default port 5174)
+ *   npm run example:web -- --anthropic     Claude through a local proxy; ANTHROPIC_API_KEY stays here
+ *   npm run example:web -- --port 0 --model claude-haiku-4-5
+ *
+ * Routes: /  /assets/*   GET /api/config (which model the page runs)
+ *         POST /api/stream (only with --anthropic): the page's StreamFn posts the request context;
+ *         the server runs `anthropicStreamFn` with its own key and model, and answers with the
+ *         assistant events as server-sent events (`data: <json>`), each without the repeated
+ *         `partial` message: `*_start`/`*_end` events carry the content block (`block`) instead,
+ *         deltas only the delta (examples/web-chat/src/proxy-stream.ts rebuilds the partial).
+ *
+ * The proxy takes only `context` and `reasoning`/`maxTokens` from the page: model, base URL and
+ * key are the server's. It answers only same-origin requests to 127.0.0.1/localhost (no CORS, a
+ * Host check against DNS rebinding, `Origin` checked), so other sites cannot spend the key.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { AssistantMessageEvent, Model, StreamFn, StreamOptions, TranscriptContext } from "../src/types.js";
+import { anthropicModel, anthropicStreamFn } from "../src/providers/anthropic/index.js";
+import { DEFAULT_MODEL } from "../src/node/cli/args.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const EXAMPLE_DIR = join(ROOT, "examples/web-chat");
+export const EXAMPLE_OUT_DIR = join(EXAMPLE_DIR, "dist");
+export const DEFAULT_PORT = 5174;
+const LIBRARY_ENTRY = join(ROOT, "dist/src/index.js");
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------------
+
+/** The newest modification time of the `.ts` files under `dir`. */
+async function newestSource(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Where `ensureLibraryBuilt` notes when its last build started (sources edited during a build count as newer). */
+const BUILD_STAMP = join(ROOT, "node_modules/.cache/xstate-agent-loop/build-stamp.json");
+
+/** When the build that wrote dist/ started (approximately, for a build this script did not run). */
+function builtAt(): number {
+  const output = statSync(LIBRARY_ENTRY).mtimeMs;
+  try {
+    const stamp = JSON.parse(readFileSync(BUILD_STAMP, "utf8")) as { startedAt: number; outputMtimeMs: number };
+    if (stamp.outputMtimeMs === output) return stamp.startedAt;
+  } catch {
+    // No stamp: dist/ was built by `npm run build`.
+  }
+  return output;
+}
+
+/** True when dist/ is missing or older than a source file of machines/ or src/. */
+export async function libraryIsStale(): Promise<boolean> {
+  if (!existsSync(LIBRARY_ENTRY)) return true;
+  const newest = Math.max(await newestSource(join(ROOT, "src")), await newestSource(join(ROOT, "machines")));
+  return newest > builtAt();
+}
+
+/**
+ * Runs the library build (`tsc -p tsconfig.build.json`, what `npm run build` does) if dist/ is
+ * stale. One build at a time across processes (test files run in parallel workers).
+ */
+export async function ensureLibraryBuilt(log: (line: string) => void = () => {}): Promise<{ rebuilt: boolean }> {
+  const lock = join(tmpdir(), `xstate-agent-loop-build-${createHash("sha256").update(ROOT).digest("hex").slice(0, 16)}.lock`);
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Another process is building; a lock older than three minutes was abandoned.
+      const info = statSync(lock, { throwIfNoEntry: false });
+      if (info && Date.now() - info.mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true });
+      await new Promise((wake) => setTimeout(wake, 200));
+    }
+  }
+  try {
+    if (!(await libraryIsStale())) return { rebuilt: false };
+    log("building the library (tsc -p tsconfig.build.json)…");
+    const startedAt = Date.now();
+    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+    const code = await new Promise<number | null>((done, fail) => {
+      const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+      child.once("error", fail);
+      child.once("exit", done);
+    });
+    if (code !== 0 || !existsSync(LIBRARY_ENTRY)) throw new Error(`library build failed (tsc exit code ${code})`);
+    mkdirSync(dirname(BUILD_STAMP), { recursive: true });
+    writeFileSync(BUILD_STAMP, JSON.stringify({ startedAt, outputMtimeMs: statSync(LIBRARY_ENTRY).mtimeMs }));
+    return { rebuilt: true };
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** `vite build` of the example (examples/web-chat/vite.config.ts) into examples/web-chat/dist. */
+export async function buildExample(options: { quiet?: boolean } = {}): Promise<string> {
+  const { build } = await import("vite");
+  await build({ configFile: join(EXAMPLE_DIR, "vite.config.ts"), logLevel: options.quiet ? "warn" : "info" });
+  return EXAMPLE_OUT_DIR;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The proxy's wire format
+// ---------------------------------------------------------------------------------------------
+
+/** One assistant event as the proxy sends it (see the header comment). */
+export function toWire(event: AssistantMessageEvent): Record<string, unknown> {
+  if (event.type === "start" || event.type === "done" || event.type === "error") return event;
+  const { partial, ...rest } = event;
+  if (event.type.endsWith("_delta")) return rest;
+  return { ...rest, block: partial.content[event.contentIndex] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving
+// ---------------------------------------------------------------------------------------------
+
+export interface AnthropicProxyOptions {
+  apiKey: string;
+  /** Claude model id; default: the CLI's default model. */
+  model?: string;
+  /** Another Messages API endpoint (e.g. a test server); default `ANTHROPIC_BASE_URL` or api.anthropic.com. */
+  baseURL?: string;
+}
+
+export interface ExampleServerOptions {
+  /** Default 5174; 0 picks a free port. */
+  port?: number;
+  /** Serve this build (default examples/web-chat/dist). */
+  dir?: string;
+  /** Forward the page's requests to Claude. */
+  anthropic?: AnthropicProxyOptions;
+}
+
+export interface ExampleServer {
+  url: string;
+  server: Server;
+  /** The model the page runs, as `/api/config` reports it. */
+  model: Model | null;
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".json": "application/json; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+};
+
+/** The inspector UI (stately.ai) may be framed; everything else is this origin only. */
+const CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-src https://stately.ai";
+
+export async function startExampleServer(options: ExampleServerOptions = {}): Promise<ExampleServer> {
+  const dir = resolve(options.dir ?? EXAMPLE_OUT_DIR);
+  if (!existsSync(join(dir, "index.html"))) throw new Error(`no build in ${dir}: run buildExample() first`);
+  const proxy = options.anthropic ? anthropicProxy(options.anthropic) : null;
+  let origin = "";
+
+  const send = (res: ServerResponse, status: number, body: string | Buffer, type = "text/plain; charset=utf-8") => {
+    res.writeHead(status, { "content-type": type, "cache-control": "no-store", "x-content-type-options": "nosniff", "content-security-policy": CSP });
+    res.end(body);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // DNS rebinding: only this server's own host names.
+    const port = new URL(origin).port;
+    if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return send(res, 403, "forbidden host\n");
+    const path = decodeURIComponent(new URL(req.url ?? "/", origin).pathname);
+    if (path === "/api/stream") {
+      if (!proxy) return send(res, 404, "start the server with --anthropic to use the proxy\n");
+      if (req.method !== "POST") return send(res, 405, "method not allowed\n");
+      const from = req.headers.origin;
+      if (from !== undefined && from !== `http://${req.headers.host}`) return send(res, 403, "cross-origin requests are refused\n");
+      if (!String(req.headers["content-type"] ?? "").startsWith("application/json")) return send(res, 415, "expected application/json\n");
+      return proxy.stream(req, res);
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "method not allowed\n");
+    if (path === "/api/config") {
+      const config = proxy ? { provider: "anthropic", model: proxy.model } : { provider: "scripted" };
+      return send(res, 200, JSON.stringify(config), TYPES[".json"]);
+    }
+    if (path === "/favicon.ico") return send(res, 204, "");
+    const file = resolve(dir, `.${path === "/" ? "/index.html" : path}`);
+    if (!file.startsWith(dir + sep)) return send(res, 404, "not found\n");
+    try {
+      return send(res, 200, await readFile(file), TYPES[extname(file)] ?? "application/octet-stream");
+    } catch {
+      return send(res, 404, "not found\n");
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, `${error instanceof Error ? error.message : String(error)}\n`);
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_PORT, "127.0.0.1", () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
+  return {
+    url: `${origin}/`,
+    server,
+    model: proxy?.model ?? null,
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        server.closeAllConnections();
+        server.close(() => resolveClose());
+      }),
+  };
+}
+
+/** POST /api/stream: the page's request, answered by Claude with the server's key. */
+function anthropicProxy(options: AnthropicProxyOptions) {
+  const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
+  const model = anthropicModel(options.model ?? DEFAULT_MODEL, baseURL ? { baseUrl: baseURL } : {});
+  const streamFn: StreamFn = anthropicStreamFn({ apiKey: options.apiKey });
+
+  const stream = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.parse((await readBody(req)).toString("utf8")) as { context?: TranscriptContext; options?: StreamOptions };
+    if (!body.context || !Array.isArray(body.context.messages)) {
+      res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("expected { context: { messages: [...] } }\n");
+      return;
+    }
+    const controller = new AbortController();
+    // The page aborted (or went away): abort the upstream request.
+    res.once("close", () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    const streamOptions: StreamOptions = { signal: controller.signal };
+    if (typeof body.options?.reasoning === "string") streamOptions.reasoning = body.options.reasoning;
+    if (typeof body.options?.maxTokens === "number") streamOptions.maxTokens = body.options.maxTokens;
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
+    for await (const event of await streamFn(model, { messages: body.context.messages }, streamOptions)) {
+      if (res.destroyed) break;
+      res.write(`data: ${JSON.stringify(toWire(event))}\n\n`);
+    }
+    res.end();
+  };
+  return { model, stream };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error("request body too large"));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.once("end", () => resolveBody(Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLI
+// ---------------------------------------------------------------------------------------------
+
+interface Args {
+  port: number;
+  anthropic: boolean;
+  model?: string;
+  help: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { port: DEFAULT_PORT, anthropic: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--port" || arg === "-p") args.port = Number(argv[++i]);
+    else if (arg.startsWith("--port=")) args.port = Number(arg.slice("--port=".length));
+    else if (arg === "--anthropic") args.anthropic = true;
+    else if (arg === "--model" || arg === "-m") args.model = argv[++i];
+    else if (arg.startsWith("--model=")) args.model = arg.slice("--model=".length);
+    else if (arg === "--help" || arg === "-h") args.help = true;
+    else throw new Error(`unexpected argument: ${arg}`);
+  }
+  if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new Error("--port must be an integer from 0 to 65535");
+  if (args.model !== undefined && !args.anthropic) throw new Error("--model needs --anthropic");
+  return args;
+}
+
+const USAGE = `usage: npm run example:web -- [--anthropic [--model ID]] [--port N]
+  Builds examples/web-chat and serves it on http://127.0.0.1:N/ (default ${DEFAULT_PORT}).
+  --anthropic   talk to Claude through a local proxy (needs ANTHROPIC_API_KEY; the key stays in this process)
+  --model ID    Claude model (default ${DEFAULT_MODEL})`;
+
+async function main(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
+  const apiKey = process.env.ANTHROPIC_API_KEY;
+  if (args.anthropic && !apiKey) throw new Error("--anthropic needs ANTHROPIC_API_KEY in the environment");
+  const { rebuilt } = await ensureLibraryBuilt((line) => console.log(line));
+  if (!rebuilt) console.log("library: dist/ is up to date");
+  await buildExample();
+  const server = await startExampleServer({ port: args.port, ...(args.anthropic ? { anthropic: { apiKey: apiKey!, ...(args.model ? { model: args.model } : {}) } } : {}) });
+  const model = server.model ? `${server.model.id} via the local proxy` : "the scripted model (offline)";
+  console.log(`web chat example: ${server.url}  (${model}; Ctrl-C to stop)`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(`example:web: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}
