@@ -1,6 +1,6 @@
 // npm run bench: the statechart runtime against the reference (pi-agent-core 1.6.0's runAgentLoop),
 // side by side in one process, same stream function, tools and sink. Medians over alternating rounds.
-import { runAgentLoop as statechartLoop } from "../dist/src/index.js";
+import { runAgentLoop as statechartLoop } from "../dist/index.js";
 import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
 import { benchTools, convertToLlm, deltaStream, model, toolTurnsStream, transcript } from "./scenarios.js";
 

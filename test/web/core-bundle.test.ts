@@ -76,8 +76,8 @@ describe("the core in a browser bundle", () => {
     expect(bundle.builtins.map((found) => found.specifier).some((name) => /^(node:)?(fs|path|child_process)/.test(name))).toBe(true);
   });
 
-  it("the root entry (dist/src/index.js) imports no Node built-in, directly or through its dependencies", async () => {
-    const bundle = await bundleForBrowser(join(ROOT, "dist/src/index.js"));
+  it("the root entry (dist/index.js) imports no Node built-in, directly or through its dependencies", async () => {
+    const bundle = await bundleForBrowser(join(ROOT, "dist/index.js"));
     expect(bundle.builtins).toEqual([]);
     expect(bundle.external).toEqual([]);
     // The dependencies were bundled, so their imports were checked too.
