@@ -28,8 +28,9 @@ export function createEffectsWorker(resolve: (system: ActorSystem<any>) => RunDe
 async function run(deps: RunDeps, { job, replyTo }: EffectRequest): Promise<void> {
   let reply: EffectReply;
   try {
-    const settled = deps.events.settled();
-    if (settled) await settled;
+    // Wait until the sink is idle, not just past the delivery pending now: a job started by the
+    // same delivery (a parallel call's update) may have queued more events meanwhile.
+    for (let settled = deps.events.settled(); settled; settled = deps.events.settled()) await settled;
     const output = await jobs[job.name](deps, job.input as never);
     reply = { type: `done.${job.name}`, output } as EffectReply;
   } catch (error) {

@@ -1,0 +1,460 @@
+/**
+ * The run machine's test model: the synthetic events a traversal feeds it in each state (the effect
+ * worker's `done.<job>`/`failed` replies and the tool-call children's `TOOL.READY`,
+ * `xstate.done.actor.tool:<i>` and `xstate.error.actor.tool:<i>`), a bounded state serialization,
+ * the paths, and for each path the scripted configuration that makes the real runtime follow it.
+ */
+import { transition, type SnapshotFrom, type StateValue } from "xstate";
+import { getShortestPaths, type StatePath } from "xstate/graph";
+import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Message, ScriptedResponse, ToolCall } from "../../src/index.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { runMachine, type RunEvent } from "../../machines/run.machine.js";
+import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
+import type { HookFlags, RunContext, RunInput } from "../../src/loop/run-context.js";
+import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
+
+export type RunSnapshot = SnapshotFrom<typeof runMachine>;
+export type RunPath = StatePath<RunSnapshot, RunEvent>;
+
+export interface RunVariant {
+  name: string;
+  hooks: HookFlags;
+  toolExecution: "parallel" | "sequential";
+}
+
+const noHooks: HookFlags = {
+  transformContext: false,
+  getApiKey: false,
+  getSteeringMessages: false,
+  getFollowUpMessages: false,
+  prepareNextTurn: false,
+  prepareRequest: false,
+  finishTurn: false,
+  beforeToolCall: false,
+  afterToolCall: false,
+};
+const allHooks: HookFlags = Object.fromEntries(Object.keys(noHooks).map((key) => [key, true])) as unknown as HookFlags;
+
+/** Input variants: which hooks are configured decides which states are reachable. */
+export const runVariants: RunVariant[] = [
+  { name: "no hooks, parallel", hooks: noHooks, toolExecution: "parallel" },
+  { name: "every hook, parallel", hooks: allHooks, toolExecution: "parallel" },
+  { name: "every hook, sequential", hooks: allHooks, toolExecution: "sequential" },
+  {
+    name: "finishTurn + transformContext + steering (no follow-ups), parallel",
+    hooks: { ...noHooks, finishTurn: true, transformContext: true, getSteeringMessages: true },
+    toolExecution: "parallel",
+  },
+  {
+    name: "prepareRequest + getApiKey + follow-ups + beforeToolCall, sequential",
+    hooks: { ...noHooks, prepareRequest: true, getApiKey: true, getFollowUpMessages: true, beforeToolCall: true },
+    toolExecution: "sequential",
+  },
+];
+
+/** Responses that ask for tools are offered for the first requests only; later ones just answer. */
+const TOOL_REQUESTS = 2;
+/** From this many requests on, hooks bring nothing new: the run winds down. */
+const QUIET_AFTER = 3;
+
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
+
+type ResponseKind = "stop" | "error" | "aborted" | "lengthNoCalls" | "toolUse1" | "toolUse2" | "length1";
+
+function assistant(kind: ResponseKind): AssistantMessage {
+  const calls = kind === "toolUse1" || kind === "length1" ? 1 : kind === "toolUse2" ? 2 : 0;
+  const content: AssistantMessage["content"] = [{ type: "text", text: "" }];
+  for (let i = 0; i < calls; i++) content.push({ type: "toolCall", id: `m${i}`, name: "t", arguments: {} });
+  const stopReason = kind === "lengthNoCalls" || kind === "length1" ? "length" : calls > 0 ? "toolUse" : kind === "stop" ? "stop" : kind;
+  return {
+    role: "assistant",
+    content,
+    api: "model",
+    provider: "model",
+    model: "model",
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: stopReason as AssistantMessage["stopReason"],
+    timestamp: 0,
+    // The kind travels with the message so a path can be realized from its events.
+    errorMessage: kind,
+  };
+}
+
+const requestsOf = (context: RunContext) => context.newMessages.filter((m) => (m as { role?: string }).role === "assistant").length;
+
+const toolOutput = (index: number, terminate: boolean): ToolCallOutput => ({
+  index,
+  result: { content: [{ type: "text", text: terminate ? "T" : "F" }], details: {}, ...(terminate ? { terminate: true } : {}) },
+  isError: false,
+});
+const toolDone = (index: number, terminate: boolean) =>
+  ({ type: `xstate.done.actor.tool:${index}`, actorId: `tool:${index}`, output: toolOutput(index, terminate) }) as unknown as RunEvent;
+const toolError = (index: number) =>
+  ({ type: `xstate.error.actor.tool:${index}`, actorId: `tool:${index}`, error: new Error("crashed") }) as unknown as RunEvent;
+const failed = (job: string) => ({ type: "failed", job, error: new Error(`${job} failed`) }) as RunEvent;
+
+/** The events a traversal offers in `snapshot` (only those its current state handles). */
+export function runEvents(snapshot: RunSnapshot): RunEvent[] {
+  const context = snapshot.context;
+  const quiet = requestsOf(context) >= QUIET_AFTER;
+  const batch = context.turn.batch;
+  const before = context.settings.hooks.beforeToolCall;
+  switch (statePath(snapshot.value)) {
+    case "pollingInitialSteering":
+    case "turn.repollingSteering":
+    case "pollingSteering":
+      return [
+        { type: "done.getSteeringMessages", output: [] },
+        ...(quiet ? [] : [{ type: "done.getSteeringMessages" as const, output: [user("steer")] }]),
+        failed("getSteeringMessages"),
+      ];
+    case "pollingFollowUps":
+      return [
+        { type: "done.getFollowUpMessages", output: [] },
+        ...(quiet ? [] : [{ type: "done.getFollowUpMessages" as const, output: [user("follow")] }]),
+        failed("getFollowUpMessages"),
+      ];
+    case "turn.preparingNextTurn":
+      return [
+        { type: "done.prepareNextTurn", output: {} },
+        ...(quiet ? [] : [{ type: "done.prepareNextTurn" as const, output: { prepared: [user("prepared")] } }]),
+        failed("prepareNextTurn"),
+      ];
+    case "turn.preparingRequest":
+      return [{ type: "done.prepareRequest", output: {} }, failed("prepareRequest")];
+    case "turn.requesting.transformingContext":
+      return [{ type: "done.transformContext", output: context.messages }, failed("transformContext")];
+    case "turn.requesting.convertingToLlm":
+      return [{ type: "done.convertToLlm", output: [] }, failed("convertToLlm")];
+    case "turn.requesting.resolvingApiKey":
+      return [{ type: "done.resolveApiKey", output: null }, failed("resolveApiKey")];
+    case "turn.requesting.streaming": {
+      const kinds: ResponseKind[] = quiet ? ["stop"] : ["stop", "error", "aborted", "lengthNoCalls"];
+      if (requestsOf(context) < TOOL_REQUESTS) kinds.push("toolUse1", "toolUse2", "length1");
+      return [...kinds.map((kind) => ({ type: "done.streamResponse" as const, output: assistant(kind) })), failed("streamResponse")];
+    }
+    case "turn.finishingTurn":
+      return [
+        { type: "done.finishTurn", output: null },
+        ...(quiet ? [] : (["end", "continue"] as const).map((output) => ({ type: "done.finishTurn" as const, output }))),
+        failed("finishTurn"),
+      ];
+    case "turn.executingTools.sequentially.runningCall":
+      return [toolDone(batch!.cursor, false), toolDone(batch!.cursor, true), toolError(batch!.cursor)];
+    case "turn.executingTools.inParallel.preflighting": {
+      const i = batch!.cursor;
+      // An immediate result that terminates needs a blocking beforeToolCall.
+      return [{ type: "TOOL.READY", index: i }, toolDone(i, false), ...(before ? [toolDone(i, true)] : []), toolError(i)];
+    }
+    case "turn.executingTools.inParallel.running": {
+      // Completion order does not change the run's states: the lowest unsettled call finishes first.
+      const i = batch!.ready.find((index) => batch!.outcomes[index] === null);
+      return i === undefined ? [] : [toolDone(i, false), toolDone(i, true), toolError(i)];
+    }
+    default:
+      return [];
+  }
+}
+
+/** State value plus the few context fields that decide what comes next; bounded by QUIET_AFTER. */
+export function serializeRunState(snapshot: RunSnapshot): string {
+  const { context } = snapshot;
+  const { turn } = context;
+  return JSON.stringify([
+    snapshot.status,
+    snapshot.value,
+    Math.min(requestsOf(context), QUIET_AFTER),
+    context.pending.length > 0,
+    context.prepared.length > 0,
+    turn.open,
+    turn.assistant ? turn.assistant.errorMessage : null,
+    turn.decision,
+    turn.toolResults.length > 0,
+    turn.batch ? [turn.batch.cursor, turn.batch.ready.length, turn.batch.outcomes.map((o) => (o === null ? "-" : o.result.terminate ? "T" : "F"))] : null,
+  ]);
+}
+
+export function runInputFor(variant: RunVariant): RunInput {
+  return {
+    prompts: [user("hi")],
+    messages: [],
+    tools: [],
+    sequentialTools: [],
+    model: scriptedModel,
+    thinkingLevel: "off",
+    toolExecution: variant.toolExecution,
+    hooks: variant.hooks,
+  };
+}
+
+/**
+ * The leaves of the shortest-path tree (every abstract state lies on one), plus, for each
+ * abstract edge whose state-value change no leaf shows, the shortest path through that edge.
+ */
+export function runPaths(variant: RunVariant): RunPath[] {
+  const paths = getShortestPaths(runMachine, {
+    input: runInputFor(variant),
+    events: runEvents,
+    serializeState: serializeRunState,
+    limit: 200_000,
+  }) as RunPath[];
+  const keyOf = (path: RunPath) => path.steps.map((step) => serializeRunState(step.state)).join("\n");
+  const prefixes = new Set<string>();
+  for (const path of paths) {
+    const keys = path.steps.map((step) => serializeRunState(step.state));
+    for (let n = 1; n < keys.length; n++) prefixes.add(keys.slice(0, n).join("\n"));
+  }
+  const leaves = paths.filter((path) => !prefixes.has(keyOf(path)));
+
+  // Abstract edges (value before, event, value after) shown by the leaves...
+  const edgeKey = (from: StateValue, event: RunEvent, to: StateValue) => `${JSON.stringify(from)} ${eventKind(event)} ${JSON.stringify(to)}`;
+  const shown = new Set<string>();
+  for (const path of leaves) for (let i = 1; i < path.steps.length; i++) shown.add(edgeKey(path.steps[i - 1].state.value, path.steps[i].event, path.steps[i].state.value));
+  // ...and, for every other one, a path that takes it: the shortest path to its source, then the edge.
+  const extra: RunPath[] = [];
+  for (const path of paths) {
+    for (const event of runEvents(path.state)) {
+      const [next] = transition(runMachine, path.state, event);
+      const key = edgeKey(path.state.value, event, next.value);
+      if (shown.has(key)) continue;
+      shown.add(key);
+      extra.push({ state: next, weight: path.weight + 1, steps: [...path.steps, { state: next, event }] });
+    }
+  }
+  return [...leaves, ...extra];
+}
+
+export function eventKind(event: { type: string }): string {
+  if (event.type.startsWith("xstate.done.actor.")) return "xstate.done.actor";
+  if (event.type.startsWith("xstate.error.actor.")) return "xstate.error.actor";
+  return event.type;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Realizing a path with the real runtime
+// ---------------------------------------------------------------------------------------------
+
+type Decision = "none" | "msg" | "throw";
+
+interface Plan {
+  steering: Decision[];
+  followUps: Decision[];
+  prepareNextTurn: Decision[];
+  prepareRequest: Decision[];
+  transformContext: Decision[];
+  convertToLlm: Decision[];
+  getApiKey: Decision[];
+  finishTurn: ("none" | "end" | "continue" | "throw")[];
+  responses: { kind: ResponseKind | "throw"; names: string[] }[];
+}
+
+/** Tool behaviours by name: what the real runtime does for each call the path needs. */
+const TOOLS = {
+  ok: "ok",
+  term: "term",
+  missing: "missing",
+  blockTerm: "blockTerm",
+} as const;
+
+const result = (text: string, terminate = false) => ({ content: [{ type: "text" as const, text }], details: {}, ...(terminate ? { terminate: true } : {}) });
+const schema = { type: "object", properties: {} };
+const mkTool = (name: string, execute: AgentTool["execute"]): AgentTool => ({ name, label: name, description: name, parameters: schema, execute });
+
+const tools: AgentTool[] = [
+  mkTool(TOOLS.ok, async () => result("ok")),
+  mkTool(TOOLS.term, async () => result("term", true)),
+  mkTool(TOOLS.blockTerm, async () => result("never runs")),
+  mkTool(FAULTY_TOOLS.crash, async () => result("never runs")),
+  mkTool(FAULTY_TOOLS.crashExec, async () => result("never runs")),
+];
+
+/** Reads the path's events as the decisions of hooks, the model and tools, in call order. */
+export function planOf(path: RunPath): Plan {
+  const plan: Plan = {
+    steering: [],
+    followUps: [],
+    prepareNextTurn: [],
+    prepareRequest: [],
+    transformContext: [],
+    convertToLlm: [],
+    getApiKey: [],
+    finishTurn: [],
+    responses: [],
+  };
+  let names: string[] = [];
+  for (let i = 1; i < path.steps.length; i++) {
+    const state = statePath(path.steps[i - 1].state.value);
+    const event = path.steps[i].event as RunEvent & { output?: unknown; index?: number };
+    const isFailed = event.type === "failed";
+    const list = (output: unknown): Decision => (isFailed ? "throw" : Array.isArray(output) && output.length > 0 ? "msg" : "none");
+    const index = event.type === "TOOL.READY" ? event.index! : Number(event.type.split("tool:")[1]);
+    switch (state) {
+      case "pollingInitialSteering":
+      case "turn.repollingSteering":
+      case "pollingSteering":
+        plan.steering.push(list(event.output));
+        break;
+      case "pollingFollowUps":
+        plan.followUps.push(list(event.output));
+        break;
+      case "turn.preparingNextTurn":
+        plan.prepareNextTurn.push(isFailed ? "throw" : (event.output as { prepared?: unknown[] }).prepared ? "msg" : "none");
+        break;
+      case "turn.preparingRequest":
+        plan.prepareRequest.push(isFailed ? "throw" : "none");
+        break;
+      case "turn.requesting.transformingContext":
+        plan.transformContext.push(isFailed ? "throw" : "none");
+        break;
+      case "turn.requesting.convertingToLlm":
+        plan.convertToLlm.push(isFailed ? "throw" : "none");
+        break;
+      case "turn.requesting.resolvingApiKey":
+        plan.getApiKey.push(isFailed ? "throw" : "none");
+        break;
+      case "turn.requesting.streaming": {
+        const kind = isFailed ? "throw" : ((event.output as AssistantMessage).errorMessage as ResponseKind);
+        const calls = isFailed ? [] : (event.output as AssistantMessage).content.filter((b): b is ToolCall => b.type === "toolCall");
+        names = calls.map(() => TOOLS.ok);
+        plan.responses.push({ kind, names });
+        break;
+      }
+      case "turn.finishingTurn":
+        plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
+        break;
+      case "turn.executingTools.inParallel.preflighting":
+        if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.blockTerm : TOOLS.missing;
+        else if (event.type.startsWith("xstate.error.actor.")) names[index] = FAULTY_TOOLS.crash;
+        break;
+      case "turn.executingTools.inParallel.running":
+        if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
+        else names[index] = FAULTY_TOOLS.crashExec;
+        break;
+      case "turn.executingTools.sequentially.runningCall":
+        if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
+        else names[index] = FAULTY_TOOLS.crash;
+        break;
+    }
+  }
+  return plan;
+}
+
+const terminates = (event: unknown) => (event as { output: ToolCallOutput }).output.result.terminate === true;
+
+/** The decisions of one hook, in call order; "none" once they run out. */
+function scripted<D extends string>(decisions: readonly D[]): () => D | "none" {
+  let n = 0;
+  return () => decisions[n++] ?? "none";
+}
+
+const thrown = (what: string): never => {
+  throw new Error(`${what} failed (scripted)`);
+};
+
+/** The runtime configuration that follows `path`: scripted model, hooks and tools. */
+export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "coverage"> {
+  const plan = planOf(path);
+  const { hooks } = variant;
+  const convert = scripted(plan.convertToLlm);
+  const config: AgentLoopConfig = {
+    model: scriptedModel,
+    toolExecution: variant.toolExecution,
+    convertToLlm: (messages) => (convert() === "throw" ? thrown("convertToLlm") : (messages as Message[])),
+  };
+  if (hooks.getSteeringMessages) {
+    const next = scripted(plan.steering);
+    config.getSteeringMessages = async () => {
+      const d = next();
+      return d === "throw" ? thrown("getSteeringMessages") : d === "msg" ? [user("steer")] : [];
+    };
+  }
+  if (hooks.getFollowUpMessages) {
+    const next = scripted(plan.followUps);
+    config.getFollowUpMessages = async () => {
+      const d = next();
+      return d === "throw" ? thrown("getFollowUpMessages") : d === "msg" ? [user("follow")] : [];
+    };
+  }
+  if (hooks.prepareNextTurn) {
+    const next = scripted(plan.prepareNextTurn);
+    config.prepareNextTurn = async () => {
+      const d = next();
+      return d === "throw" ? thrown("prepareNextTurn") : d === "msg" ? { messages: [user("prepared")] } : undefined;
+    };
+  }
+  if (hooks.prepareRequest) {
+    const next = scripted(plan.prepareRequest);
+    config.prepareRequest = async () => (next() === "throw" ? thrown("prepareRequest") : undefined);
+  }
+  if (hooks.transformContext) {
+    const next = scripted(plan.transformContext);
+    config.transformContext = async (messages) => (next() === "throw" ? thrown("transformContext") : messages);
+  }
+  if (hooks.getApiKey) {
+    const next = scripted(plan.getApiKey);
+    config.getApiKey = async () => (next() === "throw" ? thrown("getApiKey") : "key");
+  }
+  if (hooks.finishTurn) {
+    const next = scripted(plan.finishTurn);
+    config.finishTurn = async () => {
+      const d = next();
+      if (d === "throw") return thrown("finishTurn");
+      return d === "end" || d === "continue" ? { action: d } : undefined;
+    };
+  }
+  if (hooks.beforeToolCall) {
+    config.beforeToolCall = async ({ toolCall: call }) => (call.name === TOOLS.blockTerm ? { block: true, reason: "blocked", terminate: true } : undefined);
+  }
+  if (hooks.afterToolCall) config.afterToolCall = async () => undefined;
+
+  let request = 0;
+  const responses: ScriptedResponse[] = plan.responses.map(({ kind, names }) => {
+    const turn = request++;
+    const calls = names.map((name, i) => toolCall(name, {}, `call_${turn}_${i}`));
+    switch (kind) {
+      case "throw":
+        return { throws: { message: "stream function threw (scripted)" } };
+      case "stop":
+        return { content: [text("done")] };
+      case "error":
+        return { content: [text("partial")], stopReason: "error", errorMessage: "provider failed" };
+      case "aborted":
+        return { content: [text("partial")], stopReason: "aborted", errorMessage: "aborted" };
+      case "lengthNoCalls":
+        return { content: [text("truncated")], stopReason: "length" };
+      case "length1":
+        return { content: [text("truncated"), ...calls], stopReason: "length" };
+      default:
+        return { content: [text("calling"), ...calls] };
+    }
+  });
+  const faulty = plan.responses.some((r) => r.names.some((name) => name === FAULTY_TOOLS.crash || name === FAULTY_TOOLS.crashExec));
+  return {
+    prompts: [user("hi")],
+    context: { messages: [], tools },
+    config,
+    streamFn: scriptedStreamFn((_, i) => responses[i] ?? { content: [text("done")] }),
+    faulty,
+  };
+}
+
+export function describePath(path: RunPath): string {
+  return path.steps
+    .slice(1)
+    .map((step, i) => {
+      const from = statePath(path.steps[i].state.value).split(".").pop();
+      const event = step.event as { type: string; output?: unknown };
+      const detail =
+        event.type === "done.streamResponse"
+          ? `(${(event.output as AssistantMessage).errorMessage})`
+          : event.type === "done.finishTurn"
+            ? `(${String(event.output)})`
+            : Array.isArray(event.output) && event.type.includes("Messages")
+              ? `(${event.output.length})`
+              : event.type.startsWith("xstate.done.actor.")
+                ? `(${terminates(event) ? "T" : "F"})`
+                : "";
+      return `${from}:${eventKind(event).replace("xstate.", "")}${detail}`;
+    })
+    .join(" → ");
+}

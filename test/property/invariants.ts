@@ -1,0 +1,136 @@
+/**
+ * The structural invariants every run's event sequence must keep, whatever the scenario. Shared by
+ * the property suite (random scenarios) and the model-based suite (one run per graph path).
+ * Returns a list of problems (empty = well formed), so a failure names every broken rule at once.
+ */
+import type { AgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage } from "../../src/index.js";
+
+const isAssistant = (message: AgentMessage): message is AssistantMessage => (message as { role?: string }).role === "assistant";
+const isToolResult = (message: AgentMessage): message is ToolResultMessage => (message as { role?: string }).role === "toolResult";
+const callsOf = (message: AssistantMessage): ToolCall[] => message.content.filter((block): block is ToolCall => block.type === "toolCall");
+const failed = (message: AssistantMessage) => message.stopReason === "error" || message.stopReason === "aborted";
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+interface OpenTurn {
+  index: number;
+  /** Assistant messages ended in this turn. */
+  assistants: AssistantMessage[];
+  starts: string[];
+  ends: string[];
+  /** Tool-result messages ended in this turn. */
+  results: ToolResultMessage[];
+}
+
+/**
+ * - agent_start first and agent_end last, exactly once each; nothing after agent_end.
+ * - turn_start/turn_end balanced and never nested; message_start/message_end balanced, never
+ *   nested, always inside a turn; message_update only inside an open assistant message.
+ * - tool events inside a turn and outside a message; per tool call exactly one
+ *   tool_execution_start, one tool_execution_end (after its start) and one result message; starts
+ *   and result messages in the batch's source order; updates only between start and end.
+ * - a failed (error/aborted) response runs no tool and is the run's last request (R6).
+ * - agent_end.messages, the resolved value and the ended messages (the transcript delta) are equal (R12).
+ */
+export function eventProblems(events: readonly AgentEvent[], resolved?: readonly AgentMessage[]): string[] {
+  const problems: string[] = [];
+  const add = (i: number, text: string) => problems.push(`#${i} ${events[i]?.type ?? "?"}: ${text}`);
+  let turn: OpenTurn | null = null;
+  let message: AgentMessage | null = null;
+  const ended: AgentMessage[] = [];
+  const started = new Map<string, number>();
+  const finished = new Set<string>();
+  let failedResponse = -1;
+  let agentStarts = 0;
+  let agentEnds = 0;
+
+  events.forEach((event, i) => {
+    if (agentEnds > 0) add(i, "event after agent_end");
+    switch (event.type) {
+      case "agent_start":
+        agentStarts++;
+        if (i !== 0) add(i, "agent_start is not the first event");
+        break;
+      case "agent_end":
+        agentEnds++;
+        if (turn) add(i, "agent_end inside an open turn");
+        if (!same(event.messages, ended)) add(i, "agent_end.messages differ from the ended messages");
+        break;
+      case "turn_start":
+        if (turn) add(i, "turn_start inside an open turn");
+        if (failedResponse >= 0) add(i, `a turn starts after the failed response at #${failedResponse} (R6)`);
+        turn = { index: i, assistants: [], starts: [], ends: [], results: [] };
+        break;
+      case "turn_end":
+        if (!turn) add(i, "turn_end without turn_start");
+        else {
+          if (message) add(i, "turn_end inside an open message");
+          checkTurn(turn, event, i, add);
+        }
+        turn = null;
+        break;
+      case "message_start":
+        if (message) add(i, "message_start inside an open message");
+        if (!turn) add(i, "message_start outside a turn");
+        message = event.message;
+        break;
+      case "message_update":
+        if (!message) add(i, "message_update outside a message");
+        else if (!isAssistant(message)) add(i, "message_update of a non-assistant message");
+        break;
+      case "message_end": {
+        if (!message) add(i, "message_end without message_start");
+        else if ((message as { role?: string }).role !== (event.message as { role?: string }).role) add(i, "message_end role differs from its start");
+        message = null;
+        ended.push(event.message);
+        if (turn && isAssistant(event.message)) {
+          turn.assistants.push(event.message);
+          if (failed(event.message) && failedResponse < 0) failedResponse = i;
+        }
+        if (turn && isToolResult(event.message)) turn.results.push(event.message);
+        break;
+      }
+      case "tool_execution_start":
+        if (!turn) add(i, "tool_execution_start outside a turn");
+        if (message) add(i, "tool_execution_start inside an open message");
+        if (failedResponse >= 0) add(i, `a tool starts after the failed response at #${failedResponse} (R6)`);
+        if (started.has(event.toolCallId)) add(i, `second tool_execution_start for ${event.toolCallId}`);
+        started.set(event.toolCallId, i);
+        turn?.starts.push(event.toolCallId);
+        break;
+      case "tool_execution_update":
+        if (!started.has(event.toolCallId) || finished.has(event.toolCallId)) add(i, `tool_execution_update outside ${event.toolCallId}'s execution`);
+        if (message) add(i, "tool_execution_update inside an open message");
+        break;
+      case "tool_execution_end":
+        if (!started.has(event.toolCallId)) add(i, `tool_execution_end before tool_execution_start for ${event.toolCallId}`);
+        if (finished.has(event.toolCallId)) add(i, `second tool_execution_end for ${event.toolCallId}`);
+        if (message) add(i, "tool_execution_end inside an open message");
+        finished.add(event.toolCallId);
+        turn?.ends.push(event.toolCallId);
+        break;
+    }
+  });
+
+  if (agentStarts !== 1) problems.push(`agent_start emitted ${agentStarts} times`);
+  if (agentEnds !== 1) problems.push(`agent_end emitted ${agentEnds} times`);
+  if (events.length > 0 && events[events.length - 1].type !== "agent_end") problems.push("the last event is not agent_end");
+  if (turn) problems.push("a turn is still open at the end");
+  if (message) problems.push("a message is still open at the end");
+  if (resolved && !same(resolved, ended)) problems.push("the resolved messages differ from the ended messages");
+  return problems;
+}
+
+/** R21–R28 for one turn: every call of its response started, ended and answered once, in source order. */
+function checkTurn(turn: OpenTurn, end: Extract<AgentEvent, { type: "turn_end" }>, i: number, add: (i: number, text: string) => void) {
+  const calls = turn.assistants.filter((m) => !failed(m)).flatMap(callsOf);
+  const ids = calls.map((call) => call.id);
+  if (!same(turn.starts, ids)) add(i, `tool starts ${JSON.stringify(turn.starts)} are not the calls ${JSON.stringify(ids)} in source order`);
+  if (!same([...turn.ends].sort(), [...ids].sort())) add(i, `tool ends ${JSON.stringify(turn.ends)} do not match the calls ${JSON.stringify(ids)}`);
+  const resultIds = turn.results.map((m) => m.toolCallId);
+  if (!same(resultIds, ids)) add(i, `result messages ${JSON.stringify(resultIds)} are not the calls ${JSON.stringify(ids)} in source order`);
+  // R6, R56: a turn closed by a failed response or a failure message reports no results.
+  const expected = isAssistant(end.message) && failed(end.message) ? [] : turn.results;
+  if (!same(end.toolResults, expected)) add(i, "turn_end.toolResults differ from the turn's result messages");
+  const last = turn.assistants[turn.assistants.length - 1];
+  if (last && !same(end.message, last)) add(i, "turn_end.message is not the turn's last assistant message");
+}

@@ -1,0 +1,246 @@
+/**
+ * Property-based tests of the whole loop: random scenarios (1–6 responses, 0–5 tool calls each,
+ * random tool outcomes, hook decisions, queue arrivals, stop reasons, aborts; see scenario.ts) played
+ * by the real runtime, checked against the invariants every run must keep.
+ *
+ * Runs: FUZZ_RUNS (default 1000; `npm run test:fuzz` sets 20000). Seed: FUZZ_SEED, else random;
+ * printed either way. A failure prints the seed, the path and the shrunk scenario (fast-check).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { eventProblems } from "./invariants.js";
+import { playScenario, scenarioArb, type CallSpec, type ResponseSpec, type Scenario, type ScenarioRun } from "./scenario.js";
+import { liveActorProblems } from "../model/harness.js";
+import type { AgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
+const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+
+/** Every invariant a run must keep; empty when the run is sound. */
+export function scenarioProblems(scenario: Scenario, run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  if (run.rejection !== undefined) problems.push(`the loop rejected: ${String(run.rejection)}`);
+  problems.push(...eventProblems(run.events, run.messages));
+  if (run.lateEvents > 0) problems.push(`${run.lateEvents} events after the run settled`);
+  problems.push(...(run.actor ? liveActorProblems(run.actor) : ["onActor was never called"]));
+  problems.push(...run.hookProblems);
+
+  // R29: after an abort no tool starts executing, at most one more request is made, and that
+  // request is answered `aborted`, which ends the run (R6).
+  if (run.executedAfterAbort.length > 0) problems.push(`R29: tools executed after the abort: ${run.executedAfterAbort.join(", ")}`);
+  if (run.abortedAt !== null) {
+    if (run.requestsAfterAbort > 1) problems.push(`R29: ${run.requestsAfterAbort} requests after the abort`);
+    const assistants = run.events.flatMap((e) => (e.type === "message_end" && (e.message as AssistantMessage).role === "assistant" ? [e.message as AssistantMessage] : []));
+    const last = assistants[assistants.length - 1];
+    if (run.requestsAfterAbort === 1 && scenario.hookThrows === "none" && last?.stopReason !== "aborted") {
+      problems.push(`R29: the request after the abort ended with ${last?.stopReason}, not aborted`);
+    }
+  }
+
+  // R8: finishTurn's `end` is followed by agent_end and nothing else.
+  const turnEnds = run.events.flatMap((e, i) => (e.type === "turn_end" ? [i] : []));
+  run.decisions.forEach((decision, k) => {
+    if (decision !== "end" || turnEnds[k] === undefined) return;
+    const after = run.events.slice(turnEnds[k] + 1).map((e) => e.type);
+    if (JSON.stringify(after) !== JSON.stringify(["agent_end"])) problems.push(`R8: after finishTurn's end came ${after.slice(0, 5).join(", ")}`);
+  });
+  problems.push(...requestReasonProblems(scenario, run));
+  problems.push(...batchShapeProblems(scenario, run));
+  problems.push(...toolOracleProblems(scenario, run));
+  return problems;
+}
+
+type ToolEnd = Extract<AgentEvent, { type: "tool_execution_end" }>;
+
+/**
+ * R24, R25, R28: the shape of each batch. Sequential (and truncated) batches run each call to its
+ * result message before the next starts; parallel batches start every call before any executed
+ * call ends, and emit every result message after the last end.
+ */
+function batchShapeProblems(scenario: Scenario, run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  let response: AssistantMessage | undefined;
+  let batch: string[] = [];
+  const check = () => {
+    if (!response || response.stopReason === "error" || response.stopReason === "aborted") return;
+    const calls = response.content.filter((b) => b.type === "toolCall") as { id: string; name: string }[];
+    if (calls.length === 0) return;
+    const sequential = response.stopReason === "length" || scenario.toolExecution === "sequential" || calls.some((c) => c.name === "seq");
+    if (sequential) {
+      const expected = calls.flatMap((c) => [`start ${c.id}`, `end ${c.id}`, `result ${c.id}`]);
+      const actual = batch.filter((entry) => !entry.startsWith("update") && !entry.startsWith("resultEnd")).map((entry) => entry.replace(/\+$/, ""));
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`R24/R28: sequential batch ran as ${actual.join(", ")}`);
+    } else {
+      const lastStart = batch.map((e) => e.startsWith("start")).lastIndexOf(true);
+      const firstExecutedEnd = batch.findIndex((e) => e.startsWith("end") && e.endsWith("+"));
+      const lastEnd = batch.map((e) => e.startsWith("end")).lastIndexOf(true);
+      const firstResult = batch.findIndex((e) => e.startsWith("result"));
+      if (firstExecutedEnd >= 0 && firstExecutedEnd < lastStart) problems.push(`R25: a parallel call finished executing before every call started: ${batch.join(", ")}`);
+      if (firstResult >= 0 && firstResult < lastEnd) problems.push(`R25: a parallel result message came before the last tool_execution_end: ${batch.join(", ")}`);
+    }
+  };
+  for (const event of run.events) {
+    if (event.type === "message_end" && (event.message as AssistantMessage).role === "assistant") {
+      check();
+      response = event.message as AssistantMessage;
+      batch = [];
+    } else if (event.type === "tool_execution_start") batch.push(`start ${event.toolCallId}`);
+    else if (event.type === "tool_execution_update") batch.push(`update ${event.toolCallId}`);
+    else if (event.type === "tool_execution_end") batch.push(`end ${event.toolCallId}${(event as ToolEnd).durationMs !== undefined ? "+" : ""}`);
+    else if (event.type === "message_start" && (event.message as { role: string }).role === "toolResult") batch.push(`result ${(event.message as ToolResultMessage).toolCallId}`);
+    else if (event.type === "message_end" && (event.message as { role: string }).role === "toolResult") batch.push(`resultEnd`);
+  }
+  check();
+  return problems;
+}
+
+/**
+ * R21–R23, R27 as an oracle (runs without an abort only): which calls execute, which reach the
+ * tool hooks, and each call's isError / terminate, computed from the scenario.
+ */
+function toolOracleProblems(scenario: Scenario, run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  const specs = new Map<string, CallSpec & { stop: ResponseSpec["stop"] }>(scenario.responses.flatMap((r, ri) => r.calls.map((c, ci) => [`r${ri}c${ci}`, { ...c, stop: r.stop }] as const)));
+  const executed = new Set(run.executed);
+  if (run.executed.length !== executed.size) problems.push("R22: a call executed twice");
+  if (run.afterCalls.some((id) => !executed.has(id))) problems.push("R23: afterToolCall ran for a call that did not execute");
+  if (new Set(run.afterCalls).size !== run.afterCalls.length) problems.push("R23: afterToolCall ran twice for a call");
+  if (scenario.afterToolCall && run.afterCalls.length !== executed.size) problems.push("R23: an executed call skipped afterToolCall");
+  if (new Set(run.beforeCalls).size !== run.beforeCalls.length) problems.push("R21: beforeToolCall ran twice for a call");
+  if (run.abortedAt !== null) return problems;
+
+  for (const event of run.events) {
+    if (event.type !== "tool_execution_end") continue;
+    const spec = specs.get(event.toolCallId)!;
+    const prepared = spec.stop === "natural" && spec.tool !== "missing" && !spec.badArgs;
+    const gated = prepared && scenario.beforeToolCall;
+    if (gated !== run.beforeCalls.includes(event.toolCallId)) problems.push(`R21: beforeToolCall ${gated ? "skipped" : "ran"} for ${event.toolCallId}`);
+    const runs = prepared && (!scenario.beforeToolCall || spec.before === "allow");
+    if (runs !== executed.has(event.toolCallId)) problems.push(`R21/R22: ${event.toolCallId} ${runs ? "did not execute" : "executed"}`);
+    let isError = true;
+    let terminate = !runs && gated && spec.before === "blockTerminate";
+    if (runs) {
+      isError = spec.outcome === "throw" || spec.outcome === "isError";
+      terminate = spec.outcome === "terminate";
+      if (scenario.afterToolCall) {
+        if (spec.after === "throw") [isError, terminate] = [true, false];
+        if (spec.after === "flipError") isError = true;
+        if (spec.after === "terminate") terminate = true;
+      }
+    }
+    const result = event.result as { terminate?: boolean; isError?: boolean };
+    if (event.isError !== isError) problems.push(`R21–R23: ${event.toolCallId} isError ${event.isError}, expected ${isError}`);
+    if ((result.terminate === true) !== terminate) problems.push(`R21/R23/R27: ${event.toolCallId} terminate ${result.terminate}, expected ${terminate}`);
+  }
+  return problems;
+}
+
+interface TurnSummary {
+  /** Steering or follow-up messages injected at the turn's start. */
+  injected: boolean;
+  /** What was injected before the response: "a" prepared, "b" steering/follow-up. */
+  injectedOrder: string[];
+  response: AssistantMessage | undefined;
+  results: number;
+  /** Every finalized result of the batch says terminate (R27). */
+  allTerminate: boolean;
+  failed: boolean;
+}
+
+function turnsOf(run: ScenarioRun): TurnSummary[] {
+  const turns: TurnSummary[] = [];
+  let turn: TurnSummary | undefined;
+  let terminates: boolean[] = [];
+  for (const event of run.events) {
+    if (event.type === "turn_start") {
+      turn = { injected: false, injectedOrder: [], response: undefined, results: 0, allTerminate: false, failed: false };
+      terminates = [];
+      turns.push(turn);
+    }
+    if (!turn) continue;
+    if (event.type === "message_end") {
+      const message = event.message as { role: string; content?: unknown };
+      if (message.role === "user" && /^(steer|follow)/.test(String(message.content)) && !turn.response) {
+        turn.injected = true;
+        turn.injectedOrder.push("b");
+      }
+      if (message.role === "user" && String(message.content).startsWith("prepared") && !turn.response) turn.injectedOrder.push("a");
+      if (message.role === "assistant") turn.response = event.message as AssistantMessage;
+      if (message.role === "toolResult") turn.results++;
+    }
+    if (event.type === "tool_execution_end") terminates.push((event.result as { terminate?: boolean }).terminate === true);
+    if (event.type === "turn_end") {
+      turn.allTerminate = terminates.length > 0 && terminates.every(Boolean);
+      const message = event.message as AssistantMessage;
+      turn.failed = message.stopReason === "error" || message.stopReason === "aborted";
+    }
+  }
+  return turns;
+}
+
+/**
+ * R8–R11, R27: a further request is made exactly when something asks for one: tool results to
+ * answer (unless every result terminates), injected steering or follow-up messages, or a
+ * `continue` decision; an `end` decision or a failed response ends the run.
+ */
+function requestReasonProblems(scenario: Scenario, run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  const turns = turnsOf(run);
+  const decision = (k: number) => (scenario.finishTurn ? (run.decisions[k] ?? "none") : "none");
+  const answersResults = (t: TurnSummary) => t.results > 0 && !t.allTerminate;
+  turns.forEach((turn, k) => {
+    // R4b: messages from prepareNextTurn are injected before pending steering/follow-ups.
+    if (turn.injectedOrder.join("") !== [...turn.injectedOrder].sort().join("")) problems.push(`R4b: turn ${k} injected ${turn.injectedOrder.join(", ")}`);
+    const next = turns[k + 1];
+    // A hook that threw (R56) closes the run with a failure turn of its own: no request behind it.
+    if (next && !next.response?.errorMessage?.includes("(scenario)")) {
+      if (turn.failed) problems.push(`R6: turn ${k} failed but turn ${k + 1} followed`);
+      else if (decision(k) === "end") problems.push(`R8: turn ${k} decided end but turn ${k + 1} followed`);
+      else if (!answersResults(turn) && !next.injected && decision(k) !== "continue") {
+        problems.push(`R9/R10/R27: turn ${k + 1} was requested without tool results, queued messages or continue`);
+      }
+    } else if (!next && !turn.failed && turn.response && decision(k) !== "end") {
+      if (answersResults(turn)) problems.push(`R9: the run ended with turn ${k}'s tool results unanswered`);
+      if (decision(k) === "continue") problems.push(`R10: turn ${k} decided continue but no request followed`);
+    }
+  });
+  return problems;
+}
+
+describe("agent loop: properties", () => {
+  it(`every random scenario keeps the run invariants (${RUNS} runs, seed ${SEED})`, async () => {
+    console.log(`property suite: ${RUNS} runs, seed ${SEED} (FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} to replay)`);
+    const started = performance.now();
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async (scenario) => {
+        const run = await playScenario(scenario);
+        const problems = scenarioProblems(scenario, run);
+        if (problems.length > 0) throw new Error(problems.slice(0, 6).join("\n"));
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+    console.log(`property suite: ${RUNS} runs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }, 30_000 + RUNS * 25);
+
+  it("the invariant checker rejects a malformed sequence", () => {
+    const assistant = { role: "assistant", content: [{ type: "toolCall", id: "a", name: "t", arguments: {} }], stopReason: "toolUse" } as never;
+    const problems = eventProblems([
+      { type: "agent_start" },
+      { type: "turn_start" },
+      { type: "message_start", message: assistant },
+      { type: "message_end", message: assistant },
+      { type: "turn_end", message: assistant, toolResults: [] },
+      { type: "agent_end", messages: [] },
+      { type: "turn_start" },
+    ]);
+    expect(problems).toEqual([
+      '#4 turn_end: tool starts [] are not the calls ["a"] in source order',
+      '#4 turn_end: tool ends [] do not match the calls ["a"]',
+      '#4 turn_end: result messages [] are not the calls ["a"] in source order',
+      "#5 agent_end: agent_end.messages differ from the ended messages",
+      "#6 turn_start: event after agent_end",
+      "the last event is not agent_end",
+      "a turn is still open at the end",
+    ]);
+  });
+});

@@ -1,0 +1,370 @@
+/**
+ * Random agent-loop scenarios for the property suite, and the runner that plays one through the
+ * real runtime (`runAgentLoop` with the scripted model) while recording what the invariants need.
+ * A scenario is plain data, so fast-check prints the shrunk counterexample as it is.
+ */
+import fc from "fast-check";
+import type {
+  AfterToolCallResult,
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  AgentTool,
+  AgentToolResult,
+  RunActor,
+  ScriptedBlock,
+  ScriptedResponse,
+} from "../../src/index.js";
+import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+
+export type Outcome = "success" | "throw" | "isError" | "terminate";
+
+export interface CallSpec {
+  /** `seq` forces a sequential batch (R20); `missing` is not registered. */
+  tool: "alpha" | "beta" | "seq" | "missing";
+  outcome: Outcome;
+  /** Milliseconds `execute` takes (abortable). */
+  delay: number;
+  /** `onUpdate` calls before the outcome. */
+  updates: number;
+  /** One more `onUpdate` after `execute` settled (must be dropped, R22). */
+  lateUpdate: boolean;
+  /** What `beforeToolCall` decides for this call, when configured. */
+  before: "allow" | "block" | "blockTerminate" | "throw";
+  /** What `afterToolCall` returns for this call, when configured. */
+  after: "none" | "overrideContent" | "flipError" | "terminate" | "throw";
+  /** The model sent arguments that fail validation. */
+  badArgs: boolean;
+}
+
+export interface ResponseSpec {
+  calls: CallSpec[];
+  stop: "natural" | "length" | "error" | "aborted";
+  /** Per-event delay of the scripted stream, ms. */
+  delayMs: number;
+  thinking: boolean;
+}
+
+export type HookThrow = "none" | "finishTurn" | "prepareNextTurn" | "getSteeringMessages" | "getFollowUpMessages" | "prepareRequest" | "transformContext";
+
+export interface Scenario {
+  responses: ResponseSpec[];
+  toolExecution: "parallel" | "sequential";
+  beforeToolCall: boolean;
+  afterToolCall: boolean;
+  /** `finishTurn` decisions per turn (then none); null = hook not configured. */
+  finishTurn: ("none" | "end" | "continue")[] | null;
+  /** `prepareNextTurn` adds a message on these calls; null = not configured. */
+  prepareNextTurn: boolean[] | null;
+  /** Steering messages arriving at each poll; null = not configured. */
+  steering: number[] | null;
+  /** Follow-up messages arriving at each poll; null = not configured. */
+  followUps: number[] | null;
+  prepareRequest: boolean;
+  transformContext: boolean;
+  /** A hook that throws on its first call despite its contract (R56). */
+  hookThrows: HookThrow;
+  /** Abort when the sink receives the event with this index (-1: the signal is aborted before the call). */
+  abortAt: number | null;
+  /** The sink returns nothing, an already resolved promise, or one that settles a macrotask later (the loop must await it). */
+  sink: "sync" | "resolved" | "macrotask";
+  /** Milliseconds the tool hooks take. */
+  hookDelay: number;
+}
+
+const callArb: fc.Arbitrary<CallSpec> = fc.record({
+  tool: fc.constantFrom("alpha", "alpha", "beta", "beta", "seq", "missing"),
+  outcome: fc.constantFrom<Outcome>("success", "success", "throw", "isError", "terminate"),
+  delay: fc.integer({ min: 0, max: 3 }),
+  updates: fc.integer({ min: 0, max: 2 }),
+  lateUpdate: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+  before: fc.constantFrom<CallSpec["before"]>("allow", "allow", "allow", "block", "blockTerminate", "throw"),
+  after: fc.constantFrom<CallSpec["after"]>("none", "none", "overrideContent", "flipError", "terminate", "throw"),
+  badArgs: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+});
+
+const responseArb: fc.Arbitrary<ResponseSpec> = fc.record({
+  calls: fc.array(callArb, { minLength: 0, maxLength: 5 }),
+  stop: fc.oneof(
+    { arbitrary: fc.constant<ResponseSpec["stop"]>("natural"), weight: 12 },
+    { arbitrary: fc.constantFrom<ResponseSpec["stop"]>("length", "error", "aborted"), weight: 3 },
+  ),
+  delayMs: fc.constantFrom(0, 0, 0, 1),
+  thinking: fc.boolean(),
+});
+
+const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 2 });
+
+export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  responses: fc.array(responseArb, { minLength: 1, maxLength: 6 }),
+  toolExecution: fc.constantFrom<Scenario["toolExecution"]>("parallel", "parallel", "sequential"),
+  beforeToolCall: fc.boolean(),
+  afterToolCall: fc.boolean(),
+  finishTurn: optional(fc.array(fc.constantFrom<"none" | "end" | "continue">("none", "none", "end", "continue"), { maxLength: 6 })),
+  prepareNextTurn: optional(fc.array(fc.boolean(), { maxLength: 6 })),
+  steering: optional(fc.array(fc.constantFrom(0, 0, 1, 2), { maxLength: 8 })),
+  followUps: optional(fc.array(fc.constantFrom(0, 1, 2), { maxLength: 4 })),
+  prepareRequest: fc.boolean(),
+  transformContext: fc.boolean(),
+  hookThrows: fc.oneof(
+    { arbitrary: fc.constant<HookThrow>("none"), weight: 9 },
+    {
+      arbitrary: fc.constantFrom<HookThrow>("finishTurn", "prepareNextTurn", "getSteeringMessages", "getFollowUpMessages", "prepareRequest", "transformContext"),
+      weight: 1,
+    },
+  ),
+  abortAt: fc.oneof({ arbitrary: fc.constant(null), weight: 2 }, { arbitrary: fc.integer({ min: -1, max: 80 }), weight: 1 }),
+  sink: fc.constantFrom<Scenario["sink"]>("sync", "sync", "resolved", "macrotask"),
+  hookDelay: fc.constantFrom(0, 0, 1),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Playing a scenario
+// ---------------------------------------------------------------------------------------------
+
+export interface ScenarioRun {
+  events: AgentEvent[];
+  messages: AgentMessage[] | undefined;
+  rejection: unknown;
+  actor: RunActor | undefined;
+  /** Events delivered after the run settled (checked one macrotask later). */
+  lateEvents: number;
+  /** Requests made in total, and made after the abort. */
+  requests: number;
+  requestsAfterAbort: number;
+  /** Index of the event at which the run was aborted, if it was. */
+  abortedAt: number | null;
+  /** Tool executions entered with an already aborted signal (R29). */
+  executedAfterAbort: string[];
+  /** Call ids whose `execute` was entered, and those `beforeToolCall`/`afterToolCall` saw, in call order. */
+  executed: string[];
+  beforeCalls: string[];
+  afterCalls: string[];
+  /** finishTurn decisions, in call order (for R8). */
+  decisions: ("none" | "end" | "continue")[];
+  /** Transcript-delta mismatches seen by hooks. */
+  hookProblems: string[];
+}
+
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
+const ok = (content: string, extra: Partial<AgentToolResult> = {}): AgentToolResult => ({ content: [{ type: "text", text: content }], details: {}, ...extra });
+const schema = { type: "object", properties: { n: { type: "number" } } };
+const delay = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+
+export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
+  const controller = new AbortController();
+  const calls = new Map<string, CallSpec>();
+  const record: ScenarioRun = {
+    events: [],
+    messages: undefined,
+    rejection: undefined,
+    actor: undefined,
+    lateEvents: 0,
+    requests: 0,
+    requestsAfterAbort: 0,
+    abortedAt: null,
+    executedAfterAbort: [],
+    executed: [],
+    beforeCalls: [],
+    afterCalls: [],
+    decisions: [],
+    hookProblems: [],
+  };
+
+  const responses: ScriptedResponse[] = scenario.responses.map((response, r) => {
+    const content: ScriptedBlock[] = response.thinking ? [{ type: "thinking", thinking: "hm", signature: "s" }] : [];
+    content.push(text("ok"));
+    response.calls.forEach((call, c) => {
+      const id = `r${r}c${c}`;
+      calls.set(id, call);
+      content.push(toolCall(call.tool, call.badArgs ? { n: "not a number" } : { n: c }, id));
+    });
+    const stopReason = response.stop === "natural" ? undefined : response.stop;
+    return { content, ...(stopReason ? { stopReason } : {}), ...(response.stop === "error" ? { errorMessage: "provider failed" } : {}), delayMs: response.delayMs };
+  });
+
+  // SPEC "Entry points": emit is awaited, so no app code starts while an event is undelivered.
+  const undelivered = new Set<AgentEvent>();
+  const entered = (what: string, _callId?: string) => {
+    const blocking = [...undelivered];
+    if (blocking.length > 0) record.hookProblems.push(`emit not awaited: ${what} started while ${blocking.map((e) => e.type).join(", ")} was undelivered`);
+  };
+
+  const execute: AgentTool["execute"] = async (id, _params, signal, onUpdate) => {
+    entered(`execute ${id}`, id);
+    record.executed.push(id);
+    if (signal?.aborted) record.executedAfterAbort.push(id);
+    const spec = calls.get(id)!;
+    for (let i = 0; i < spec.updates; i++) onUpdate?.(ok(`update ${i}`));
+    if (spec.lateUpdate) setTimeout(() => onUpdate?.(ok("late update")), 0);
+    await delay(spec.delay, signal);
+    switch (spec.outcome) {
+      case "throw":
+        throw new Error(`tool ${id} threw`);
+      case "isError":
+        return ok(`tool ${id} failed`, { isError: true });
+      case "terminate":
+        return ok(`tool ${id} done`, { terminate: true });
+      default:
+        return ok(`tool ${id} done`);
+    }
+  };
+  const tool = (name: string, extra: Partial<AgentTool> = {}): AgentTool => ({ name, label: name, description: name, parameters: schema, execute, ...extra });
+
+  const throwsOnce = (() => {
+    let thrown = false;
+    return (hook: HookThrow) => {
+      if (scenario.hookThrows !== hook || thrown) return;
+      thrown = true;
+      throw new Error(`${hook} threw (scenario)`);
+    };
+  })();
+
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), messages as never), toolExecution: scenario.toolExecution };
+  if (scenario.beforeToolCall) {
+    config.beforeToolCall = async ({ toolCall: call }) => {
+      entered("beforeToolCall", call.id);
+      record.beforeCalls.push(call.id);
+      await delay(scenario.hookDelay);
+      const spec = calls.get(call.id)!;
+      if (spec.before === "throw") throw new Error("beforeToolCall threw");
+      if (spec.before === "block") return { block: true, reason: "blocked" };
+      if (spec.before === "blockTerminate") return { block: true, terminate: true };
+      return undefined;
+    };
+  }
+  if (scenario.afterToolCall) {
+    config.afterToolCall = async ({ toolCall: call }): Promise<AfterToolCallResult | undefined> => {
+      entered("afterToolCall", call.id);
+      record.afterCalls.push(call.id);
+      await delay(scenario.hookDelay);
+      const spec = calls.get(call.id)!;
+      if (spec.after === "throw") throw new Error("afterToolCall threw");
+      if (spec.after === "overrideContent") return { content: [{ type: "text", text: "overridden" }] };
+      if (spec.after === "flipError") return { isError: true };
+      if (spec.after === "terminate") return { terminate: true };
+      return undefined;
+    };
+  }
+  if (scenario.finishTurn) {
+    const decisions = scenario.finishTurn;
+    config.finishTurn = async (turn) => {
+      entered("finishTurn");
+      const tail = turn.context.messages.slice(turn.context.messages.length - turn.newMessages.length);
+      if (JSON.stringify(tail) !== JSON.stringify(turn.newMessages)) record.hookProblems.push("finishTurn: newMessages are not the transcript's tail");
+      throwsOnce("finishTurn");
+      const decision = decisions[record.decisions.length] ?? "none";
+      record.decisions.push(decision);
+      return decision === "none" ? undefined : { action: decision };
+    };
+  }
+  if (scenario.prepareNextTurn) {
+    const adds = scenario.prepareNextTurn;
+    let n = 0;
+    config.prepareNextTurn = async () => {
+      entered("prepareNextTurn");
+      throwsOnce("prepareNextTurn");
+      return adds[n++] ? { messages: [user(`prepared ${n}`)] } : undefined;
+    };
+  }
+  if (scenario.steering) {
+    const arrivals = scenario.steering;
+    let n = 0;
+    config.getSteeringMessages = async () => {
+      entered("getSteeringMessages");
+      throwsOnce("getSteeringMessages");
+      const count = arrivals[n++] ?? 0;
+      return Array.from({ length: count }, (_, i) => user(`steer ${n}.${i}`));
+    };
+  }
+  if (scenario.followUps) {
+    const arrivals = scenario.followUps;
+    let n = 0;
+    config.getFollowUpMessages = async () => {
+      entered("getFollowUpMessages");
+      throwsOnce("getFollowUpMessages");
+      const count = arrivals[n++] ?? 0;
+      return Array.from({ length: count }, (_, i) => user(`follow ${n}.${i}`));
+    };
+  }
+  if (scenario.prepareRequest) {
+    config.prepareRequest = async () => {
+      entered("prepareRequest");
+      throwsOnce("prepareRequest");
+      return undefined;
+    };
+  }
+  if (scenario.transformContext) {
+    config.transformContext = async (messages) => {
+      entered("transformContext");
+      throwsOnce("transformContext");
+      return messages;
+    };
+  }
+
+  const stream = scriptedStreamFn((_, i) => responses[i] ?? { content: [text("done")] });
+  const streamFn: typeof stream = Object.assign(
+    (...args: Parameters<typeof stream>) => {
+      // R12, R40: each request sees exactly the transcript so far (identity convertToLlm and
+      // transformContext): every message ended before it, in order.
+      const ended = record.events.flatMap((e) => (e.type === "message_end" ? [e.message] : []));
+      if (JSON.stringify(args[1].messages) !== JSON.stringify(ended)) record.hookProblems.push(`request ${record.requests + 1} does not see the transcript so far`);
+      entered("the stream function");
+      record.requests++;
+      if (record.abortedAt !== null) record.requestsAfterAbort++;
+      return stream(...args);
+    },
+    { calls: stream.calls },
+  );
+
+  if (scenario.abortAt === -1) {
+    record.abortedAt = -1;
+    controller.abort();
+  }
+  let settled = false;
+  const sink = (event: AgentEvent) => {
+    if (settled) record.lateEvents++;
+    if (scenario.abortAt === record.events.length && record.abortedAt === null) {
+      record.abortedAt = record.events.length;
+      controller.abort();
+    }
+    record.events.push(event);
+    if (scenario.sink === "resolved") return Promise.resolve();
+    if (scenario.sink === "sync") return undefined;
+    undelivered.add(event);
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        undelivered.delete(event);
+        resolve();
+      }),
+    );
+  };
+
+  try {
+    record.messages = await runAgentLoop(
+      [user("hi")],
+      { messages: [], tools: [tool("alpha"), tool("beta"), tool("seq", { executionMode: "sequential" })] },
+      config,
+      sink,
+      controller.signal,
+      streamFn,
+      { onActor: (actor) => (record.actor = actor) },
+    );
+  } catch (error) {
+    record.rejection = error;
+  }
+  settled = true;
+  // Anything still in flight (a tool, a stray update) would show up by the next macrotask.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return record;
+}
