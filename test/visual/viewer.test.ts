@@ -1,25 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startViewerServer, type ViewerServer } from "../../scripts/view.js";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SAMPLE = join(ROOT, "test/visual/fixtures/sample-trace.jsonl");
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 interface TraceRecord {
   type: string;
@@ -111,18 +98,11 @@ describe("viewer server", () => {
   });
 });
 
-const haveChromium = existsSync(CHROMIUM);
-// Skipped only on a developer machine without Chromium; in CI it must run.
-describe.skipIf(!haveChromium && !process.env.CI)("viewer in Chromium", () => {
+describe.skipIf(skipWithoutChromium)("viewer in Chromium", () => {
   it("steps to a tool call, highlights the active state and shows parallel tool bars", { timeout: 90_000 }, async () => {
     const viewer = await startViewerServer({ trace: SAMPLE, port: 0 });
-    const userDataDir = await mkdtemp(join(tmpdir(), "viewer-chromium-"));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1440, height: 1000 },
-    });
+    const browser = await launchChromium({ width: 1440, height: 1000 });
+    const { context } = browser;
     try {
       const page = await context.newPage();
       const errors: string[] = [];
@@ -194,9 +174,8 @@ describe.skipIf(!haveChromium && !process.env.CI)("viewer in Chromium", () => {
       expect(errors).toEqual([]);
       expect(external).toEqual([]);
     } finally {
-      await context.close();
+      await browser.close();
       await viewer.close();
-      await rm(userDataDir, { recursive: true, force: true });
     }
   });
 });

@@ -8,30 +8,18 @@
  * the example server, and the key never reaches the browser.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildExample, ensureLibraryBuilt, startExampleServer, type ExampleServer } from "../../scripts/example-web.js";
 import { sse, stall, partialText, startSseServer, textBlock, textResponse, response, toolUseBlock } from "../support/sse-server.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SCREENSHOT = join(ROOT, "visualizations/web-chat.png");
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /** Stands in for https://stately.ai/inspect: says it is connected, and keeps what it receives. */
 const INSPECTOR_STUB = `<!doctype html><title>inspector stub</title><body>inspector stub</body><script>
@@ -164,27 +152,19 @@ describe("web chat example sources", () => {
   });
 });
 
-const haveChromium = existsSync(CHROMIUM);
-// Skipped only on a developer machine without Chromium; in CI it must run.
-describe.skipIf(!haveChromium && !process.env.CI)("web chat example in Chromium", () => {
+describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
+  let browser: ChromiumSession | undefined;
   let context: BrowserContext;
-  let userDataDir: string;
 
   beforeAll(async () => {
     await ensureLibraryBuilt();
     await buildExample({ quiet: true });
-    userDataDir = await mkdtemp(join(tmpdir(), "web-chat-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 720 },
-    });
+    browser = await launchChromium({ width: 1280, height: 720 });
+    context = browser.context;
   }, 180_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it("runs the scripted scenario: parallel tools, a blocked tool, steering, a follow-up, an abort; the panel follows the actors", { timeout: 60_000 }, async () => {
