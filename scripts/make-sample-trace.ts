@@ -1,6 +1,6 @@
 /**
  * Writes test/visual/fixtures/sample-trace.jsonl: a real run (runAgentLoop with the scripted
- * model) recorded in the trace format v1 (docs/trace-format.md) by the library's own trace
+ * model) recorded in the trace format v1 (src/trace/FORMAT.md) by the library's own trace
  * recorder (src/trace): agent events plus the run and tool-call actors' states from XState
  * inspection. Turn 1 calls two tools that run in parallel with different delays; turn 2 answers.
  *

@@ -1,6 +1,6 @@
 /**
  * The run viewer: a tiny local HTTP server (127.0.0.1 only) for visualizations/viewer/, a trace
- * file (docs/trace-format.md) and the generated statecharts (visualizations/*.machine.svg|json).
+ * file (src/trace/FORMAT.md) and the generated statecharts (visualizations/*.machine.svg|json).
  * Everything is local: no CDN, no build step, works offline.
  *
  *   npm run view -- trace.jsonl [--port N]      (default port 4173; 0 picks a free one)
@@ -139,7 +139,7 @@ function parseArgs(argv: string[]): { trace?: string; port: number; help: boolea
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   if (args.help || !args.trace) {
-    console.log("usage: npm run view -- TRACE.jsonl [--port N]\n  Serves the run viewer for a trace (docs/trace-format.md) on http://127.0.0.1:N/ (default 4173).");
+    console.log("usage: npm run view -- TRACE.jsonl [--port N]\n  Serves the run viewer for a trace (src/trace/FORMAT.md) on http://127.0.0.1:N/ (default 4173).");
     process.exit(args.help ? 0 : 2);
   }
   if (!existsSync(join(VISUALIZATIONS_DIR, "run.machine.svg"))) console.warn("warning: visualizations/run.machine.svg is missing; run `npm run visualize`");

@@ -1,5 +1,5 @@
 /**
- * The records of the trace format, version 1 (docs/trace-format.md): a JSON Lines file whose first
+ * The records of the trace format, version 1 (src/trace/FORMAT.md): a JSON Lines file whose first
  * line is a header, then agent events, state values from XState inspection, and notes. Node-free.
  */
 import type { JsonObject, JsonValue } from "../types.js";

@@ -1,4 +1,4 @@
-/** The trace format v1 (docs/trace-format.md): record types and the recorder. Node-free. */
+/** The trace format v1 (src/trace/FORMAT.md): record types and the recorder. Node-free. */
 export { createTraceRecorder, type TraceRecorder, type TraceRecorderOptions } from "./recorder.js";
 export { reduceEventForTrace, base64Bytes } from "./reduce.js";
 export { toJsonSafe, redact } from "./json.js";

@@ -1,5 +1,5 @@
 /**
- * `createTraceRecorder`: produces the trace format v1 (docs/trace-format.md) as JSON Lines handed
+ * `createTraceRecorder`: produces the trace format v1 (src/trace/FORMAT.md) as JSON Lines handed
  * to a `write` callback. Node-free: the CLI writes the lines to a file, a viewer or a test may keep
  * them in memory.
  *

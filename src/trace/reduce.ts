@@ -1,4 +1,4 @@
-/** The two reductions that keep traces small (docs/trace-format.md, "Agent event"). */
+/** The two reductions that keep traces small (src/trace/FORMAT.md, "Agent event"). */
 import type { AgentEvent, JsonObject, JsonValue } from "../types.js";
 import { toJsonSafe } from "./json.js";
 

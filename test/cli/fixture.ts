@@ -50,7 +50,7 @@ export interface ParsedTrace {
   notes: Record<string, any>[];
 }
 
-/** Parses a trace and checks the invariants of docs/trace-format.md; throws on a violation. */
+/** Parses a trace and checks the invariants of src/trace/FORMAT.md; throws on a violation. */
 export function checkTrace(text: string): ParsedTrace {
   if (!text.endsWith("\n")) throw new Error("the trace does not end with a newline");
   const records = text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);

@@ -1,5 +1,5 @@
 /*
- * Run viewer for xstate-agent-loop traces (docs/trace-format.md, version 1). Plain JS, no build
+ * Run viewer for xstate-agent-loop traces (src/trace/FORMAT.md, version 1). Plain JS, no build
  * step, no network beyond the local server (scripts/view.ts): trace.jsonl, machines/index.json,
  * machines/<name>.machine.svg|json. Node and cluster ids in the SVGs are state paths
  * (`run.turn.requesting.streaming`), so the state active at the selected record is found by id.

@@ -106,7 +106,7 @@ Options:
   -m, --model <id>     Claude model when ANTHROPIC_API_KEY is set (default: ${DEFAULT_MODEL})
       --thinking <lvl> Thinking level: ${THINKING_LEVELS.join(", ")} (default: off)
   -y, --yes            Allow write_file without asking (without a terminal, writes are denied)
-      --trace <file>   Write a JSON Lines trace of the session (docs/trace-format.md)
+      --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
       --inspect        Connect the Stately inspector (ws://localhost:8080)
   -C, --cwd <dir>      Work on this directory instead of the current one
   -h, --help           Show this help
