@@ -64,6 +64,7 @@ export async function streamResponse(deps: RunDeps, request: StreamRequest): Pro
     }
     // R41: a stream that ends without a terminal event falls back to result().
     final ??= await stream.result();
+    checkFinalMessage(final);
   } catch (error) {
     if (!partial) throw error;
     // R56: an open assistant message is closed before the run fails.
@@ -77,4 +78,12 @@ export async function streamResponse(deps: RunDeps, request: StreamRequest): Pro
   if (!partial) await events.push({ type: "message_start", message });
   await events.push({ type: "message_end", message });
   return message;
+}
+
+/** A stream whose terminal message is not an assistant message broke its contract (R56). */
+function checkFinalMessage(message: unknown): asserts message is AssistantMessage {
+  const candidate = message as Partial<AssistantMessage> | null | undefined;
+  if (!candidate || typeof candidate !== "object" || candidate.role !== "assistant" || !Array.isArray(candidate.content)) {
+    throw new TypeError("stream function ended with a malformed message (expected an assistant message with a content array)");
+  }
 }
