@@ -64,7 +64,7 @@ export interface EffectJobs {
   prepareNextTurn: { input: TurnSnapshot; output: TurnUpdate };
   prepareRequest: { input: { messages: AgentMessage[]; model: Model; thinkingLevel: ThinkingLevel }; output: StateUpdate };
   transformContext: { input: { messages: AgentMessage[] }; output: AgentMessage[] };
-  /** `convertToLlm`, then normalization into the provider transcript (R40). */
+  /** `convertToLlm` (R40); the machine normalizes its result in the next state. */
   convertToLlm: { input: { messages: AgentMessage[] }; output: Message[] };
   /** Resolves the next request's key into the runtime; the key never enters a machine. */
   resolveApiKey: { input: { provider: string }; output: null };

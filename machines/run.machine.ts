@@ -14,6 +14,7 @@ import { assign, enqueueActions, fromCallback, sendTo, setup, stopChild, type Do
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
+import { normalizeTranscript } from "../src/loop/normalize.js";
 import {
   batchTerminates,
   closedTurn,
@@ -366,12 +367,17 @@ export const runMachine = setup({
             convertingToLlm: {
               entry: "convertToLlm",
               on: {
-                "done.convertToLlm": [
-                  { guard: "hasGetApiKey", target: "resolvingApiKey", actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }) },
-                  { target: "streaming", actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }) },
-                ],
+                "done.convertToLlm": {
+                  target: "normalizing",
+                  actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }),
+                },
                 ...failOnError,
               },
+            },
+            // R40: only provider messages, in order, reach the stream function.
+            normalizing: {
+              entry: assign({ request: ({ context }) => ({ messages: null, llmMessages: normalizeTranscript(context.request.llmMessages!) }) }),
+              always: [{ guard: "hasGetApiKey", target: "resolvingApiKey" }, { target: "streaming" }],
             },
             resolvingApiKey: {
               entry: "resolveApiKey",
@@ -512,7 +518,7 @@ export const runMachine = setup({
       always: [
         { guard: "continuesInnerLoop", target: "choosingNextTurn" },
         { guard: "hasGetFollowUpMessages", target: "pollingFollowUps" },
-        { guard: "decidedContinue", target: "choosingNextTurn" },
+        { guard: "decidedContinue", target: "continuingAsDecided" },
         { target: "done" },
       ],
     },
@@ -530,9 +536,13 @@ export const runMachine = setup({
     choosingAfterFollowUps: {
       always: [
         { guard: "receivedFollowUps", target: "choosingNextTurn" },
-        { guard: "decidedContinue", target: "choosingNextTurn" },
+        { guard: "decidedContinue", target: "continuingAsDecided" },
         { target: "done" },
       ],
+    },
+    // R10, R11: nothing else asks for a request, but finishTurn said continue: exactly one more.
+    continuingAsDecided: {
+      always: "choosingNextTurn",
     },
     // R4a: the next turn starts with prepareNextTurn when configured.
     choosingNextTurn: {

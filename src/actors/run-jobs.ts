@@ -4,7 +4,7 @@
  */
 import type { AgentContext, AgentLoopTurnUpdate, AgentMessage } from "../types.js";
 import type { EffectJobs, StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/effects.js";
-import { normalizeTranscript } from "../loop/normalize.js";
+import { checkConverted } from "../loop/normalize.js";
 import { streamResponse } from "./stream-response.js";
 import type { RunDeps } from "./run-deps.js";
 
@@ -27,7 +27,7 @@ export const runJobs = {
     return stateUpdate(deps, update);
   },
   transformContext: (deps: RunDeps, { messages }: Input<"transformContext">) => deps.config.transformContext!(messages, deps.signal),
-  convertToLlm: async (deps: RunDeps, { messages }: Input<"convertToLlm">) => normalizeTranscript(await deps.config.convertToLlm(messages)),
+  convertToLlm: async (deps: RunDeps, { messages }: Input<"convertToLlm">) => checkConverted(await deps.config.convertToLlm(messages)),
   async resolveApiKey(deps: RunDeps, { provider }: Input<"resolveApiKey">): Promise<null> {
     // R40: falls back to config.apiKey; the key stays in the runtime, out of the machine.
     deps.apiKey.next = (await deps.config.getApiKey!(provider)) ?? undefined;

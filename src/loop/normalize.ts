@@ -7,8 +7,7 @@ const PROVIDER_ROLES = new Set(["system", "user", "assistant", "toolResult"]);
  * prompt and tool declarations as system messages (R30). Anything `convertToLlm` let through that
  * a provider cannot read (a custom message, a hole) is dropped rather than sent.
  */
-export function normalizeTranscript(messages: readonly Message[] | undefined | null): Message[] {
-  if (!Array.isArray(messages)) throw new TypeError("convertToLlm must return an array of messages");
+export function normalizeTranscript(messages: readonly Message[]): Message[] {
   let clean = true;
   for (const message of messages) {
     if (!message || !PROVIDER_ROLES.has(message.role)) {
@@ -17,4 +16,10 @@ export function normalizeTranscript(messages: readonly Message[] | undefined | n
     }
   }
   return clean ? (messages as Message[]) : messages.filter((message) => message && PROVIDER_ROLES.has(message.role));
+}
+
+/** `convertToLlm`'s contract: an array of messages (anything else is the app's bug, R56). */
+export function checkConverted(messages: unknown): Message[] {
+  if (!Array.isArray(messages)) throw new TypeError("convertToLlm must return an array of messages");
+  return messages as Message[];
 }
