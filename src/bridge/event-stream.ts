@@ -1,4 +1,4 @@
-import { observable, Subject, type Observer, type Subscribable, type Unsubscribable } from "rxjs";
+import { Observable, observable, Subject, type Observer, type Subscribable, type Unsubscribable } from "rxjs";
 import type { AgentEvent, AgentMessage } from "../types.js";
 
 /**
@@ -33,19 +33,17 @@ export class AgentEventStream implements Subscribable<AgentEvent>, AsyncIterable
   }
 
   subscribe(observerOrNext?: Partial<Observer<AgentEvent>> | ((event: AgentEvent) => void)): Unsubscribable {
-    const observer: Partial<Observer<AgentEvent>> =
-      typeof observerOrNext === "function" ? { next: observerOrNext } : (observerOrNext ?? {});
-    const buffered = this.buffer;
-    if (buffered) {
-      this.buffer = null;
-      for (const event of buffered) observer.next?.(event);
-      if (this.ended) {
-        this.subject.complete();
-        observer.complete?.();
-        return { unsubscribe() {} };
+    // Through an RxJS Observable, so a consumer that throws is reported the RxJS way (never into
+    // the loop), for buffered and live events alike.
+    return new Observable<AgentEvent>((subscriber) => {
+      const buffered = this.buffer;
+      if (buffered) {
+        this.buffer = null;
+        for (const event of buffered) subscriber.next(event);
+        if (this.ended) this.subject.complete();
       }
-    }
-    return this.subject.subscribe(observer);
+      return this.subject.subscribe(subscriber);
+    }).subscribe(observerOrNext as Partial<Observer<AgentEvent>>);
   }
 
   [observable](): Subscribable<AgentEvent> {
