@@ -13,7 +13,7 @@
 import { assign, enqueueActions, fromCallback, sendTo, setup, stopChild, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
-import { toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
+import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
 import {
   batchTerminates,
@@ -209,7 +209,7 @@ export const runMachine = setup({
       enqueue.assign({ turn: { ...context.turn, open: false } });
     }),
     recordFailure: assign(({ context }, error: unknown) => {
-      const text = error instanceof Error ? error.message : String(error);
+      const text = errorText(error);
       // A stream that threw after `start` closed its partial itself; it belongs to the run.
       const partial = error && typeof error === "object" && "partial" in error ? (error.partial as AssistantMessage) : undefined;
       return { failure: text, ...(partial ? appended(context, [partial]) : {}) };
@@ -578,7 +578,7 @@ function crashedCall(event: ToolErrorEvent): ToolCallOutput {
   return {
     index: indexOfChild(event.actorId ?? ""),
     result: {
-      content: [{ type: "text", text: error instanceof Error ? error.message : String(error) }],
+      content: [{ type: "text", text: errorText(error) }],
       details: {},
       isError: true,
     },

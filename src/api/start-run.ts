@@ -13,6 +13,7 @@ import { runMachine } from "../../machines/run.machine.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { failureMessage, type HookFlags, type RunContext, type RunInput } from "../loop/run-context.js";
+import { errorText } from "../loop/tool-results.js";
 import { createRunImplementations } from "../actors/implementations.js";
 import { streamOptionsOf, type RunDeps } from "../actors/run-deps.js";
 import { bindDeps, depsOf } from "../actors/system-deps.js";
@@ -191,17 +192,13 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
   });
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * R55: the events that close a run whose runtime failed, from its last context: `turn_start` if
  * no turn is open, the assistant failure message, `turn_end`, and `agent_end` with every message
  * of the run. `messages` is what the run added, failure message included.
  */
 export function failureEvents(context: RunContext, error: unknown): { events: AgentEvent[]; messages: AgentMessage[] } {
-  const message = failureMessage(context, errorMessage(error));
+  const message = failureMessage(context, errorText(error));
   const messages = context.newMessages.concat(message);
   const events: AgentEvent[] = [];
   if (!context.turn.open) events.push({ type: "turn_start" });
