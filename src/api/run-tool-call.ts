@@ -2,7 +2,7 @@
  * `runToolCall`: one call through the same pipeline as a model-issued call (R21–R26), by running
  * the tool-call machine on its own. No events, no messages; never rejects.
  */
-import { createActor, toPromise, type ActorSystem } from "xstate";
+import { createActor, toPromise } from "xstate";
 import type {
   AgentContext,
   AgentLoopConfig,
@@ -31,11 +31,6 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
   onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
 }
 
-const depsBySystem = new WeakMap<ActorSystem<any>, ToolDeps>();
-const resolve = (system: ActorSystem<any>) => depsBySystem.get(system)!;
-let machine: typeof toolCallMachine | undefined;
-let worker: ReturnType<typeof createEffectsWorker> | undefined;
-
 export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
     const signal = options.signal ?? new AbortController().signal;
@@ -50,12 +45,13 @@ export async function runToolCall(toolCall: ToolCall, options: RunToolCallOption
       tools: new ToolRegistry(options.tools),
       hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
     };
-    // The call runs with its own effect worker; the tool jobs need only the tool dependencies.
-    const effects = createActor((worker ??= createEffectsWorker(resolve as (system: ActorSystem<any>) => RunDeps)));
-    depsBySystem.set(effects.system, deps);
+    // A standalone call: the machine is provided with this call's dependencies directly (its first
+    // state prepares the call while the actor is created, before any system could be bound), and
+    // it runs with its own effect worker; the tool jobs need only the tool dependencies.
+    const resolve = () => deps;
+    const effects = createActor(createEffectsWorker(resolve as () => RunDeps));
     effects.start();
-    machine ??= toolCallMachine.provide(createToolCallImplementations(resolve));
-    const actor = createActor(machine, {
+    const actor = createActor(toolCallMachine.provide(createToolCallImplementations(resolve)), {
       input: {
         index: 0,
         toolCall,
@@ -64,7 +60,6 @@ export async function runToolCall(toolCall: ToolCall, options: RunToolCallOption
         effects,
       },
     });
-    depsBySystem.set(actor.system, deps);
     actor.start();
     const output = await toPromise(actor).finally(() => effects.stop());
     return {
