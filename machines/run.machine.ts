@@ -10,7 +10,7 @@
  * sink to settle before it starts any job. The definition is pure: the runtime provides the
  * worker (see `src/actors/`).
  */
-import { assign, enqueueActions, fromCallback, sendTo, setup, stopChild, type DoneActorEvent, type ErrorActorEvent } from "xstate";
+import { and, assign, emit, enqueueActions, fromCallback, sendTo, setup, stopChild, type ActorSystem, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
@@ -23,11 +23,13 @@ import {
   isFailedResponse,
   runsSequentially,
   toolCallsOf,
+  type HookFlags,
   type RunContext,
   type RunInput,
+  type TurnState,
 } from "../src/loop/run-context.js";
-import { toolCallMachine, type ToolCallOutput, type ToolCallParentEvent } from "./tool-call.machine.js";
-import { effectRequest, type EffectReply, type EffectRequest, type TurnSnapshot, type TurnUpdate } from "./effects.js";
+import { toolCallMachine, type ToolCallInput, type ToolCallOutput, type ToolCallParentEvent } from "./tool-call.machine.js";
+import { effectRequest, type DoneEvent, type EffectReply, type EffectRequest, type TurnSnapshot, type TurnUpdate } from "./effects.js";
 
 export type { StateUpdate, TurnSnapshot, TurnUpdate } from "./effects.js";
 
@@ -43,6 +45,78 @@ const appended = (context: RunContext, messages: AgentMessage[]) => ({
   messages: context.messages.concat(messages),
   newMessages: context.newMessages.concat(messages),
 });
+
+/** R5, R41: the response, appended to the transcript. */
+const appendAssistant = {
+  type: "appendAssistant",
+  params: ({ event }: { event: RunEvent }) => (event as Extract<RunEvent, { type: "done.streamResponse" }>).output,
+} as const;
+
+/**
+ * R22, R24, R26: settles a call from its actor's output, or from its crash (a runtime defect,
+ * still exactly one result): its actor stopped, its outcome recorded, and for a sequential call
+ * its result message.
+ */
+function settle(kind: "done" | "crashed", appendMessage: boolean) {
+  const outcome = ({ event }: { event: RunEvent }) => (kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent));
+  return [
+    { type: "stopCall", params: ({ event }: { event: RunEvent }) => outcome({ event }).index },
+    ...(kind === "crashed" ? [{ type: "reportCrash", params: outcome } as const] : []),
+    { type: "recordOutcome", params: outcome },
+    ...(appendMessage ? [{ type: "appendResult", params: outcome } as const] : []),
+  ] as const;
+}
+
+type Condition = "settlesLastCall" | "allCallsSettled" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps";
+
+/**
+ * R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error
+ * response), then turn_end.
+ */
+function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
+  return [
+    {
+      guard: when ? and<RunContext, RunEvent, [Condition, "hasFinishTurn"]>([when, "hasFinishTurn"]) : "hasFinishTurn",
+      target: "#run.turn.finishingTurn",
+      actions,
+    },
+    { ...(when ? { guard: when } : {}), target: "#run.turn.endingTurn", actions },
+  ] as const;
+}
+
+/**
+ * R4a: a next turn starts with prepareNextTurn when configured, and polls steering again when
+ * nothing is pending (`repoll`: only where that can be the case, so no edge is dead).
+ */
+function toNextTurn(when: Condition | undefined, repoll: boolean) {
+  return [
+    {
+      guard: when ? and<RunContext, RunEvent, [Condition, "hasPrepareNextTurn"]>([when, "hasPrepareNextTurn"]) : "hasPrepareNextTurn",
+      target: "#run.turn.preparingNextTurn",
+    },
+    ...(repoll
+      ? [
+          {
+            guard: when ? and<RunContext, RunEvent, [Condition, "repollsSteering"]>([when, "repollsSteering"]) : "repollsSteering",
+            target: "#run.turn.repollingSteering",
+          } as const,
+        ]
+      : []),
+    { ...(when ? { guard: when } : {}), target: "#run.turn.startingTurn" },
+  ] as const;
+}
+
+/**
+ * R9, R10: after the turn and its steering poll, the inner loop continues, follow-ups are polled,
+ * or the run ends. (Without a steering hook nothing is ever re-polled.)
+ */
+const nextStep = (steering: boolean) =>
+  [
+    ...toNextTurn("continuesInnerLoop", steering),
+    { guard: "hasGetFollowUpMessages", target: "#run.pollingFollowUps" },
+    { guard: "decidedContinue", target: "#run.continuingAsDecided" },
+    { target: "#run.done" },
+  ] as const;
 
 /** R56: any failed job ends the run through `failing`. */
 const failOnError = {
@@ -134,62 +208,58 @@ export const runMachine = setup({
     }),
     startBatch: assign(({ context }) => {
       const calls = toolCallsOf(context.turn.assistant!);
-      return { turn: { ...context.turn, batch: { calls, cursor: 0, outcomes: calls.map(() => null), ready: [] } } };
+      return { turn: { ...context.turn, batch: { calls, cursor: 0, outcomes: calls.map(() => null) } } };
     }),
-    // R21: tool_execution_start with the model's raw arguments, then the call's actor.
+    // R21: tool_execution_start with the model's raw arguments, then the call's actor, which
+    // prepares the call as it is created and reports its own tool_execution_end.
     startCall: enqueueActions(({ context, enqueue, system }, params: { mode: "sequential" | "parallel" }) => {
-      const batch = context.turn.batch!;
-      const call = batch.calls[batch.cursor];
-      enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
-      enqueue.spawnChild("toolCall", {
-        id: toolChildId(batch.cursor),
-        input: {
-          index: batch.cursor,
-          toolCall: call,
-          mode: params.mode,
-          hooks: { beforeToolCall: context.settings.hooks.beforeToolCall, afterToolCall: context.settings.hooks.afterToolCall },
-          effects: system.get("effects"),
-        },
-      });
+      const start = callStart(context.turn, context.turn.batch!.cursor, params.mode, context.settings.hooks, system);
+      enqueue.emit(start.event);
+      enqueue.spawnChild("toolCall", start.actor);
     }),
-    // R25: a passed preflight; the next call starts.
-    markReady: assign(({ context }, index: number) => {
-      const batch = context.turn.batch!;
-      return { turn: { ...context.turn, batch: { ...batch, ready: batch.ready.concat(index), cursor: batch.cursor + 1 } } };
+    // R25 without beforeToolCall: every preflight is synchronous, so all calls start in one step,
+    // in source order; each reports an immediate result at once.
+    startAllCalls: enqueueActions(({ context, enqueue, system }) => {
+      const calls = toolCallsOf(context.turn.assistant!);
+      const turn: TurnState = { ...context.turn, batch: { calls, cursor: calls.length, outcomes: calls.map(() => null) } };
+      for (let index = 0; index < calls.length; index++) {
+        const start = callStart(turn, index, "parallel", context.settings.hooks, system);
+        enqueue.emit(start.event);
+        enqueue.spawnChild("toolCall", start.actor);
+      }
+      enqueue.assign({ turn });
     }),
-    // R25: every call that passed its preflight executes now, together.
-    executeReadyCalls: enqueueActions(({ context, enqueue }) => {
-      for (const index of context.turn.batch!.ready) enqueue.sendTo(toolChildId(index), { type: "EXECUTE" });
-    }),
-    // R22, R24, R26: one finalized outcome per call, tool_execution_end, and its actor stopped at
-    // once (bounded children). Sequential calls also get their result message now.
-    settleCall: enqueueActions(({ context, enqueue }, params: { outcome: ToolCallOutput; appendMessage: boolean }) => {
-      const { outcome } = params;
+    // R25: a preflight is done; the next call starts.
+    advanceCursor: assign(({ context }) => {
       const batch = context.turn.batch!;
-      const call = batch.calls[outcome.index];
+      return { turn: { ...context.turn, batch: { ...batch, cursor: batch.cursor + 1 } } };
+    }),
+    // R25: every call that passed its asynchronous preflight executes now, together.
+    executeCalls: enqueueActions(({ context, enqueue }) => {
+      const { outcomes } = context.turn.batch!;
+      for (let index = 0; index < outcomes.length; index++) if (outcomes[index] === null) enqueue.sendTo(toolChildId(index), { type: "EXECUTE" });
+    }),
+    // R22, R26: the call's actor is stopped as soon as it settled (bounded children).
+    stopCall: stopChild((_, index: number) => toolChildId(index)),
+    // R26: one finalized outcome per call.
+    recordOutcome: assign(({ context }, outcome: ToolCallOutput) => {
+      const batch = context.turn.batch!;
       const outcomes = batch.outcomes.slice();
       outcomes[outcome.index] = outcome;
-      enqueue(stopChild(toolChildId(outcome.index)));
-      enqueue.emit({
-        type: "tool_execution_end",
-        toolCallId: call.id,
-        toolName: call.name,
-        result: outcome.result,
-        isError: outcome.isError,
-        ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
-      });
-      const nextBatch = { ...batch, outcomes, cursor: outcome.index === batch.cursor ? batch.cursor + 1 : batch.cursor };
-      if (!params.appendMessage) {
-        enqueue.assign({ turn: { ...context.turn, batch: nextBatch } });
-        return;
-      }
-      const message = toolResultMessage(call, outcome.result, outcome.isError, outcome.durationMs);
+      const cursor = outcome.index === batch.cursor ? batch.cursor + 1 : batch.cursor;
+      return { turn: { ...context.turn, batch: { calls: batch.calls, cursor, outcomes } } };
+    }),
+    // A crashed actor (a runtime defect) never reported its tool_execution_end, so the run does.
+    reportCrash: emit(({ context }, outcome: ToolCallOutput) => {
+      const call = context.turn.batch!.calls[outcome.index];
+      return { type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: outcome.result, isError: true };
+    }),
+    // R24: a sequential call's result message, before the next call starts.
+    appendResult: enqueueActions(({ context, enqueue }, outcome: ToolCallOutput) => {
+      const message = toolResultMessage(context.turn.batch!.calls[outcome.index], outcome.result, outcome.isError, outcome.durationMs);
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
-      enqueue.assign({
-        ...appended(context, [message]),
-        turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message), batch: nextBatch },
-      });
+      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message) } });
     }),
     // R25: parallel result messages in source order, after every call finished.
     appendResults: enqueueActions(({ context, enqueue }) => {
@@ -223,9 +293,7 @@ export const runMachine = setup({
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
       enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false } });
     }),
-    emitAgentEnd: enqueueActions(({ context, enqueue }) => {
-      enqueue.emit({ type: "agent_end", messages: context.newMessages });
-    }),
+    emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages })),
     // The effect requests, one per step that awaits app code.
     pollSteering: sendTo("effects", ({ self }) => effectRequest("getSteeringMessages", null, self)),
     pollFollowUps: sendTo("effects", ({ self }) => effectRequest("getFollowUpMessages", null, self)),
@@ -255,12 +323,21 @@ export const runMachine = setup({
     hasGetSteeringMessages: ({ context }) => context.settings.hooks.getSteeringMessages,
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
     isErrorOrAborted: ({ context }) => isFailedResponse(context.turn.assistant),
+    // Decided on the response itself, before its transition appends it.
+    responseFailed: ({ event }) => isFailedResponse(responseOf(event)),
+    responseTruncatesCalls: ({ event }) => responseOf(event).stopReason === "length" && toolCallsOf(responseOf(event)).length > 0,
+    responseCallsTools: ({ event }) => toolCallsOf(responseOf(event)).length > 0,
+    responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(responseOf(event))),
     isTruncatedWithToolCalls: ({ context }) =>
       context.turn.assistant!.stopReason === "length" && toolCallsOf(context.turn.assistant!).length > 0,
     hasToolCalls: ({ context }) => toolCallsOf(context.turn.assistant!).length > 0,
     runsSequentially: ({ context }) => runsSequentially(context, toolCallsOf(context.turn.assistant!)),
-    hasNextCall: ({ context }) => context.turn.batch!.cursor < context.turn.batch!.calls.length,
+    hasBeforeToolCall: ({ context }) => context.settings.hooks.beforeToolCall,
+    // Decided before the transition's actions settle the call: is another call still to start?
+    hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
+    // ... and is this the batch's last outstanding call?
     allCallsSettled: ({ context }) => context.turn.batch!.outcomes.every((outcome) => outcome !== null),
+    settlesLastCall: ({ context }) => context.turn.batch!.outcomes.filter((outcome) => outcome === null).length === 1,
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
     continuesInnerLoop: ({ context }) =>
@@ -301,15 +378,13 @@ export const runMachine = setup({
         preparingNextTurn: {
           entry: "prepareNextTurn",
           on: {
-            "done.prepareNextTurn": {
-              target: "choosingSteeringRepoll",
-              actions: { type: "applyUpdate", params: ({ event }) => event.output },
-            },
+            // R4a: steering is polled again when nothing is pending.
+            "done.prepareNextTurn": [
+              { guard: "repollsSteering", target: "repollingSteering", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
+              { target: "startingTurn", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
+            ],
             ...failOnError,
           },
-        },
-        choosingSteeringRepoll: {
-          always: [{ guard: "repollsSteering", target: "repollingSteering" }, { target: "startingTurn" }],
         },
         // R4a: nothing pending, so steering is polled again.
         repollingSteering: {
@@ -367,16 +442,15 @@ export const runMachine = setup({
             convertingToLlm: {
               entry: "convertToLlm",
               on: {
-                "done.convertToLlm": {
-                  target: "normalizing",
-                  actions: assign({ request: ({ event }) => ({ messages: null, llmMessages: event.output }) }),
-                },
+                "done.convertToLlm": "normalizing",
                 ...failOnError,
               },
             },
             // R40: only provider messages, in order, reach the stream function.
             normalizing: {
-              entry: assign({ request: ({ context }) => ({ messages: null, llmMessages: normalizeTranscript(context.request.llmMessages!) }) }),
+              entry: assign({
+                request: ({ event }) => ({ messages: null, llmMessages: normalizeTranscript((event as DoneEvent<"convertToLlm">).output) }),
+              }),
               always: [{ guard: "hasGetApiKey", target: "resolvingApiKey" }, { target: "streaming" }],
             },
             resolvingApiKey: {
@@ -387,106 +461,95 @@ export const runMachine = setup({
             streaming: {
               entry: "streamResponse",
               on: {
-                "done.streamResponse": {
-                  target: "#run.turn.routingResponse",
-                  actions: { type: "appendAssistant", params: ({ event }) => event.output },
-                },
+                // R6, R7, R20, R28: what the response asks for, and how its tool batch runs.
+                "done.streamResponse": [
+                  ...toTurnEnd("responseFailed", [appendAssistant]),
+                  { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
+                  {
+                    guard: and(["responseCallsTools", "responseRunsSequentially"]),
+                    target: "#run.turn.executingTools.runningSequentially",
+                    actions: [appendAssistant, "startBatch"],
+                  },
+                  {
+                    guard: and(["responseCallsTools", "hasBeforeToolCall"]),
+                    target: "#run.turn.executingTools.preflightingEach",
+                    actions: [appendAssistant, "startBatch"],
+                  },
+                  // R25 without beforeToolCall: every preflight is synchronous, so all calls start in this step.
+                  {
+                    guard: "responseCallsTools",
+                    target: "#run.turn.executingTools.runningInParallel",
+                    actions: [appendAssistant, "startAllCalls"],
+                  },
+                  ...toTurnEnd(undefined, [appendAssistant]),
+                ],
                 ...failOnError,
               },
             },
           },
         },
-        // R6, R7, R20, R28: what the response asks for.
-        routingResponse: {
-          always: [
-            { guard: "isErrorOrAborted", target: "completingTurn" },
-            { guard: "isTruncatedWithToolCalls", target: "rejectingTruncatedCalls" },
-            { guard: "hasToolCalls", target: "executingTools" },
-            { target: "completingTurn" },
-          ],
-        },
         rejectingTruncatedCalls: {
           entry: "rejectTruncatedCalls",
-          always: "completingTurn",
+          always: [...toTurnEnd(undefined, [])],
         },
-        // R20–R29: the tool batch, one spawned actor per call.
+        // R20–R29: the tool batch, one spawned actor per call. The response's transition starts
+        // the batch and enters the state of its mode.
         executingTools: {
-          entry: "startBatch",
-          initial: "choosingMode",
+          initial: "runningInParallel",
           states: {
-            choosingMode: {
-              always: [{ guard: "runsSequentially", target: "sequentially" }, { target: "inParallel" }],
-            },
             // R24: each call runs to its result message before the next starts.
-            sequentially: {
-              initial: "runningCall",
-              states: {
-                runningCall: {
-                  entry: { type: "startCall", params: { mode: "sequential" } },
-                  on: {
-                    "xstate.done.actor.*": {
-                      target: "nextCall",
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: true }) },
-                    },
-                    "xstate.error.actor.*": {
-                      target: "nextCall",
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: true }) },
-                    },
-                  },
-                },
-                nextCall: {
-                  always: [{ guard: "hasNextCall", target: "runningCall" }, { target: "#run.turn.completingTurn" }],
-                },
+            runningSequentially: {
+              entry: { type: "startCall", params: { mode: "sequential" } },
+              on: {
+                "xstate.done.actor.*": [
+                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("done", true) },
+                  ...toTurnEnd(undefined, settle("done", true)),
+                ],
+                "xstate.error.actor.*": [
+                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("crashed", true) },
+                  ...toTurnEnd(undefined, settle("crashed", true)),
+                ],
               },
             },
-            // R25: preflights one by one in source order, then concurrent execution.
-            inParallel: {
-              initial: "preflighting",
-              states: {
-                preflighting: {
-                  entry: { type: "startCall", params: { mode: "parallel" } },
-                  on: {
-                    "TOOL.READY": { target: "nextPreflight", actions: { type: "markReady", params: ({ event }) => event.index } },
-                    // An immediate result (error, block, abort) ends its call at once.
-                    "xstate.done.actor.*": {
-                      target: "nextPreflight",
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: false }) },
-                    },
-                    "xstate.error.actor.*": {
-                      target: "nextPreflight",
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: false }) },
-                    },
-                  },
-                },
-                nextPreflight: {
-                  always: [{ guard: "hasNextCall", target: "preflighting" }, { target: "running" }],
-                },
-                // tool_execution_end in completion order.
-                running: {
-                  entry: "executeReadyCalls",
-                  always: { guard: "allCallsSettled", target: "appendingResults" },
-                  on: {
-                    "xstate.done.actor.*": {
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: (event as ToolDoneEvent).output, appendMessage: false }) },
-                    },
-                    "xstate.error.actor.*": {
-                      actions: { type: "settleCall", params: ({ event }) => ({ outcome: crashedCall(event as ToolErrorEvent), appendMessage: false }) },
-                    },
-                  },
-                },
-                // Result messages in source order, after every call finished.
-                appendingResults: {
-                  entry: "appendResults",
-                  always: "#run.turn.completingTurn",
-                },
+            // R25 with beforeToolCall: a preflight is asynchronous, so calls start one by one in
+            // source order; the next starts when this one passed (TOOL.READY) or settled. After
+            // the last, the passed calls execute together.
+            preflightingEach: {
+              entry: { type: "startCall", params: { mode: "parallel" } },
+              on: {
+                "TOOL.READY": [
+                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: "advanceCursor" },
+                  { target: "runningInParallel", actions: ["advanceCursor", "executeCalls"] },
+                ],
+                "xstate.done.actor.*": [
+                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: settle("done", false) },
+                  { target: "runningInParallel", actions: [...settle("done", false), "executeCalls"] },
+                ],
+                "xstate.error.actor.*": [
+                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: settle("crashed", false) },
+                  { target: "runningInParallel", actions: [...settle("crashed", false), "executeCalls"] },
+                ],
+              },
+            },
+            // R25: concurrent execution, settled in completion order; once every call settled,
+            // the result messages in source order.
+            runningInParallel: {
+              // (Every call may have settled in its preflight already.)
+              always: [...toTurnEnd("allCallsSettled", ["appendResults"])],
+              on: {
+                "xstate.done.actor.*": [
+                  ...toTurnEnd("settlesLastCall", [...settle("done", false), "appendResults"]),
+                  { actions: settle("done", false) },
+                ],
+                "xstate.error.actor.*": [
+                  ...toTurnEnd("settlesLastCall", [...settle("crashed", false), "appendResults"]),
+                  { actions: settle("crashed", false) },
+                ],
               },
             },
           },
         },
         // R6, R8: finishTurn (its decision ignored after an error response), then turn_end.
-        completingTurn: {
-          always: [{ guard: "hasFinishTurn", target: "finishingTurn" }, { target: "endingTurn" }],
-        },
         finishingTurn: {
           entry: "finishTurn",
           on: {
@@ -500,7 +563,7 @@ export const runMachine = setup({
             { guard: "isErrorOrAborted", target: "#run.done" },
             { guard: "decidedEnd", target: "#run.done" },
             { guard: "hasGetSteeringMessages", target: "#run.pollingSteering" },
-            { target: "#run.choosingNextStep" },
+            ...nextStep(false),
           ],
         },
       },
@@ -513,14 +576,9 @@ export const runMachine = setup({
         ...failOnError,
       },
     },
-    // R9, R10: the inner loop continues, or follow-ups are polled, or the run ends.
+    // R9, R10: what the steering poll leaves to do.
     choosingNextStep: {
-      always: [
-        { guard: "continuesInnerLoop", target: "choosingNextTurn" },
-        { guard: "hasGetFollowUpMessages", target: "pollingFollowUps" },
-        { guard: "decidedContinue", target: "continuingAsDecided" },
-        { target: "done" },
-      ],
+      always: [...nextStep(true)],
     },
     // R10: follow-ups when the run would otherwise end.
     pollingFollowUps: {
@@ -535,18 +593,15 @@ export const runMachine = setup({
     },
     choosingAfterFollowUps: {
       always: [
-        { guard: "receivedFollowUps", target: "choosingNextTurn" },
+        // (Follow-ups are pending, so steering is not polled again.)
+        ...toNextTurn("receivedFollowUps", false),
         { guard: "decidedContinue", target: "continuingAsDecided" },
         { target: "done" },
       ],
     },
     // R10, R11: nothing else asks for a request, but finishTurn said continue: exactly one more.
     continuingAsDecided: {
-      always: "choosingNextTurn",
-    },
-    // R4a: the next turn starts with prepareNextTurn when configured.
-    choosingNextTurn: {
-      always: [{ guard: "hasPrepareNextTurn", target: "turn.preparingNextTurn" }, { target: "turn.choosingSteeringRepoll" }],
+      always: [...toNextTurn(undefined, true)],
     },
     // R56: a hook or the stream function threw; close the turn with a failure message.
     failing: {
@@ -561,6 +616,20 @@ export const runMachine = setup({
   },
   output: ({ context }) => context.newMessages,
 });
+
+function responseOf(event: RunEvent): AssistantMessage {
+  if (event.type !== "done.streamResponse") throw new Error(`run machine: no response in ${event.type}`);
+  return event.output;
+}
+
+/** A call's `tool_execution_start` and its actor's spawn options. */
+function callStart(turn: TurnState, index: number, mode: ToolCallInput["mode"], hooks: HookFlags, system: ActorSystem<any>) {
+  const call = turn.batch!.calls[index];
+  const { beforeToolCall, afterToolCall } = hooks;
+  const event: AgentEvent = { type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments };
+  const input: ToolCallInput = { index, toolCall: call, mode, hooks: { beforeToolCall, afterToolCall }, effects: system.get("effects") };
+  return { event, actor: { id: toolChildId(index), input } };
+}
 
 /** The turn hooks' input. */
 function turnSnapshot(context: RunContext): TurnSnapshot {

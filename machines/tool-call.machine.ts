@@ -1,16 +1,21 @@
 /**
- * One tool call (R21–R23, R29), spawned by the run machine as `tool:<index in batch>`.
+ * One tool call (R21–R23, R25, R29), spawned by the run machine as `tool:<index in batch>`.
  *
  *   preparing ─▶ gating ─▶ (awaitingExecution) ─▶ executing ─▶ finalizing ─▶ settled
- *       └──────────┴── immediate result (error, block, abort) ───────────────────▲
+ *       └──────────┴── immediate result (error, block, abort) ─────────────────────▲
  *
  * Preparation (abort check, lookup, `prepareArguments`, validation) is synchronous and runs as
- * one provided action. The steps that await app code (`beforeToolCall`, `execute`,
- * `afterToolCall`) are states that ask the run's effect worker (`machines/effects.ts`) for the
- * job and wait for its reply; each is entered only when needed (gating and finalizing only when
- * the hook is configured). In a parallel batch the call stops in `awaitingExecution` after its
- * preflight and tells the parent it is ready, so preflights run one by one in source order and
- * executions run together (R25).
+ * one provided action, while the actor is created. The steps that await app code
+ * (`beforeToolCall`, `execute`, `afterToolCall`) are states that ask the run's effect worker
+ * (`machines/effects.ts`) for the job and wait for its reply; each is entered only when needed
+ * (gating and finalizing only when the hook is configured). The call reports its own
+ * `tool_execution_end` when it settles, so an immediate result is reported at once (R25).
+ *
+ * Parallel batches (R25): without `beforeToolCall` every preflight is synchronous, so the run
+ * starts all calls in one step and each goes straight on to execute (the worker starts no job
+ * before that step is over). With `beforeToolCall` preflights are asynchronous: the run starts
+ * the calls one by one, each passed call says so (`TOOL.READY`) and waits in `awaitingExecution`
+ * for the run's `EXECUTE`, sent to the whole batch once every preflight is done.
  */
 import { assign, sendParent, sendTo, setup, type AnyActorRef } from "xstate";
 import type { AgentToolResult, ToolCall } from "../src/types.js";
@@ -21,7 +26,7 @@ export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
   index: number;
   toolCall: ToolCall;
-  /** `"parallel"`: wait for `EXECUTE` after the preflight (R25). */
+  /** `"parallel"` with `beforeToolCall`: wait for `EXECUTE` after the gate (R25). */
   mode: "sequential" | "parallel";
   hooks: { beforeToolCall: boolean; afterToolCall: boolean };
   /** The run's effect worker. */
@@ -50,6 +55,12 @@ export type ToolCallEvent = { type: "EXECUTE" } | EffectReply;
 
 export type ToolCallParentEvent = { type: "TOOL.READY"; index: number };
 
+const settleWithThrown = { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } as const;
+const settleBlocked = {
+  type: "settleImmediately",
+  params: ({ event }: { event: ToolCallEvent }) => (event.type === "done.gateToolCall" && !event.output.allowed ? event.output.result : errorResult("unreachable")),
+} as const;
+
 export const toolCallMachine = setup({
   types: {
     input: {} as ToolCallInput,
@@ -61,6 +72,10 @@ export const toolCallMachine = setup({
     /** Abort check, lookup, `prepareArguments`, validation: sets `args` or an immediate `result`. */
     prepareCall: () => {
       throw new Error('tool-call machine: "prepareCall" is not provided');
+    },
+    /** `tool_execution_end` with the final result, to the run's event sink. */
+    reportEnd: () => {
+      throw new Error('tool-call machine: "reportEnd" is not provided');
     },
     gate: sendTo(
       ({ context }) => context.effects,
@@ -86,17 +101,27 @@ export const toolCallMachine = setup({
       isError: outcome.isError,
       durationMs: outcome.durationMs,
     })),
+    /** R25: this call's asynchronous preflight passed; the run may start the next one. */
     reportReady: sendParent(({ context }): ToolCallParentEvent => ({ type: "TOOL.READY", index: context.index })),
   },
   guards: {
     hasImmediateResult: ({ context }) => context.result !== null,
     hasBeforeToolCall: ({ context }) => context.hooks.beforeToolCall,
-    hasAfterToolCall: ({ context }) => context.hooks.afterToolCall,
+    isBlocked: ({ event }) => event.type === "done.gateToolCall" && !event.output.allowed,
     runsInParallel: ({ context }) => context.mode === "parallel",
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input }) => ({ ...input, args: undefined, result: null, isError: false }),
+  context: ({ input }) => ({
+    index: input.index,
+    toolCall: input.toolCall,
+    mode: input.mode,
+    hooks: input.hooks,
+    effects: input.effects,
+    args: undefined,
+    result: null,
+    isError: false,
+  }),
   initial: "preparing",
   states: {
     // R21: abort check, lookup, prepareArguments, validation.
@@ -105,7 +130,6 @@ export const toolCallMachine = setup({
       always: [
         { guard: "hasImmediateResult", target: "settled" },
         { guard: "hasBeforeToolCall", target: "gating" },
-        { guard: "runsInParallel", target: "awaitingExecution" },
         { target: "executing" },
       ],
     },
@@ -114,21 +138,14 @@ export const toolCallMachine = setup({
       entry: "gate",
       on: {
         "done.gateToolCall": [
-          {
-            guard: ({ event }) => !event.output.allowed,
-            target: "settled",
-            actions: {
-              type: "settleImmediately",
-              params: ({ event }) => (event.output.allowed ? errorResult("unreachable") : event.output.result),
-            },
-          },
+          { guard: "isBlocked", target: "settled", actions: settleBlocked },
           { guard: "runsInParallel", target: "awaitingExecution" },
           { target: "executing" },
         ],
-        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+        failed: { target: "settled", actions: settleWithThrown },
       },
     },
-    // R25: preflight done; the parent starts every ready call together.
+    // R25: this preflight is done; the run executes the batch's passed calls together.
     awaitingExecution: {
       entry: "reportReady",
       on: { EXECUTE: "executing" },
@@ -146,7 +163,7 @@ export const toolCallMachine = setup({
           },
           { target: "settled", actions: { type: "recordExecution", params: ({ event }) => event.output } },
         ],
-        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+        failed: { target: "settled", actions: settleWithThrown },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
@@ -157,10 +174,11 @@ export const toolCallMachine = setup({
           target: "settled",
           actions: assign(({ context, event }) => applyAfterToolCall(context.result!, context.isError, event.output)),
         },
-        failed: { target: "settled", actions: { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } },
+        failed: { target: "settled", actions: settleWithThrown },
       },
     },
-    settled: { type: "final" },
+    // R22, R26: exactly one result, reported at once.
+    settled: { type: "final", entry: "reportEnd" },
   },
   output: ({ context }) => ({
     index: context.index,

@@ -1,7 +1,8 @@
 /**
  * The run's effect worker: one persistent actor that runs each step's job and replies to the
- * state that asked (`done.<job>` or `failed`). Before every job it waits for the event sink to
- * settle, so no hook, request or tool starts while the sink is still handling an earlier event.
+ * state that asked (`done.<job>` or `failed`). A job starts after the step that requested it, and
+ * only once the event sink has settled, so no hook, request or tool starts while the sink is
+ * still handling an earlier event.
  */
 import { fromCallback, type ActorSystem, type AnyActorRef } from "xstate";
 import type { EffectName, EffectReply, EffectRequest } from "../../machines/effects.js";
@@ -28,6 +29,9 @@ export function createEffectsWorker(resolve: (system: ActorSystem<any>) => RunDe
 async function run(deps: RunDeps, { job, replyTo }: EffectRequest): Promise<void> {
   let reply: EffectReply;
   try {
+    // Never inside the step that asked: a parallel batch starts all its calls in one step, and
+    // every event of that step comes before any call executes (R25).
+    await undefined;
     // Wait until the sink is idle, not just past the delivery pending now: a job started by the
     // same delivery (a parallel call's update) may have queued more events meanwhile.
     for (let settled = deps.events.settled(); settled; settled = deps.events.settled()) await settled;

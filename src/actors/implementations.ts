@@ -15,6 +15,17 @@ export function createToolCallImplementations(resolve: (system: ActorSystem<any>
         const prepared = prepareToolCall(resolve(system), context.toolCall);
         return "result" in prepared ? { result: prepared.result, isError: true } : { args: prepared.args };
       }),
+      reportEnd: ({ context, system }: { context: ToolCallContext; system: ActorSystem<any> }) => {
+        const { toolCall, result, isError, durationMs } = context;
+        resolve(system).events.push({
+          type: "tool_execution_end",
+          toolCallId: toolCall.id,
+          toolName: toolCall.name,
+          result: result!,
+          isError,
+          ...(durationMs !== undefined ? { durationMs } : {}),
+        });
+      },
     },
   };
 }

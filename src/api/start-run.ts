@@ -155,9 +155,10 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
 
     // R56: a sink that throws is the caller's bug: running tools are aborted and the run rejects.
     const events = new EventQueue(args.sink, (error) => {
+      // Settle first: stopping the actor completes it, and its observer would resolve the run.
+      finish(() => reject(error));
       controller.abort(error);
       actor?.stop();
-      finish(() => reject(error));
     });
 
     const tools = new ToolRegistry(args.context.tools);

@@ -53,12 +53,10 @@ export interface RunInput extends ToolSetData {
 /** The tool batch of the current turn. */
 export interface ToolBatch {
   calls: ToolCall[];
-  /** Index of the call being started. */
+  /** Index of the next call to start (sequential calls, and parallel preflights one by one). */
   cursor: number;
   /** Finalized outcomes by source index (R26: exactly one each). */
   outcomes: (ToolCallOutput | null)[];
-  /** Parallel calls whose preflight passed, waiting to execute together (R25). */
-  ready: number[];
 }
 
 /** Run-wide settings from the config, fixed for the run. */

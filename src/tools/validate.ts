@@ -83,6 +83,8 @@ function copyOf(value: unknown): unknown {
  * cannot hold (an `undefined` property counts as absent, as in the reference).
  */
 function jsonCopy(value: unknown): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const plain = plainJsonCopy(value);
+  if (plain !== NOT_PLAIN) return { ok: true, value: plain };
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -91,4 +93,47 @@ function jsonCopy(value: unknown): { ok: true; value: unknown } | { ok: false; p
   }
   if (text === undefined) return { ok: false, problem: `expected a JSON value, got ${typeof value}` };
   return { ok: true, value: JSON.parse(text) };
+}
+
+const NOT_PLAIN = Symbol("not plain JSON");
+
+/**
+ * The common case without a text round trip: a tree of plain objects, arrays, strings, finite
+ * numbers, booleans and nulls copies as it is. Anything JSON would transform (undefined,
+ * non-finite numbers, `toJSON`, class instances) sends the whole value through JSON instead.
+ */
+function plainJsonCopy(value: unknown, depth = 0): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : NOT_PLAIN;
+    case "object": {
+      if (value === null) return null;
+      // Deep (or cyclic) values take the JSON path, which reports a cycle as such.
+      if (depth > 32) return NOT_PLAIN;
+      if (Array.isArray(value)) {
+        const copy: unknown[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item = plainJsonCopy(value[i], depth + 1);
+          if (item === NOT_PLAIN) return NOT_PLAIN;
+          copy[i] = item;
+        }
+        return copy;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if ((proto !== Object.prototype && proto !== null) || "toJSON" in value) return NOT_PLAIN;
+      const copy: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        if (key === "__proto__") return NOT_PLAIN; // an own property only JSON.parse recreates as one
+        const item = plainJsonCopy((value as Record<string, unknown>)[key], depth + 1);
+        if (item === NOT_PLAIN) return NOT_PLAIN;
+        copy[key] = item;
+      }
+      return copy;
+    }
+    default:
+      return NOT_PLAIN;
+  }
 }

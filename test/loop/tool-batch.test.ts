@@ -422,6 +422,18 @@ describe("tool batch", () => {
     ]);
   });
 
+  it("R25: without beforeToolCall every call is started (immediate results ended) before any executes, even with a synchronous sink", async () => {
+    const rec = recorder();
+    const { batchLog } = await batch(
+      {
+        tools: [loggedTool(rec.note, "a"), loggedTool(rec.note, "b")],
+        script: [calls("a", "missing", "b"), answer("done")],
+      },
+      rec,
+    );
+    expect(batchLog.slice(0, 6)).toEqual(["tool_start:a", "tool_start:missing", "tool_end:missing!", "tool_start:b", "exec:a", "exec:b"]);
+  });
+
   it("R25: parallel tool_execution_end follows completion order; result messages follow source order, after all finished", async () => {
     const rec = recorder();
     const slow = loggedTool(rec.note, "slow", {}, async () => (await wait(60), ok("slow done")));

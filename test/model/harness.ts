@@ -66,7 +66,7 @@ export function machineStates(machine: AnyStateMachine): Set<string> {
   return new Set(getStateNodes(machine.root).map((node) => node.id));
 }
 
-/** The ids of the state nodes a state value is in (`{turn: "routingResponse"}` → `run.turn`, `run.turn.routingResponse`). */
+/** The ids of the state nodes a state value is in (`{turn: "endingTurn"}` → `run.turn`, `run.turn.endingTurn`). */
 export function stateIds(machineId: string, value: StateValue): string[] {
   if (typeof value === "string") return [`${machineId}.${value}`];
   return Object.entries(value).flatMap(([key, child]) => [`${machineId}.${key}`, ...(child ? stateIds(`${machineId}.${key}`, child) : [])]);
@@ -199,9 +199,10 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
  * Tool names that make the faulty wiring misbehave, to reach the transitions that exist for
  * runtime defects:
  * - `crash`: the tool-call actor's preparation throws → the child errors at once
- *   (`xstate.error.actor.tool:<i>` while preflighting / running a sequential call);
+ *   (`xstate.error.actor.tool:<i>` while preflighting one by one, running a sequential call, or
+ *   running a parallel batch that started every call at once);
  * - `crashExec`: the child's `execute` action throws → the child errors on `EXECUTE`
- *   (`xstate.error.actor.tool:<i>` in the parallel `running` state);
+ *   (`xstate.error.actor.tool:<i>` in `runningInParallel` after preflights one by one);
  * - `execFault`: the worker's `executeToolCall` job rejects → the child gets `failed` in `executing`.
  */
 export const FAULTY_TOOLS = { crash: "crash", crashExec: "crashExec", execFault: "execFault" } as const;

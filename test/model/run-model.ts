@@ -1,10 +1,11 @@
 /**
  * The run machine's test model: the synthetic events a traversal feeds it in each state (the effect
- * worker's `done.<job>`/`failed` replies and the tool-call children's `TOOL.READY`,
+ * worker's `done.<job>`/`failed` replies and the tool-call children's `TOOL.READY` (parallel batches
+ * with beforeToolCall),
  * `xstate.done.actor.tool:<i>` and `xstate.error.actor.tool:<i>`), a bounded state serialization,
  * the paths, and for each path the scripted configuration that makes the real runtime follow it.
  */
-import { transition, type SnapshotFrom, type StateValue } from "xstate";
+import { transition, type SnapshotFrom } from "xstate";
 import { getShortestPaths, type StatePath } from "xstate/graph";
 import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Message, ScriptedResponse, ToolCall } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
@@ -43,6 +44,16 @@ export const runVariants: RunVariant[] = [
   {
     name: "finishTurn + transformContext + steering (no follow-ups), parallel",
     hooks: { ...noHooks, finishTurn: true, transformContext: true, getSteeringMessages: true },
+    toolExecution: "parallel",
+  },
+  {
+    name: "beforeToolCall + prepareNextTurn (no steering, no finishTurn), parallel",
+    hooks: { ...noHooks, beforeToolCall: true, prepareNextTurn: true },
+    toolExecution: "parallel",
+  },
+  {
+    name: "finishTurn + afterToolCall (no steering, no follow-ups), parallel",
+    hooks: { ...noHooks, finishTurn: true, afterToolCall: true },
     toolExecution: "parallel",
   },
   {
@@ -139,17 +150,17 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
         ...(quiet ? [] : (["end", "continue"] as const).map((output) => ({ type: "done.finishTurn" as const, output }))),
         failed("finishTurn"),
       ];
-    case "turn.executingTools.sequentially.runningCall":
+    case "turn.executingTools.runningSequentially":
       return [toolDone(batch!.cursor, false), toolDone(batch!.cursor, true), toolError(batch!.cursor)];
-    case "turn.executingTools.inParallel.preflighting": {
+    case "turn.executingTools.preflightingEach": {
+      // Only with beforeToolCall. An immediate result that terminates needs a blocking beforeToolCall.
       const i = batch!.cursor;
-      // An immediate result that terminates needs a blocking beforeToolCall.
       return [{ type: "TOOL.READY", index: i }, toolDone(i, false), ...(before ? [toolDone(i, true)] : []), toolError(i)];
     }
-    case "turn.executingTools.inParallel.running": {
+    case "turn.executingTools.runningInParallel": {
       // Completion order does not change the run's states: the lowest unsettled call finishes first.
-      const i = batch!.ready.find((index) => batch!.outcomes[index] === null);
-      return i === undefined ? [] : [toolDone(i, false), toolDone(i, true), toolError(i)];
+      const i = batch!.outcomes.findIndex((outcome) => outcome === null);
+      return i < 0 ? [] : [toolDone(i, false), toolDone(i, true), toolError(i)];
     }
     default:
       return [];
@@ -170,7 +181,7 @@ export function serializeRunState(snapshot: RunSnapshot): string {
     turn.assistant ? turn.assistant.errorMessage : null,
     turn.decision,
     turn.toolResults.length > 0,
-    turn.batch ? [turn.batch.cursor, turn.batch.ready.length, turn.batch.outcomes.map((o) => (o === null ? "-" : o.result.terminate ? "T" : "F"))] : null,
+    turn.batch ? [turn.batch.cursor, turn.batch.outcomes.map((o) => (o === null ? "-" : o.result.terminate ? "T" : "F"))] : null,
   ]);
 }
 
@@ -206,16 +217,19 @@ export function runPaths(variant: RunVariant): RunPath[] {
   }
   const leaves = paths.filter((path) => !prefixes.has(keyOf(path)));
 
-  // Abstract edges (value before, event, value after) shown by the leaves...
-  const edgeKey = (from: StateValue, event: RunEvent, to: StateValue) => `${JSON.stringify(from)} ${eventKind(event)} ${JSON.stringify(to)}`;
+  // Abstract edges shown by the leaves: value before, event, value after, and whether messages are
+  // pending after it (one event may reach the same state by different routes: follow-ups received
+  // vs. an explicit continue both lead from pollingFollowUps to the next turn)...
+  const edgeKey = (from: RunSnapshot, event: RunEvent, to: RunSnapshot) =>
+    `${JSON.stringify(from.value)} ${eventKind(event)} ${JSON.stringify(to.value)} ${to.context.pending.length > 0}`;
   const shown = new Set<string>();
-  for (const path of leaves) for (let i = 1; i < path.steps.length; i++) shown.add(edgeKey(path.steps[i - 1].state.value, path.steps[i].event, path.steps[i].state.value));
+  for (const path of leaves) for (let i = 1; i < path.steps.length; i++) shown.add(edgeKey(path.steps[i - 1].state, path.steps[i].event, path.steps[i].state));
   // ...and, for every other one, a path that takes it: the shortest path to its source, then the edge.
   const extra: RunPath[] = [];
   for (const path of paths) {
     for (const event of runEvents(path.state)) {
       const [next] = transition(runMachine, path.state, event);
-      const key = edgeKey(path.state.value, event, next.value);
+      const key = edgeKey(path.state, event, next);
       if (shown.has(key)) continue;
       shown.add(key);
       extra.push({ state: next, weight: path.weight + 1, steps: [...path.steps, { state: next, event }] });
@@ -322,15 +336,16 @@ export function planOf(path: RunPath): Plan {
       case "turn.finishingTurn":
         plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
         break;
-      case "turn.executingTools.inParallel.preflighting":
+      case "turn.executingTools.preflightingEach":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.blockTerm : TOOLS.missing;
         else if (event.type.startsWith("xstate.error.actor.")) names[index] = FAULTY_TOOLS.crash;
         break;
-      case "turn.executingTools.inParallel.running":
+      case "turn.executingTools.runningInParallel":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
-        else names[index] = FAULTY_TOOLS.crashExec;
+        // Without beforeToolCall the call executes as its actor is created, so a crash is a crash at creation.
+        else names[index] = path.steps[i - 1].state.context.settings.hooks.beforeToolCall ? FAULTY_TOOLS.crashExec : FAULTY_TOOLS.crash;
         break;
-      case "turn.executingTools.sequentially.runningCall":
+      case "turn.executingTools.runningSequentially":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
         else names[index] = FAULTY_TOOLS.crash;
         break;

@@ -64,7 +64,7 @@ const expectations: Record<AgentTestPathKind, (run: AgentTestRun) => void> = {
   },
   "abort-while-tool-runs": (run) => {
     expect(stops(run)).toEqual(["toolUse", "aborted"]);
-    expect(run.states).toContain("turn.executingTools.inParallel.running");
+    expect(run.states).toContain("turn.executingTools.runningInParallel");
   },
   "finish-turn-end": (run) => {
     expect(stops(run)).toEqual(["toolUse"]);

@@ -109,12 +109,12 @@ describe("WebSocket inspector", () => {
       expect(snapshots.map((message) => message.snapshot!.value)).toContain("executing");
       expect(snapshots.at(-1)!.snapshot!.status).toBe("done");
       const received = wire.filter((message) => message.type === "@xstate.event" && message.sessionId === tool!.sessionId);
-      expect(received.map((message) => message.event!.type)).toContain("EXECUTE");
+      expect(received.map((message) => message.event!.type)).toContain("done.executeToolCall");
     }
     const runSnapshots = wire.filter((message) => message.type === "@xstate.snapshot" && message.sessionId === run!.sessionId);
     expect(runSnapshots.at(-1)!.snapshot).toMatchObject({ status: "done", value: "done" });
     const runEvents = wire.filter((message) => message.type === "@xstate.event" && message.sessionId === run!.sessionId);
-    expect(runEvents.map((message) => message.event!.type)).toEqual(expect.arrayContaining(["TOOL.READY", "xstate.done.actor.tool:0", "xstate.done.actor.tool:1"]));
+    expect(runEvents.map((message) => message.event!.type)).toEqual(expect.arrayContaining(["xstate.done.actor.tool:0", "xstate.done.actor.tool:1"]));
 
     // Sanitized: the transcript is a summary, tool details are cut.
     const context = runSnapshots.at(-1)!.snapshot!.context!;

@@ -40,7 +40,7 @@ describe("README: Embedding", () => {
     console.log("session:", agent.actor.getSnapshot().value);
 
     // The run's states as it goes (exact names: see visualizations/run.machine.svg), then the end.
-    const running = 'run: {"turn":{"executingTools":{"inParallel":"running"}}}';
+    const running = 'run: {"turn":{"executingTools":"runningInParallel"}}';
     expect(log).toContain('run: {"turn":{"requesting":"streaming"}}');
     expect(log).toContain(running);
     expect(log.indexOf("tool: clock ok")).toBeGreaterThan(log.indexOf(running));

@@ -181,7 +181,7 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       await page.waitForFunction(() => {
         const run = document.getElementById("run-state")!.dataset.state;
         const live = Array.from(document.querySelectorAll<HTMLElement>('#tool-actors li[data-live="true"]')).map((li) => `${li.dataset.actor} ${li.dataset.state}`);
-        return run === "turn.executingTools.inParallel.running" && live.join() === "tool:0 executing,tool:1 executing";
+        return run === "turn.executingTools.runningInParallel" && live.join() === "tool:0 executing,tool:1 executing";
       });
       // Progress updates arrive on the cards (the weather tool is on its second of four steps).
       await page.waitForSelector('.tool[data-status="running"] .progress-text:text("Reading Saturday…")');
@@ -227,7 +227,7 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       const samples = await samplesOf(page);
       const runs = samples.map((sample) => sample.run);
       // The tool batch: the run in executingTools while both tool-call actors execute.
-      expect(samples.some((s) => s.run === "turn.executingTools.inParallel.running" && s.tools.join() === "tool:0 executing,tool:1 executing")).toBe(true);
+      expect(samples.some((s) => s.run === "turn.executingTools.runningInParallel" && s.tools.join() === "tool:0 executing,tool:1 executing")).toBe(true);
       // The steering message was queued while both tools executed.
       expect(samples.some((s) => s.steering.join() === "Also find a good fado bar" && s.tools.join() === "tool:0 executing,tool:1 executing")).toBe(true);
       // preparingNextTurn, twice (before the steering turn and the follow-up turn): each time the

@@ -19,7 +19,7 @@ export interface PanelElements {
   followUp: HTMLOListElement;
 }
 
-/** `{ turn: { executingTools: "inParallel" } }` → `turn.executingTools.inParallel` (one line per region). */
+/** `{ turn: { executingTools: "runningInParallel" } }` → `turn.executingTools.runningInParallel` (one line per region). */
 export function statePath(value: StateValue): string {
   if (typeof value === "string") return value;
   return Object.entries(value)
