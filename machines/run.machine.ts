@@ -2,13 +2,16 @@
  * One run of the agent loop (SPEC R1–R12, R20–R30, R40–R42, R56), from `agent_start` to
  * `agent_end`. Every lifecycle step is a state. A step that awaits app code asks the run's
  * effect worker (`effects`, invoked at the root; see `effects.ts`) for its job on entry and
- * leaves on the reply; a hook's state is entered only when the hook is configured. Tool calls are
- * spawned `toolCall` children with bounded ids (`tool:<index in batch>`), stopped once settled.
+ * leaves on the reply; a hook's state is entered only when the hook is configured. Decisions
+ * between steps are guarded transitions straight to the next step (a routing state would cost a
+ * microstep on every turn). Tool calls are spawned `toolCall` children with bounded ids
+ * (`tool:<index in batch>`), stopped once settled.
  *
  * The machine emits the `AgentEvent`s of its own transitions; the worker emits the ones produced
- * inside a job (stream deltas, tool updates) straight to the run's event sink, and waits for the
- * sink to settle before it starts any job. The definition is pure: the runtime provides the
- * worker (see `src/actors/`).
+ * inside a job (stream deltas, tool updates) and each tool-call actor its `tool_execution_end`,
+ * straight to the run's event sink. The worker starts a job only after the step that asked for it
+ * and once the sink has settled. The definition is pure: the runtime provides the worker and the
+ * tool-call actor's actions (see `src/actors/`).
  */
 import { and, assign, emit, enqueueActions, fromCallback, sendTo, setup, stopChild, type ActorSystem, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
