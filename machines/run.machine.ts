@@ -63,7 +63,7 @@ const appendAssistant = {
 function settle(kind: "done" | "crashed", appendMessage: boolean) {
   const outcome = ({ event }: { event: RunEvent }) => (kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent));
   return [
-    { type: "stopCall", params: ({ event }: { event: RunEvent }) => outcome({ event }).index },
+    { type: "stopCall", params: ({ event }: { event: RunEvent }) => indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "") },
     ...(kind === "crashed" ? [{ type: "reportCrash", params: outcome } as const] : []),
     { type: "recordOutcome", params: outcome },
     ...(appendMessage ? [{ type: "appendResult", params: outcome } as const] : []),
@@ -331,10 +331,6 @@ export const runMachine = setup({
     responseTruncatesCalls: ({ event }) => responseOf(event).stopReason === "length" && toolCallsOf(responseOf(event)).length > 0,
     responseCallsTools: ({ event }) => toolCallsOf(responseOf(event)).length > 0,
     responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(responseOf(event))),
-    isTruncatedWithToolCalls: ({ context }) =>
-      context.turn.assistant!.stopReason === "length" && toolCallsOf(context.turn.assistant!).length > 0,
-    hasToolCalls: ({ context }) => toolCallsOf(context.turn.assistant!).length > 0,
-    runsSequentially: ({ context }) => runsSequentially(context, toolCallsOf(context.turn.assistant!)),
     hasBeforeToolCall: ({ context }) => context.settings.hooks.beforeToolCall,
     // Decided before the transition's actions settle the call: is another call still to start?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
