@@ -55,6 +55,10 @@ const appendAssistant = {
   params: ({ event }: { event: RunEvent }) => (event as Extract<RunEvent, { type: "done.streamResponse" }>).output,
 } as const;
 
+/** R4a: `turn_start` on the edge that enters the next turn's message injection. */
+const openTurn = ["emitTurnStart", "markTurnOpen"] as const;
+const openingTurn = { target: "#run.turn.injectingMessages", actions: openTurn } as const;
+
 /**
  * R22, R24, R26: settles a call from its actor's output, or from its crash (a runtime defect,
  * still exactly one result): its actor stopped, its outcome recorded, and for a sequential call
@@ -105,7 +109,7 @@ function toNextTurn(when: Condition | undefined, repoll: boolean) {
           } as const,
         ]
       : []),
-    { ...(when ? { guard: when } : {}), target: "#run.turn.startingTurn" },
+    { ...(when ? { guard: when } : {}), ...openingTurn },
   ] as const;
 }
 
@@ -149,10 +153,9 @@ export const runMachine = setup({
       applySystemMessages(declared, context.messages);
       enqueue.assign({ declared: [...declared] });
     }),
-    openTurn: enqueueActions(({ enqueue }) => {
-      enqueue.emit({ type: "turn_start" });
-      enqueue.assign({ turn: { ...closedTurn, open: true } });
-    }),
+    // R1, R4a: turn_start, and a fresh turn (see `openTurn`).
+    emitTurnStart: emit({ type: "turn_start" }),
+    markTurnOpen: assign({ turn: () => ({ ...closedTurn, open: true }) }),
     // R1, R4b, R30: declare tool changes, then inject prepared and pending messages with their events.
     injectPending: enqueueActions(({ context, enqueue }, params?: { promptsOnly: boolean }) => {
       // R1: prompts are injected at once; a continue run (R2) declares tools with its first request.
@@ -277,10 +280,8 @@ export const runMachine = setup({
       }
       enqueue.assign({ ...appended(context, messages), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) } });
     }),
-    emitTurnEnd: enqueueActions(({ context, enqueue }) => {
-      enqueue.emit({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults });
-      enqueue.assign({ turn: { ...context.turn, open: false } });
-    }),
+    emitTurnEnd: emit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
+    markTurnClosed: assign({ turn: ({ context }) => ({ ...context.turn, open: false }) }),
     recordFailure: assign(({ context }, error: unknown) => {
       const text = errorText(error);
       // A stream that threw after `start` closed its partial itself; it belongs to the run.
@@ -353,7 +354,7 @@ export const runMachine = setup({
   states: {
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
-      entry: ["startRun", "openTurn", { type: "injectPending", params: { promptsOnly: true } }],
+      entry: ["startRun", ...openTurn, { type: "injectPending", params: { promptsOnly: true } }],
       always: [
         { guard: "pollsInitialSteering", target: "pollingInitialSteering" },
         { target: "turn.injectingMessages" },
@@ -371,7 +372,7 @@ export const runMachine = setup({
       },
     },
     turn: {
-      initial: "startingTurn",
+      initial: "injectingMessages",
       states: {
         // R4a: the completed turn may replace context, model, thinking level, or add messages.
         preparingNextTurn: {
@@ -380,7 +381,7 @@ export const runMachine = setup({
             // R4a: steering is polled again when nothing is pending.
             "done.prepareNextTurn": [
               { guard: "repollsSteering", target: "repollingSteering", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
-              { target: "startingTurn", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
+              { target: "injectingMessages", actions: [{ type: "applyUpdate", params: ({ event }) => event.output }, ...openTurn] },
             ],
             ...failOnError,
           },
@@ -390,15 +391,11 @@ export const runMachine = setup({
           entry: "pollSteering",
           on: {
             "done.getSteeringMessages": {
-              target: "startingTurn",
-              actions: { type: "queuePending", params: ({ event }) => event.output },
+              target: "injectingMessages",
+              actions: [{ type: "queuePending", params: ({ event }) => event.output }, ...openTurn],
             },
             ...failOnError,
           },
-        },
-        startingTurn: {
-          entry: "openTurn",
-          always: "injectingMessages",
         },
         // R4b, R30: declare tool changes, inject prepared and pending messages.
         injectingMessages: {
@@ -557,7 +554,7 @@ export const runMachine = setup({
           },
         },
         endingTurn: {
-          entry: "emitTurnEnd",
+          entry: ["emitTurnEnd", "markTurnClosed"],
           always: [
             { guard: "isErrorOrAborted", target: "#run.done" },
             { guard: "decidedEnd", target: "#run.done" },
