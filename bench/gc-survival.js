@@ -1,0 +1,59 @@
+// node --expose-gc bench/gc-survival.js
+//
+// How much of each finished run survives young-generation GC (and so is copied by every scavenge
+// until a full GC reclaims it): this runtime, the reference, and two bare XState machines that
+// differ only in whether they invoke a child actor. See README "Benchmark".
+import v8 from "node:v8";
+import { createActor, setup } from "xstate";
+import { runAgentLoop as statechartLoop } from "../dist/index.js";
+import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
+import { benchTools, convertToLlm, model, toolTurnsStream } from "./scenarios.js";
+
+if (!global.gc) throw new Error("run with node --expose-gc");
+
+const tools = benchTools();
+const agentRun = (loop) => () =>
+  loop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools }, { model, convertToLlm }, () => {}, undefined, toolTurnsStream());
+
+// A child that does nothing: any actor logic will do.
+const idle = { transition: (snapshot) => snapshot, getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined }), getPersistedSnapshot: (s) => s };
+const bare = (withChild) =>
+  setup({ actors: { idle } }).createMachine({
+    initial: "running",
+    states: {
+      running: { ...(withChild ? { invoke: { src: "idle" } } : {}), on: { GO: "done" } },
+      done: { type: "final" },
+    },
+  });
+const machineRun = (machine) => async () => {
+  const actor = createActor(machine);
+  const done = new Promise((resolve) => actor.subscribe({ complete: resolve }));
+  actor.start();
+  await undefined;
+  actor.send({ type: "GO" });
+  await done;
+};
+
+const oldSpace = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === "old_space").space_used_size;
+
+/** KB per run still alive after two scavenges (so promoted), then reclaimed by a full GC. */
+async function survivingPerRun(run, runs) {
+  for (let i = 0; i < 500; i++) await run(); // warm-up
+  global.gc();
+  const before = oldSpace();
+  for (let i = 0; i < runs; i++) await run();
+  await new Promise((resolve) => setImmediate(resolve));
+  global.gc({ type: "minor" });
+  global.gc({ type: "minor" });
+  return (oldSpace() - before) / runs / 1024;
+}
+
+const cases = [
+  ["statechart run (a)", agentRun(statechartLoop), 200],
+  ["reference run (a)", agentRun(referenceLoop), 200],
+  ["bare machine, no child", machineRun(bare(false)), 2000],
+  ["bare machine, one idle child", machineRun(bare(true)), 2000],
+];
+for (const [name, run, runs] of cases) {
+  console.log(`${name.padEnd(30)} ${(await survivingPerRun(run, runs)).toFixed(1).padStart(7)} KB per run survive young-generation GC`);
+}
