@@ -7,13 +7,11 @@ import v8 from "node:v8";
 import { createActor, setup } from "xstate";
 import { runAgentLoop as statechartLoop } from "../dist/index.js";
 import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
-import { benchTools, convertToLlm, model, toolTurnsStream } from "./scenarios.js";
+import { runToolTurns } from "./scenarios.js";
 
 if (!global.gc) throw new Error("run with node --expose-gc");
 
-const tools = benchTools();
-const agentRun = (loop) => () =>
-  loop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools }, { model, convertToLlm }, () => {}, undefined, toolTurnsStream());
+const agentRun = (loop) => () => runToolTurns(loop, 1);
 
 // A child that does nothing: any actor logic will do.
 const idle = { transition: (snapshot) => snapshot, getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined }), getPersistedSnapshot: (s) => s };

@@ -2,20 +2,11 @@
 // side by side in one process, same stream function, tools and sink. Medians over alternating rounds.
 import { runAgentLoop as statechartLoop } from "../dist/index.js";
 import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
-import { benchTools, convertToLlm, deltaStream, model, toolTurnsStream, transcript } from "./scenarios.js";
+import { convertToLlm, deltaStream, model, prompt, runToolTurns, transcript } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const loops = { statechart: statechartLoop, reference: referenceLoop };
 const sink = () => {};
-const prompt = () => [{ role: "user", content: "go", timestamp: 0 }];
-
-async function runToolTurns(loop, runs) {
-  const tools = benchTools();
-  const config = { model, convertToLlm };
-  for (let i = 0; i < runs; i++) {
-    await loop(prompt(), { messages: [], tools }, config, sink, undefined, toolTurnsStream());
-  }
-}
 
 // One run is ~5 ms, below the timer's noise: a round times 10 runs; the ratio is per run either way.
 async function runDeltas(loop, history) {

@@ -64,3 +64,15 @@ export function transcript(size) {
   }
   return messages;
 }
+
+export const prompt = () => [{ role: "user", content: "go", timestamp: 0 }];
+
+const turnTools = benchTools();
+const turnConfig = { model, convertToLlm };
+
+/** (a): `runs` runs of 5 turns x 3 parallel zero-latency tools, one after another. */
+export async function runToolTurns(loop, runs) {
+  for (let i = 0; i < runs; i++) {
+    await loop(prompt(), { messages: [], tools: turnTools }, turnConfig, () => {}, undefined, toolTurnsStream());
+  }
+}
