@@ -1,24 +1,27 @@
 /**
  * One run of the agent loop (SPEC R1–R12, R20–R30, R40–R42, R56), from `agent_start` to
- * `agent_end`. Every lifecycle step is a state. A step that awaits app code asks the run's
- * effect worker (`effects`, invoked at the root; see `effects.ts`) for its job on entry and
- * leaves on the reply; a hook's state is entered only when the hook is configured. Decisions
- * between steps are guarded transitions straight to the next step (a routing state would cost a
- * microstep on every turn). Tool calls are spawned `toolCall` children with bounded ids
- * (`tool:<index in batch>`), stopped once settled.
+ * `agent_end`. Every lifecycle step is a state. A step that awaits app code asks the run's step
+ * worker (`steps`, invoked at the root; protocol in `steps.ts`) for its job on entry and leaves on
+ * the reply; a hook's state is entered only when the hook is configured. Decisions between steps
+ * are guarded transitions straight to the next step. Tool calls are spawned `toolCall` children
+ * with bounded ids (`tool:<index in batch>`), stopped once settled.
+ *
+ * Three transitions live on the root because any step can raise them: a failed step ends the run
+ * through `failing` (R56), `run.abort` marks the run aborted (R29), and `step.reissue` (sent by a
+ * restored worker, R13) asks again for the job of the step the run was waiting in.
  *
  * The machine emits the `AgentEvent`s of its own transitions; the worker emits the ones produced
- * inside a job (stream deltas, tool updates) and each tool-call actor its `tool_execution_end`,
- * straight to the run's event sink. The worker starts a job only after the step that asked for it
- * and once the sink has settled. The definition is pure: the runtime provides the worker and the
- * tool-call actor's actions (see `src/actors/`).
+ * inside a job (stream deltas, tool updates) straight to the run's event sink, in one order. The
+ * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
-import { and, assign, emit, enqueueActions, fromCallback, sendTo, setup, stopChild, type ActorSystem, type DoneActorEvent, type ErrorActorEvent } from "xstate";
+import { and, assign, emit, enqueueActions, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
+import type { RunContext, RunInput, ToolCallOutcome, TurnUpdate } from "./run.types.js";
 import {
+  appended,
   batchTerminates,
   closedTurn,
   failureMessage,
@@ -26,49 +29,82 @@ import {
   isFailedResponse,
   runsSequentially,
   toolCallsOf,
-  type HookFlags,
-  type RunContext,
-  type RunInput,
-  type TurnState,
-} from "../src/loop/run-context.js";
-import { toolCallMachine, type ToolCallInput, type ToolCallOutput, type ToolCallParentEvent } from "./tool-call.machine.js";
-import { effectRequest, type DoneEvent, type EffectReply, type EffectRequest, type TurnSnapshot, type TurnUpdate } from "./effects.js";
+  turnSnapshot,
+} from "./run.helpers.js";
+import { toolCallMachine, type ToolCallInput, type ToolCallParentEvent } from "./tool-call.machine.js";
+import {
+  isStepReply,
+  replyOutput,
+  stepRequest,
+  stepWorkerPlaceholder,
+  timeOf,
+  type RunAbort,
+  type StepJobs,
+  type StepReissue,
+  type StepReply,
+  currentStep,
+} from "./steps.js";
 
-export type { StateUpdate, TurnSnapshot, TurnUpdate } from "./effects.js";
+export type { RunContext, RunInput, StateUpdate, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
-export type ToolDoneEvent = DoneActorEvent<ToolCallOutput, `tool:${number}`>;
+export type ToolDoneEvent = DoneActorEvent<ToolCallOutcome, `tool:${number}`>;
 export type ToolErrorEvent = ErrorActorEvent<unknown, `tool:${number}`>;
-export type RunEvent = ToolCallParentEvent | ToolDoneEvent | ToolErrorEvent | EffectReply;
+export type RunEvent = ToolCallParentEvent | ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort;
+
+type RunStepName = Exclude<keyof StepJobs, "prepareToolCall" | "gateToolCall" | "executeToolCall" | "finalizeToolCall">;
 
 const toolChildId = (index: number) => `tool:${index}` as const;
 const indexOfChild = (actorId: string) => Number(actorId.slice("tool:".length));
 
-/** Appends `messages` to the transcript and to what this run added. */
-const appended = (context: RunContext, messages: AgentMessage[]) => ({
-  messages: context.messages.concat(messages),
-  newMessages: context.newMessages.concat(messages),
-});
+/** What each step asks for, from the context. */
+const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["input"] } = {
+  getSteeringMessages: () => null,
+  getFollowUpMessages: () => null,
+  prepareNextTurn: turnSnapshot,
+  prepareRequest: (context) => ({ messages: context.messages, model: context.model, thinkingLevel: context.thinkingLevel }),
+  transformContext: (context) => ({ messages: context.messages }),
+  convertToLlm: (context) => ({ messages: context.request.messages ?? context.messages }),
+  resolveApiKey: (context) => ({ provider: context.model.provider }),
+  streamResponse: (context) => ({ messages: context.request.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }),
+  finishTurn: turnSnapshot,
+};
+
+/** A step state: asks for its job on entry (and on `step.reissue`), cancels it if left before the reply. */
+const step = <K extends RunStepName>(job: K) =>
+  ({
+    entry: { type: "requestStep", params: { job } },
+    exit: "cancelStep",
+    meta: { step: job },
+  }) as const;
+
+const reply = replyOutput;
 
 /** R5, R41: the response, appended to the transcript. */
-const appendAssistant = {
-  type: "appendAssistant",
-  params: ({ event }: { event: RunEvent }) => (event as Extract<RunEvent, { type: "done.streamResponse" }>).output,
-} as const;
+const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => reply(event, "streamResponse") } as const;
 
 /** R4a: `turn_start` on the edge that enters the next turn's message injection. */
 const openTurn = ["emitTurnStart", "markTurnOpen"] as const;
 const openingTurn = { target: "#run.turn.injectingMessages", actions: openTurn } as const;
 
+/** Applies a hook's update (R4a, R4c). */
+const applyUpdateFrom = <K extends "prepareNextTurn" | "prepareRequest">(job: K) =>
+  ({ type: "applyUpdate", params: ({ event }: { event: RunEvent }) => reply(event, job) as TurnUpdate }) as const;
+
+/** Queues what a poll returned (R3, R9, R10). */
+const queueFrom = <K extends "getSteeringMessages" | "getFollowUpMessages">(job: K) =>
+  ({ type: "queuePending", params: ({ event }: { event: RunEvent }) => reply(event, job) }) as const;
+
 /**
  * R22, R24, R26: settles a call from its actor's output, or from its crash (a runtime defect,
- * still exactly one result): its actor stopped, its outcome recorded, and for a sequential call
- * its result message.
+ * still exactly one result): its actor stopped, its `tool_execution_end` emitted, its outcome
+ * recorded, and for a sequential call its result message.
  */
 function settle(kind: "done" | "crashed", appendMessage: boolean) {
-  const outcome = ({ event }: { event: RunEvent }) => (kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent));
+  const outcome = ({ event, context }: { event: RunEvent; context: RunContext }) =>
+    kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent, context);
   return [
     { type: "stopCall", params: ({ event }: { event: RunEvent }) => indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "") },
-    ...(kind === "crashed" ? [{ type: "reportCrash", params: outcome } as const] : []),
+    { type: "emitToolEnd", params: outcome },
     { type: "recordOutcome", params: outcome },
     ...(appendMessage ? [{ type: "appendResult", params: outcome } as const] : []),
   ] as const;
@@ -76,10 +112,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
 
 type Condition = "settlesLastCall" | "allCallsSettled" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps";
 
-/**
- * R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error
- * response), then turn_end.
- */
+/** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
   return [
     {
@@ -91,10 +124,7 @@ function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
   ] as const;
 }
 
-/**
- * R4a: a next turn starts with prepareNextTurn when configured, and polls steering again when
- * nothing is pending (`repoll`: only where that can be the case, so no edge is dead).
- */
+/** R4a: a next turn starts with prepareNextTurn when configured, and polls steering again when nothing is pending. */
 function toNextTurn(when: Condition | undefined, repoll: boolean) {
   return [
     {
@@ -113,10 +143,7 @@ function toNextTurn(when: Condition | undefined, repoll: boolean) {
   ] as const;
 }
 
-/**
- * R9, R10: after the turn and its steering poll, the inner loop continues, follow-ups are polled,
- * or the run ends. (Without a steering hook nothing is ever re-polled.)
- */
+/** R9, R10: after the turn and its steering poll, the inner loop continues, follow-ups are polled, or the run ends. */
 const nextStep = (steering: boolean) =>
   [
     ...toNextTurn("continuesInnerLoop", steering),
@@ -124,11 +151,6 @@ const nextStep = (steering: boolean) =>
     { guard: "decidedContinue", target: "#run.continuingAsDecided" },
     { target: "#run.done" },
   ] as const;
-
-/** R56: any failed job ends the run through `failing`. */
-const failOnError = {
-  failed: { target: "#run.failing", actions: { type: "recordFailure", params: ({ event }: { event: { error: unknown } }) => event.error } },
-} as const;
 
 export const runMachine = setup({
   types: {
@@ -139,13 +161,25 @@ export const runMachine = setup({
     emitted: {} as AgentEvent,
   },
   actors: {
-    /** The run's effect worker: receives `effect.run` requests, replies `done.<job>` or `failed`. */
-    effects: fromCallback<EffectRequest>(() => {
-      throw new Error('run machine: the "effects" worker is not provided');
-    }),
+    /** The run's step worker (`steps.ts`): runs each step's job and replies. Provided by the runtime. */
+    steps: stepWorkerPlaceholder("run machine"),
     toolCall: toolCallMachine,
   },
   actions: {
+    requestStep: sendTo("steps", ({ context, event, self }, { job }: { job: RunStepName }) =>
+      stepRequest(job, runStepInput[job](context) as never, self, event.type === "step.reissue"),
+    ),
+    cancelStep: enqueueActions(({ event, self, enqueue }) => {
+      if (!isStepReply(event)) enqueue.sendTo("steps", { type: "step.cancel", replyTo: self });
+    }),
+    // R13: a restored run asks again for the job of the step it was waiting in.
+    reissueStep: enqueueActions(({ context, self, enqueue }) => {
+      const job = currentStep<RunStepName>(self);
+      if (job) enqueue.sendTo("steps", stepRequest(job, runStepInput[job](context) as never, self, true));
+    }),
+    // R29: the signal of every job, running or to come, aborts; the run winds down on its own.
+    markAborted: assign({ aborted: true }),
+    abortSteps: sendTo("steps", { type: "run.abort" }),
     // R1, R2, R30: agent_start, and the transcript's declared tools, replayed once per run.
     startRun: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({ type: "agent_start" });
@@ -157,12 +191,13 @@ export const runMachine = setup({
     emitTurnStart: emit({ type: "turn_start" }),
     markTurnOpen: assign({ turn: () => ({ ...closedTurn, open: true }) }),
     // R1, R4b, R30: declare tool changes, then inject prepared and pending messages with their events.
-    injectPending: enqueueActions(({ context, enqueue }, params?: { promptsOnly: boolean }) => {
+    injectPending: enqueueActions(({ context, event, enqueue }, params?: { promptsOnly: boolean }) => {
       // R1: prompts are injected at once; a continue run (R2) declares tools with its first request.
       if (params?.promptsOnly && context.settings.mode !== "prompt") return;
       const pending = context.prepared.length === 0 ? context.pending : context.prepared.concat(context.pending);
       const declared = new Map(context.declared);
-      const injected = declareToolChanges({ transcriptDeclared: declared, pending, tools: context.toolSet.tools, now: Date.now() });
+      const now = timeOf(event as { type: string }, context.startedAt);
+      const injected = declareToolChanges({ transcriptDeclared: declared, pending, tools: context.toolSet.tools, now });
       if (injected.length === 0) {
         if (context.pending.length > 0 || context.prepared.length > 0) enqueue.assign({ pending: [], prepared: [] });
         return;
@@ -192,6 +227,10 @@ export const runMachine = setup({
       if (update.prepared && update.prepared.length > 0) next.prepared = context.prepared.concat(update.prepared);
       return next;
     }),
+    // R40: what transformContext returned is what the request converts.
+    recordTransformed: assign({ request: ({ event }) => ({ messages: reply(event, "transformContext"), llmMessages: null }) }),
+    // R40: only provider messages, in order, reach the stream function.
+    recordConverted: assign({ request: ({ event }) => ({ messages: null, llmMessages: normalizeTranscript(reply(event, "convertToLlm")) }) }),
     // R5, R41: one assistant message per request, appended.
     appendAssistant: assign(({ context }, message: AssistantMessage) => ({
       ...appended(context, [message]),
@@ -199,13 +238,14 @@ export const runMachine = setup({
       request: { messages: null, llmMessages: null },
     })),
     // R28: a truncated response's calls are rejected, never executed.
-    rejectTruncatedCalls: enqueueActions(({ context, enqueue }) => {
+    rejectTruncatedCalls: enqueueActions(({ context, event, enqueue }) => {
+      const at = timeOf(event as { type: string }, context.startedAt);
       const results: ToolResultMessage[] = [];
       for (const call of toolCallsOf(context.turn.assistant!)) {
         const result = truncatedCallResult(call);
         enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
         enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
-        const message = toolResultMessage(call, result, true, undefined);
+        const message = toolResultMessage(call, result, true, undefined, at);
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         results.push(message);
@@ -217,52 +257,50 @@ export const runMachine = setup({
       return { turn: { ...context.turn, batch: { calls, cursor: 0, outcomes: calls.map(() => null) } } };
     }),
     // R21: tool_execution_start with the model's raw arguments, then the call's actor, which
-    // prepares the call as it is created and reports its own tool_execution_end.
-    startCall: enqueueActions(({ context, enqueue, system }, params: { mode: "sequential" | "parallel" }) => {
-      const start = callStart(context.turn, context.turn.batch!.cursor, params.mode, context.settings.hooks, system);
-      enqueue.emit(start.event);
-      enqueue.spawnChild("toolCall", start.actor);
-    }),
-    // R25 without beforeToolCall: every preflight is synchronous, so all calls start in one step,
-    // in source order; each reports an immediate result at once.
-    startAllCalls: enqueueActions(({ context, enqueue, system }) => {
-      const calls = toolCallsOf(context.turn.assistant!);
-      const turn: TurnState = { ...context.turn, batch: { calls, cursor: calls.length, outcomes: calls.map(() => null) } };
-      for (let index = 0; index < calls.length; index++) {
-        const start = callStart(turn, index, "parallel", context.settings.hooks, system);
-        enqueue.emit(start.event);
-        enqueue.spawnChild("toolCall", start.actor);
-      }
-      enqueue.assign({ turn });
+    // prepares the call once the start reached the sink.
+    startCall: enqueueActions(({ context, event, enqueue }, { mode }: { mode: ToolCallInput["mode"] }) => {
+      const index = context.turn.batch!.cursor;
+      const call = context.turn.batch!.calls[index];
+      const { beforeToolCall, afterToolCall } = context.settings.hooks;
+      enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+      const input: ToolCallInput = { index, toolCall: call, mode, hooks: { beforeToolCall, afterToolCall }, startedAt: timeOf(event as { type: string }, context.startedAt) };
+      enqueue.spawnChild("toolCall", { id: toolChildId(index), input });
     }),
     // R25: a preflight is done; the next call starts.
     advanceCursor: assign(({ context }) => {
       const batch = context.turn.batch!;
       return { turn: { ...context.turn, batch: { ...batch, cursor: batch.cursor + 1 } } };
     }),
-    // R25: every call that passed its asynchronous preflight executes now, together.
+    // R25: every call that passed its preflight executes now, together.
     executeCalls: enqueueActions(({ context, enqueue }) => {
       const { outcomes } = context.turn.batch!;
-      for (let index = 0; index < outcomes.length; index++) if (outcomes[index] === null) enqueue.sendTo(toolChildId(index), { type: "EXECUTE" });
+      for (let index = 0; index < outcomes.length; index++) if (outcomes[index] === null) enqueue.sendTo(toolChildId(index), { type: "tool.execute" });
     }),
     // R22, R26: the call's actor is stopped as soon as it settled (bounded children).
     stopCall: stopChild((_, index: number) => toolChildId(index)),
+    // R22, R25: tool_execution_end as soon as the call settled (immediate results at once).
+    emitToolEnd: emit(({ context }, outcome: ToolCallOutcome) => {
+      const call = context.turn.batch!.calls[outcome.index];
+      return {
+        type: "tool_execution_end",
+        toolCallId: call.id,
+        toolName: call.name,
+        result: outcome.result,
+        isError: outcome.isError,
+        ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+      };
+    }),
     // R26: one finalized outcome per call.
-    recordOutcome: assign(({ context }, outcome: ToolCallOutput) => {
+    recordOutcome: assign(({ context }, outcome: ToolCallOutcome) => {
       const batch = context.turn.batch!;
       const outcomes = batch.outcomes.slice();
       outcomes[outcome.index] = outcome;
       const cursor = outcome.index === batch.cursor ? batch.cursor + 1 : batch.cursor;
       return { turn: { ...context.turn, batch: { calls: batch.calls, cursor, outcomes } } };
     }),
-    // A crashed actor (a runtime defect) never reported its tool_execution_end, so the run does.
-    reportCrash: emit(({ context }, outcome: ToolCallOutput) => {
-      const call = context.turn.batch!.calls[outcome.index];
-      return { type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: outcome.result, isError: true };
-    }),
     // R24: a sequential call's result message, before the next call starts.
-    appendResult: enqueueActions(({ context, enqueue }, outcome: ToolCallOutput) => {
-      const message = toolResultMessage(context.turn.batch!.calls[outcome.index], outcome.result, outcome.isError, outcome.durationMs);
+    appendResult: enqueueActions(({ context, enqueue }, outcome: ToolCallOutcome) => {
+      const message = resultMessage(context, outcome);
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message) } });
@@ -272,48 +310,32 @@ export const runMachine = setup({
       const batch = context.turn.batch!;
       const messages: ToolResultMessage[] = [];
       for (let i = 0; i < batch.calls.length; i++) {
-        const outcome = batch.outcomes[i]!;
-        const message = toolResultMessage(batch.calls[i], outcome.result, outcome.isError, outcome.durationMs);
+        const message = resultMessage(context, batch.outcomes[i]!);
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
         messages.push(message);
       }
       enqueue.assign({ ...appended(context, messages), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) } });
     }),
+    recordDecision: assign({ turn: ({ context, event }) => ({ ...context.turn, decision: reply(event, "finishTurn") }) }),
     emitTurnEnd: emit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
     markTurnClosed: assign({ turn: ({ context }) => ({ ...context.turn, open: false }) }),
-    recordFailure: assign(({ context }, error: unknown) => {
-      const text = errorText(error);
+    recordFailure: assign(({ context, event }) => {
+      const error = (event as { error?: unknown }).error;
       // A stream that threw after `start` closed its partial itself; it belongs to the run.
       const partial = error && typeof error === "object" && "partial" in error ? (error.partial as AssistantMessage) : undefined;
-      return { failure: text, ...(partial ? appended(context, [partial]) : {}) };
+      return { failure: errorText(error), ...(partial ? appended(context, [partial]) : {}) };
     }),
     // R56: an assistant failure message, then turn_end (opening a turn first if none is open).
-    emitFailure: enqueueActions(({ context, enqueue }) => {
+    emitFailure: enqueueActions(({ context, event, enqueue }) => {
       if (!context.turn.open) enqueue.emit({ type: "turn_start" });
-      const message = failureMessage(context, context.failure ?? "Unknown failure");
+      const message = failureMessage(context, context.failure ?? "Unknown failure", timeOf(event as { type: string }, context.startedAt));
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
       enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false } });
     }),
     emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages })),
-    // The effect requests, one per step that awaits app code.
-    pollSteering: sendTo("effects", ({ self }) => effectRequest("getSteeringMessages", null, self)),
-    pollFollowUps: sendTo("effects", ({ self }) => effectRequest("getFollowUpMessages", null, self)),
-    prepareNextTurn: sendTo("effects", ({ context, self }) => effectRequest("prepareNextTurn", turnSnapshot(context), self)),
-    prepareRequest: sendTo("effects", ({ context, self }) =>
-      effectRequest("prepareRequest", { messages: context.messages, model: context.model, thinkingLevel: context.thinkingLevel }, self),
-    ),
-    transformContext: sendTo("effects", ({ context, self }) => effectRequest("transformContext", { messages: context.messages }, self)),
-    convertToLlm: sendTo("effects", ({ context, self }) =>
-      effectRequest("convertToLlm", { messages: context.request.messages ?? context.messages }, self),
-    ),
-    resolveApiKey: sendTo("effects", ({ context, self }) => effectRequest("resolveApiKey", { provider: context.model.provider }, self)),
-    streamResponse: sendTo("effects", ({ context, self }) =>
-      effectRequest("streamResponse", { messages: context.request.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }, self),
-    ),
-    finishTurn: sendTo("effects", ({ context, self }) => effectRequest("finishTurn", turnSnapshot(context), self)),
   },
   guards: {
     pollsInitialSteering: ({ context }) => context.settings.hooks.getSteeringMessages && !context.settings.skipInitialSteeringPoll,
@@ -328,11 +350,13 @@ export const runMachine = setup({
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
     isErrorOrAborted: ({ context }) => isFailedResponse(context.turn.assistant),
     // Decided on the response itself, before its transition appends it.
-    responseFailed: ({ event }) => isFailedResponse(responseOf(event)),
-    responseTruncatesCalls: ({ event }) => responseOf(event).stopReason === "length" && toolCallsOf(responseOf(event)).length > 0,
-    responseCallsTools: ({ event }) => toolCallsOf(responseOf(event)).length > 0,
-    responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(responseOf(event))),
-    hasBeforeToolCall: ({ context }) => context.settings.hooks.beforeToolCall,
+    responseFailed: ({ event }) => isFailedResponse(reply(event, "streamResponse")),
+    responseTruncatesCalls: ({ event }) => {
+      const response = reply(event, "streamResponse");
+      return response.stopReason === "length" && toolCallsOf(response).length > 0;
+    },
+    responseCallsTools: ({ event }) => toolCallsOf(reply(event, "streamResponse")).length > 0,
+    responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(reply(event, "streamResponse"))),
     // Decided before the transition's actions settle the call: is another call still to start?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
     // ... and is this the batch's last outstanding call?
@@ -341,7 +365,7 @@ export const runMachine = setup({
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
     continuesInnerLoop: ({ context }) =>
-      (context.turn.toolResults.length > 0 && !batchTerminates(context.turn.batch)) || context.pending.length > 0,
+      (context.turn.toolResults.length > 0 && !everyResultTerminates(context)) || context.pending.length > 0,
     receivedFollowUps: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
     decidedContinue: ({ context }) => context.turn.decision === "continue",
@@ -349,53 +373,43 @@ export const runMachine = setup({
 }).createMachine({
   id: "run",
   context: ({ input }) => initialRunContext(input),
-  invoke: { id: "effects", systemId: "effects", src: "effects" },
+  invoke: { id: "steps", src: "steps" },
+  on: {
+    // R56: any step that fails (a hook, conversion or the stream function threw) ends the run.
+    "step.failed": { target: ".failing", actions: "recordFailure" },
+    "run.abort": { actions: ["markAborted", "abortSteps"] },
+    "step.reissue": { actions: "reissueStep" },
+  },
   initial: "starting",
   states: {
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
       entry: ["startRun", ...openTurn, { type: "injectPending", params: { promptsOnly: true } }],
-      always: [
-        { guard: "pollsInitialSteering", target: "pollingInitialSteering" },
-        { target: "turn.injectingMessages" },
-      ],
+      always: [{ guard: "pollsInitialSteering", target: "pollingInitialSteering" }, { target: "turn.injectingMessages" }],
     },
     // R3: steering is polled once at run start.
     pollingInitialSteering: {
-      entry: "pollSteering",
-      on: {
-        "done.getSteeringMessages": {
-          target: "turn.injectingMessages",
-          actions: { type: "queuePending", params: ({ event }) => event.output },
-        },
-        ...failOnError,
-      },
+      ...step("getSteeringMessages"),
+      on: { "step.getSteeringMessages.done": { target: "turn.injectingMessages", actions: queueFrom("getSteeringMessages") } },
     },
     turn: {
       initial: "injectingMessages",
       states: {
         // R4a: the completed turn may replace context, model, thinking level, or add messages.
         preparingNextTurn: {
-          entry: "prepareNextTurn",
+          ...step("prepareNextTurn"),
           on: {
             // R4a: steering is polled again when nothing is pending.
-            "done.prepareNextTurn": [
-              { guard: "repollsSteering", target: "repollingSteering", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
-              { target: "injectingMessages", actions: [{ type: "applyUpdate", params: ({ event }) => event.output }, ...openTurn] },
+            "step.prepareNextTurn.done": [
+              { guard: "repollsSteering", target: "repollingSteering", actions: applyUpdateFrom("prepareNextTurn") },
+              { target: "injectingMessages", actions: [applyUpdateFrom("prepareNextTurn"), ...openTurn] },
             ],
-            ...failOnError,
           },
         },
         // R4a: nothing pending, so steering is polled again.
         repollingSteering: {
-          entry: "pollSteering",
-          on: {
-            "done.getSteeringMessages": {
-              target: "injectingMessages",
-              actions: [{ type: "queuePending", params: ({ event }) => event.output }, ...openTurn],
-            },
-            ...failOnError,
-          },
+          ...step("getSteeringMessages"),
+          on: { "step.getSteeringMessages.done": { target: "injectingMessages", actions: [queueFrom("getSteeringMessages"), ...openTurn] } },
         },
         // R4b, R30: declare tool changes, inject prepared and pending messages.
         injectingMessages: {
@@ -408,17 +422,12 @@ export const runMachine = setup({
         },
         // R4c: the request may replace context, model and thinking level for this and later requests.
         preparingRequest: {
-          entry: "prepareRequest",
+          ...step("prepareRequest"),
           on: {
-            "done.prepareRequest": [
-              {
-                guard: "hasTransformContext",
-                target: "requesting.transformingContext",
-                actions: { type: "applyUpdate", params: ({ event }) => event.output },
-              },
-              { target: "requesting.convertingToLlm", actions: { type: "applyUpdate", params: ({ event }) => event.output } },
+            "step.prepareRequest.done": [
+              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: applyUpdateFrom("prepareRequest") },
+              { target: "requesting.convertingToLlm", actions: applyUpdateFrom("prepareRequest") },
             ],
-            ...failOnError,
           },
         },
         // R40: transformContext → convertToLlm → normalize → getApiKey → stream.
@@ -426,39 +435,29 @@ export const runMachine = setup({
           initial: "convertingToLlm",
           states: {
             transformingContext: {
-              entry: "transformContext",
-              on: {
-                "done.transformContext": {
-                  target: "convertingToLlm",
-                  actions: assign({ request: ({ event }) => ({ messages: event.output, llmMessages: null }) }),
-                },
-                ...failOnError,
-              },
+              ...step("transformContext"),
+              on: { "step.transformContext.done": { target: "convertingToLlm", actions: "recordTransformed" } },
             },
             convertingToLlm: {
-              entry: "convertToLlm",
+              ...step("convertToLlm"),
               on: {
-                "done.convertToLlm": "normalizing",
-                ...failOnError,
+                // R40: normalized on the way (only provider messages, in order, reach the stream function).
+                "step.convertToLlm.done": [
+                  { guard: "hasGetApiKey", target: "resolvingApiKey", actions: "recordConverted" },
+                  { target: "streaming", actions: "recordConverted" },
+                ],
               },
             },
-            // R40: only provider messages, in order, reach the stream function.
-            normalizing: {
-              entry: assign({
-                request: ({ event }) => ({ messages: null, llmMessages: normalizeTranscript((event as DoneEvent<"convertToLlm">).output) }),
-              }),
-              always: [{ guard: "hasGetApiKey", target: "resolvingApiKey" }, { target: "streaming" }],
-            },
             resolvingApiKey: {
-              entry: "resolveApiKey",
-              on: { "done.resolveApiKey": "streaming", ...failOnError },
+              ...step("resolveApiKey"),
+              on: { "step.resolveApiKey.done": "streaming" },
             },
             // R41, R42: the worker streams the response and emits its message events.
             streaming: {
-              entry: "streamResponse",
+              ...step("streamResponse"),
               on: {
                 // R6, R7, R20, R28: what the response asks for, and how its tool batch runs.
-                "done.streamResponse": [
+                "step.streamResponse.done": [
                   ...toTurnEnd("responseFailed", [appendAssistant]),
                   { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
                   {
@@ -466,32 +465,21 @@ export const runMachine = setup({
                     target: "#run.turn.executingTools.runningSequentially",
                     actions: [appendAssistant, "startBatch"],
                   },
-                  {
-                    guard: and(["responseCallsTools", "hasBeforeToolCall"]),
-                    target: "#run.turn.executingTools.preflightingEach",
-                    actions: [appendAssistant, "startBatch"],
-                  },
-                  // R25 without beforeToolCall: every preflight is synchronous, so all calls start in this step.
-                  {
-                    guard: "responseCallsTools",
-                    target: "#run.turn.executingTools.runningInParallel",
-                    actions: [appendAssistant, "startAllCalls"],
-                  },
+                  { guard: "responseCallsTools", target: "#run.turn.executingTools.preflighting", actions: [appendAssistant, "startBatch"] },
                   ...toTurnEnd(undefined, [appendAssistant]),
                 ],
-                ...failOnError,
               },
             },
           },
         },
+        // R28: a truncated response's calls get error results, not execution.
         rejectingTruncatedCalls: {
           entry: "rejectTruncatedCalls",
           always: [...toTurnEnd(undefined, [])],
         },
-        // R20–R29: the tool batch, one spawned actor per call. The response's transition starts
-        // the batch and enters the state of its mode.
+        // R20–R29: the tool batch, one spawned actor per call, started one by one in source order.
         executingTools: {
-          initial: "runningInParallel",
+          initial: "preflighting",
           states: {
             // R24: each call runs to its result message before the next starts.
             runningSequentially: {
@@ -507,22 +495,22 @@ export const runMachine = setup({
                 ],
               },
             },
-            // R25 with beforeToolCall: a preflight is asynchronous, so calls start one by one in
-            // source order; the next starts when this one passed (TOOL.READY) or settled. After
-            // the last, the passed calls execute together.
-            preflightingEach: {
+            // R21, R25: a call is started and prepared (and gated) before the next starts; it
+            // passed (tool.ready) or settled at once (an immediate result). After the last, the
+            // passed calls execute together.
+            preflighting: {
               entry: { type: "startCall", params: { mode: "parallel" } },
               on: {
-                "TOOL.READY": [
-                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: "advanceCursor" },
+                "tool.ready": [
+                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: "advanceCursor" },
                   { target: "runningInParallel", actions: ["advanceCursor", "executeCalls"] },
                 ],
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: settle("done", false) },
+                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("done", false) },
                   { target: "runningInParallel", actions: [...settle("done", false), "executeCalls"] },
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "preflightingEach", reenter: true, actions: settle("crashed", false) },
+                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("crashed", false) },
                   { target: "runningInParallel", actions: [...settle("crashed", false), "executeCalls"] },
                 ],
               },
@@ -547,11 +535,8 @@ export const runMachine = setup({
         },
         // R6, R8: finishTurn (its decision ignored after an error response), then turn_end.
         finishingTurn: {
-          entry: "finishTurn",
-          on: {
-            "done.finishTurn": { target: "endingTurn", actions: assign({ turn: ({ context, event }) => ({ ...context.turn, decision: event.output }) }) },
-            ...failOnError,
-          },
+          ...step("finishTurn"),
+          on: { "step.finishTurn.done": { target: "endingTurn", actions: "recordDecision" } },
         },
         endingTurn: {
           entry: ["emitTurnEnd", "markTurnClosed"],
@@ -566,11 +551,8 @@ export const runMachine = setup({
     },
     // R9: steering after every turn.
     pollingSteering: {
-      entry: "pollSteering",
-      on: {
-        "done.getSteeringMessages": { target: "choosingNextStep", actions: { type: "queuePending", params: ({ event }) => event.output } },
-        ...failOnError,
-      },
+      ...step("getSteeringMessages"),
+      on: { "step.getSteeringMessages.done": { target: "choosingNextStep", actions: queueFrom("getSteeringMessages") } },
     },
     // R9, R10: what the steering poll leaves to do.
     choosingNextStep: {
@@ -578,14 +560,8 @@ export const runMachine = setup({
     },
     // R10: follow-ups when the run would otherwise end.
     pollingFollowUps: {
-      entry: "pollFollowUps",
-      on: {
-        "done.getFollowUpMessages": {
-          target: "choosingAfterFollowUps",
-          actions: { type: "queuePending", params: ({ event }) => event.output },
-        },
-        ...failOnError,
-      },
+      ...step("getFollowUpMessages"),
+      on: { "step.getFollowUpMessages.done": { target: "choosingAfterFollowUps", actions: queueFrom("getFollowUpMessages") } },
     },
     choosingAfterFollowUps: {
       always: [
@@ -613,40 +589,23 @@ export const runMachine = setup({
   output: ({ context }) => context.newMessages,
 });
 
-function responseOf(event: RunEvent): AssistantMessage {
-  if (event.type !== "done.streamResponse") throw new Error(`run machine: no response in ${event.type}`);
-  return event.output;
+export type RunActorRef = ActorRefFrom<typeof runMachine>;
+
+/** R27: every finalized result of the batch says `terminate`. */
+function everyResultTerminates(context: RunContext): boolean {
+  return batchTerminates(context.turn.batch);
 }
 
-/** A call's `tool_execution_start` and its actor's spawn options. */
-function callStart(turn: TurnState, index: number, mode: ToolCallInput["mode"], hooks: HookFlags, system: ActorSystem<any>) {
-  const call = turn.batch!.calls[index];
-  const { beforeToolCall, afterToolCall } = hooks;
-  const event: AgentEvent = { type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments };
-  const input: ToolCallInput = { index, toolCall: call, mode, hooks: { beforeToolCall, afterToolCall }, effects: system.get("effects") };
-  return { event, actor: { id: toolChildId(index), input } };
-}
-
-/** The turn hooks' input. */
-function turnSnapshot(context: RunContext): TurnSnapshot {
-  return {
-    message: context.turn.assistant!,
-    toolResults: context.turn.toolResults,
-    messages: context.messages,
-    newMessages: context.newMessages,
-  };
+function resultMessage(context: RunContext, outcome: ToolCallOutcome): ToolResultMessage {
+  return toolResultMessage(context.turn.batch!.calls[outcome.index], outcome.result, outcome.isError, outcome.durationMs, outcome.settledAt);
 }
 
 /** A tool-call actor that crashed (a runtime bug) still yields exactly one error result (R26). */
-function crashedCall(event: ToolErrorEvent): ToolCallOutput {
-  const error = event.error;
+function crashedCall(event: ToolErrorEvent, context: RunContext): ToolCallOutcome {
   return {
     index: indexOfChild(event.actorId ?? ""),
-    result: {
-      content: [{ type: "text", text: errorText(error) }],
-      details: {},
-      isError: true,
-    },
+    result: { content: [{ type: "text", text: errorText(event.error) }], details: {}, isError: true },
     isError: true,
+    settledAt: context.startedAt,
   };
 }

@@ -11,19 +11,19 @@
  * which stops the run and closes it with a failure message (R55).
  *
  * The definition is pure. The runtime (`src/agent/`) provides the run machine, the actions that
- * connect a run to the Agent's listeners and abort signal, and the actors that wait for them.
- * Functions (listeners, hooks, tools) never enter context or events.
+ * connect a run to the Agent's abort signal, and the actors that wait for its listeners. The run
+ * finds its hooks, tools and listeners through the session it runs in (its parent), never through
+ * context or events, so any number of sessions share one actor system (R14).
  */
 import { assertEvent, assign, fromPromise, setup } from "xstate";
 import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
-import type { RunInput } from "../src/loop/run-context.js";
+import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
-import { takeBatch, type QueueName } from "../src/agent/queue-batch.js";
-import { addMessageUsage } from "../src/agent/usage-totals.js";
-import { emptyUsage } from "../src/providers/assistant-stream.js";
+import { emptyUsage } from "../src/loop/usage.js";
+import { addMessageUsage, takeBatch, type QueueName } from "./session.helpers.js";
 import { runMachine } from "./run.machine.js";
 
-export type { QueueName } from "../src/agent/queue-batch.js";
+export type { QueueName } from "./session.helpers.js";
 
 export interface SessionInput {
   /** The transcript, leading system message included (R50). */
@@ -50,26 +50,26 @@ export interface SessionContext {
 
 export type SessionEvent =
   /** Start a run (prompt or continue). `dequeue`: the prompts were taken from that queue (R52). */
-  | { type: "RUN"; input: RunInput; dequeue?: { queue: QueueName; count: number } }
+  | { type: "run.start"; input: RunInput; dequeue?: { queue: QueueName; count: number } }
   /** Abort the current run's signal (R54). */
-  | { type: "ABORT" }
-  | { type: "STEER"; message: AgentMessage }
-  | { type: "FOLLOW_UP"; message: AgentMessage }
+  | { type: "run.abort" }
+  | { type: "queue.steer"; message: AgentMessage }
+  | { type: "queue.followUp"; message: AgentMessage }
   /** A drain point handed the first `count` messages of a queue to the run (see `takeBatch`). */
-  | { type: "DEQUEUE"; queue: QueueName; count: number }
-  | { type: "CLEAR_QUEUE"; queue: QueueName | "all" }
-  | { type: "SET_QUEUE_MODE"; queue: QueueName; mode: QueueMode }
-  | { type: "SET_MESSAGES"; messages: AgentMessage[] }
-  | { type: "SET_MODEL"; model: Model }
-  | { type: "SET_THINKING_LEVEL"; thinkingLevel: ThinkingLevel }
+  | { type: "queue.take"; queue: QueueName; count: number }
+  | { type: "queue.clear"; queue: QueueName | "all" }
+  | { type: "queue.setMode"; queue: QueueName; mode: QueueMode }
+  | { type: "session.setMessages"; messages: AgentMessage[] }
+  | { type: "session.setModel"; model: Model }
+  | { type: "session.setThinkingLevel"; thinkingLevel: ThinkingLevel }
   /** A run's message ended (its `message_end` reached the Agent): it joins the transcript. */
-  | { type: "MESSAGE_END"; message: AgentMessage }
+  | { type: "run.messageEnd"; message: AgentMessage }
   /** A run's turn ended (its `turn_end` reached the Agent). */
-  | { type: "TURN_END"; message: AgentMessage }
+  | { type: "run.turnEnd"; message: AgentMessage }
   /** A listener threw: the run is stopped and closed with a failure message (R55). */
-  | { type: "SINK_FAILED" }
+  | { type: "sink.failed" }
   /** Keep one system message with the replayed prompt and tools; clear the queues (R54). */
-  | { type: "RESET" };
+  | { type: "session.reset" };
 
 const notProvided = (name: string) => () => {
   throw new Error(`session machine: "${name}" is not provided`);
@@ -93,43 +93,42 @@ export const sessionMachine = setup({
     emitFailure: fromPromise<void>(notProvided("emitFailure")),
   },
   actions: {
-    /** Forward the invoked run's events to the Agent's listeners (the run is created, not started). */
-    observeRun: notProvided("observeRun"),
+    /** Abort the current run's signal, which the listeners hold until the session is idle (R54). */
     abortRun: notProvided("abortRun"),
     /** R55: the run actor failed; close it with a failure message through its event queue. */
     endAfterDefect: (_, _params: { error: unknown }) => notProvided("endAfterDefect")(),
     /** The Agent is idle again: settle `prompt()`/`continue()` and `waitForIdle()`. */
     finishRun: notProvided("finishRun"),
     beginRun: assign(({ context, event }) => {
-      assertEvent(event, "RUN");
+      assertEvent(event, "run.start");
       const next: Partial<SessionContext> = { errorMessage: null };
       if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
       return next;
     }),
     enqueue: assign(({ context, event }) => {
-      assertEvent(event, ["STEER", "FOLLOW_UP"]);
-      const queue: QueueName = event.type === "STEER" ? "steering" : "followUp";
+      assertEvent(event, ["queue.steer", "queue.followUp"]);
+      const queue: QueueName = event.type === "queue.steer" ? "steering" : "followUp";
       return { queues: { ...context.queues, [queue]: context.queues[queue].concat([event.message]) } };
     }),
     dequeue: assign(({ context, event }) => {
-      assertEvent(event, "DEQUEUE");
+      assertEvent(event, "queue.take");
       return { queues: dequeued(context, event.queue, event.count) };
     }),
     clearQueue: assign(({ context, event }) => {
-      assertEvent(event, "CLEAR_QUEUE");
+      assertEvent(event, "queue.clear");
       return { queues: event.queue === "all" ? emptyQueues() : { ...context.queues, [event.queue]: [] } };
     }),
     setQueueMode: assign(({ context, event }) => {
-      assertEvent(event, "SET_QUEUE_MODE");
+      assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
     appendMessage: assign(({ context, event }) => {
-      assertEvent(event, "MESSAGE_END");
+      assertEvent(event, "run.messageEnd");
       return { messages: context.messages.concat([event.message]), usage: addMessageUsage(context.usage, event.message) };
     }),
     // The reference keeps the error of the last failed turn until the next run starts.
     recordTurnError: assign(({ context, event }) => {
-      assertEvent(event, "TURN_END");
+      assertEvent(event, "run.turnEnd");
       const errorMessage = (event.message as { errorMessage?: unknown }).errorMessage;
       return { errorMessage: typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : context.errorMessage };
     }),
@@ -152,44 +151,42 @@ export const sessionMachine = setup({
   }),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {
-    STEER: { actions: "enqueue" },
-    FOLLOW_UP: { actions: "enqueue" },
-    DEQUEUE: { actions: "dequeue" },
-    CLEAR_QUEUE: { actions: "clearQueue" },
-    SET_QUEUE_MODE: { actions: "setQueueMode" },
-    SET_MESSAGES: { actions: assign({ messages: ({ event }) => event.messages }) },
-    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
-    SET_THINKING_LEVEL: { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
-    MESSAGE_END: { actions: "appendMessage" },
-    TURN_END: { actions: "recordTurnError" },
+    "queue.steer": { actions: "enqueue" },
+    "queue.followUp": { actions: "enqueue" },
+    "queue.take": { actions: "dequeue" },
+    "queue.clear": { actions: "clearQueue" },
+    "queue.setMode": { actions: "setQueueMode" },
+    "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages }) },
+    "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
+    "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
+    "run.messageEnd": { actions: "appendMessage" },
+    "run.turnEnd": { actions: "recordTurnError" },
   },
   initial: "idle",
   states: {
     idle: {
       on: {
         // R52: prompt() and continue() are refused by the Agent while busy; RUN is only taken here.
-        RUN: { target: "busy", actions: "beginRun" },
+        "run.start": { target: "busy", actions: "beginRun" },
         // R54: refused by the Agent while busy.
-        RESET: { actions: "reset" },
+        "session.reset": { actions: "reset" },
       },
     },
     busy: {
       initial: "running",
       on: {
         // R54: the signal the listeners hold is aborted even after agent_end.
-        ABORT: { actions: "abortRun" },
+        "run.abort": { actions: "abortRun" },
         // R55: a listener threw (during the run or at agent_end).
-        SINK_FAILED: ".failing",
+        "sink.failed": ".failing",
       },
       states: {
         running: {
           invoke: {
             id: "run",
-            // The runtime finds the run actor by this id before it starts (see observeRun).
-            systemId: "run",
             src: "run",
             input: ({ event }) => {
-              assertEvent(event, "RUN");
+              assertEvent(event, "run.start");
               return event.input;
             },
             onDone: "settling",
@@ -197,10 +194,8 @@ export const sessionMachine = setup({
           },
           initial: "active",
           states: {
-            // Entered after the invoke created the run actor and before it starts.
             active: {
-              entry: "observeRun",
-              on: { ABORT: "aborting" },
+              on: { "run.abort": "aborting" },
             },
             // R29, R6: the signal is aborted; the run winds down to agent_end on its own.
             aborting: {

@@ -4,43 +4,38 @@
  *   preparing ─▶ gating ─▶ (awaitingExecution) ─▶ executing ─▶ finalizing ─▶ settled
  *       └──────────┴── immediate result (error, block, abort) ─────────────────────▲
  *
- * Preparation (abort check, lookup, `prepareArguments`, validation) is synchronous and runs as
- * one provided action, while the actor is created. The steps that await app code
- * (`beforeToolCall`, `execute`, `afterToolCall`) are states that ask the run's effect worker
- * (`machines/effects.ts`) for the job and wait for its reply; each is entered only when needed
- * (gating and finalizing only when the hook is configured). The call reports its own
- * `tool_execution_end` when it settles, so an immediate result is reported at once (R25).
+ * Every step that runs app code is a state that asks the run's step worker (`steps.ts`) for its
+ * job and leaves on the reply: preparation (abort check, lookup, `prepareArguments`, validation),
+ * `beforeToolCall`, `execute` and `afterToolCall` (gating and finalizing only when the hook is
+ * configured). No app code runs in a transition (R15), and each job starts only after the call's
+ * `tool_execution_start` reached the sink (R21).
  *
- * Parallel batches (R25): without `beforeToolCall` every preflight is synchronous, so the run
- * starts all calls in one step and each goes straight on to execute (the worker starts no job
- * before that step is over). With `beforeToolCall` preflights are asynchronous: the run starts
- * the calls one by one, each passed call says so (`TOOL.READY`) and waits in `awaitingExecution`
- * for the run's `EXECUTE`, sent to the whole batch once every preflight is done.
+ * Parallel batches (R25): calls are started and prepared one by one; a prepared call says so
+ * (`tool.ready`), so the run starts the next, and waits in `awaitingExecution` for the run's
+ * `tool.execute`, sent to the batch once every preflight is done. The call's output is its one
+ * result (R26); the run reports its `tool_execution_end`.
+ *
+ * Context and input are plain data: the call finds the run's worker as its parent's `steps`
+ * child, so a restored call is wired again without any actor reference in its context (R13).
  */
-import { assign, sendParent, sendTo, setup, type AnyActorRef } from "xstate";
+import { assign, sendParent, setup, type AnyActorRef } from "xstate";
 import type { AgentToolResult, ToolCall } from "../src/types.js";
 import { applyAfterToolCall, errorResult, errorText } from "../src/loop/tool-results.js";
-import { effectRequest, type EffectReply, type ExecutionOutcome } from "./effects.js";
+import type { ToolCallOutcome } from "./run.types.js";
+import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
 
 export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
   index: number;
   toolCall: ToolCall;
-  /** `"parallel"` with `beforeToolCall`: wait for `EXECUTE` after the gate (R25). */
+  /** `"parallel"`: wait for `tool.execute` after the preflight (R25). */
   mode: "sequential" | "parallel";
   hooks: { beforeToolCall: boolean; afterToolCall: boolean };
-  /** The run's effect worker. */
-  effects: AnyActorRef;
+  /** When the call started (the time of an immediate result before any step replied). */
+  startedAt: number;
 }
 
-/** The finalized outcome: exactly one per call (R26). */
-export interface ToolCallOutput {
-  index: number;
-  result: AgentToolResult;
-  isError: boolean;
-  /** Absent when `execute` did not run. */
-  durationMs?: number;
-}
+export type ToolCallOutput = ToolCallOutcome;
 
 export interface ToolCallContext extends ToolCallInput {
   /** Validated arguments (a copy; the transcript keeps what the model sent). */
@@ -49,17 +44,38 @@ export interface ToolCallContext extends ToolCallInput {
   result: AgentToolResult | null;
   isError: boolean;
   durationMs?: number;
+  settledAt: number;
 }
 
-export type ToolCallEvent = { type: "EXECUTE" } | EffectReply;
+export type ToolCallEvent = { type: "tool.execute" } | StepReply | StepReissue;
 
-export type ToolCallParentEvent = { type: "TOOL.READY"; index: number };
+export type ToolCallParentEvent = { type: "tool.ready"; index: number };
 
-const settleWithThrown = { type: "settleWithThrown", params: ({ event }: { event: { error: unknown } }) => event.error } as const;
-const settleBlocked = {
-  type: "settleImmediately",
-  params: ({ event }: { event: ToolCallEvent }) => (event.type === "done.gateToolCall" && !event.output.allowed ? event.output.result : errorResult("unreachable")),
-} as const;
+type ToolStepName = "prepareToolCall" | "gateToolCall" | "executeToolCall" | "finalizeToolCall";
+
+const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
+  prepareToolCall: (context) => ({ toolCall: context.toolCall }),
+  gateToolCall: (context) => ({ toolCall: context.toolCall, args: context.args }),
+  executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args }),
+  finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
+};
+
+/** The run's step worker: the parent's `steps` child (the run, or `runToolCall`'s host). */
+export function stepsWorkerOf(self: AnyActorRef): AnyActorRef {
+  const worker = (self._parent?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.steps;
+  if (!worker) throw new Error("tool-call machine: no step worker (a tool call runs inside a run or runToolCall's host)");
+  return worker;
+}
+
+/** A step state: asks for its job on entry (again on `step.reissue`), cancels it if left before the reply. */
+const step = <K extends ToolStepName>(job: K) =>
+  ({
+    entry: { type: "requestStep", params: { job } },
+    exit: "cancelStep",
+    meta: { step: job },
+  }) as const;
+
+const reply = replyOutput;
 
 export const toolCallMachine = setup({
   types: {
@@ -69,121 +85,120 @@ export const toolCallMachine = setup({
     output: {} as ToolCallOutput,
   },
   actions: {
-    /** Abort check, lookup, `prepareArguments`, validation: sets `args` or an immediate `result`. */
-    prepareCall: () => {
-      throw new Error('tool-call machine: "prepareCall" is not provided');
+    // Sent when the action executes, not when it is resolved: a call created while its host
+    // initializes finds the worker once it starts.
+    requestStep: ({ context, self, event }, { job }: { job: ToolStepName }) =>
+      stepsWorkerOf(self).send(stepRequest(job, toolStepInput[job](context) as never, self, event.type === "step.reissue")),
+    cancelStep: ({ event, self }) => {
+      if (!isStepReply(event)) stepsWorkerOf(self).send({ type: "step.cancel", replyTo: self });
     },
-    /** `tool_execution_end` with the final result, to the run's event sink. */
-    reportEnd: () => {
-      throw new Error('tool-call machine: "reportEnd" is not provided');
+    // R13: a restored call asks again for the job of the step it was in.
+    reissueStep: ({ context, self }) => {
+      const job = currentStep<ToolStepName>(self);
+      if (job) stepsWorkerOf(self).send(stepRequest(job, toolStepInput[job](context) as never, self, true));
     },
-    gate: sendTo(
-      ({ context }) => context.effects,
-      ({ context, self }) => effectRequest("gateToolCall", { toolCall: context.toolCall, args: context.args }, self),
-    ),
-    execute: sendTo(
-      ({ context }) => context.effects,
-      ({ context, self }) => effectRequest("executeToolCall", { toolCall: context.toolCall, args: context.args }, self),
-    ),
-    finalize: sendTo(
-      ({ context }) => context.effects,
-      ({ context, self }) =>
-        effectRequest(
-          "finalizeToolCall",
-          { toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError },
-          self,
-        ),
-    ),
-    settleImmediately: assign((_, result: AgentToolResult) => ({ result, isError: true })),
-    settleWithThrown: assign((_, error: unknown) => ({ result: errorResult(errorText(error)), isError: true })),
-    recordExecution: assign((_, outcome: ExecutionOutcome) => ({
+    recordArgs: assign(({ event }) => {
+      const preparation = reply(event, "prepareToolCall");
+      return preparation.ready ? { args: preparation.args } : {};
+    }),
+    settle: assign(({ context, event }, result: AgentToolResult) => ({ result, isError: true, settledAt: timeOf(event, context.startedAt) })),
+    settleWithThrown: assign(({ context, event }) => ({
+      result: errorResult(errorText((event as { error?: unknown }).error)),
+      isError: true,
+      settledAt: timeOf(event, context.startedAt),
+    })),
+    recordExecution: assign(({ context, event }, outcome: ExecutionOutcome) => ({
       result: outcome.result,
       isError: outcome.isError,
       durationMs: outcome.durationMs,
+      settledAt: timeOf(event, context.startedAt),
     })),
-    /** R25: this call's asynchronous preflight passed; the run may start the next one. */
-    reportReady: sendParent(({ context }): ToolCallParentEvent => ({ type: "TOOL.READY", index: context.index })),
+    applyAfterToolCall: assign(({ context, event }) => ({
+      ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
+      settledAt: timeOf(event, context.startedAt),
+    })),
+    /** R25: this call's preflight passed; the run may start the next one. */
+    reportReady: sendParent(({ context }): ToolCallParentEvent => ({ type: "tool.ready", index: context.index })),
   },
   guards: {
-    hasImmediateResult: ({ context }) => context.result !== null,
+    isImmediate: ({ event }) => !reply(event, "prepareToolCall").ready,
     hasBeforeToolCall: ({ context }) => context.hooks.beforeToolCall,
-    isBlocked: ({ event }) => event.type === "done.gateToolCall" && !event.output.allowed,
+    isBlocked: ({ event }) => !reply(event, "gateToolCall").allowed,
     runsInParallel: ({ context }) => context.mode === "parallel",
+    // R23, R29: only a call that executed is finalized.
+    isFinalized: ({ context, event }) => context.hooks.afterToolCall && reply(event, "executeToolCall").executed,
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input }) => ({
-    index: input.index,
-    toolCall: input.toolCall,
-    mode: input.mode,
-    hooks: input.hooks,
-    effects: input.effects,
-    args: undefined,
-    result: null,
-    isError: false,
-  }),
+  context: ({ input }) => ({ ...input, args: undefined, result: null, isError: false, settledAt: input.startedAt }),
   initial: "preparing",
+  on: {
+    // R21, R22, R23: a step that throws is an error result.
+    "step.failed": { target: ".settled", actions: "settleWithThrown" },
+    "step.reissue": { actions: "reissueStep" },
+  },
   states: {
     // R21: abort check, lookup, prepareArguments, validation.
     preparing: {
-      entry: "prepareCall",
-      always: [
-        { guard: "hasImmediateResult", target: "settled" },
-        { guard: "hasBeforeToolCall", target: "gating" },
-        { target: "executing" },
-      ],
+      ...step("prepareToolCall"),
+      on: {
+        "step.prepareToolCall.done": [
+          { guard: "isImmediate", target: "settled", actions: { type: "settle", params: ({ event }) => immediateResult(event) } },
+          { guard: "hasBeforeToolCall", target: "gating", actions: "recordArgs" },
+          { guard: "runsInParallel", target: "awaitingExecution", actions: "recordArgs" },
+          { target: "executing", actions: "recordArgs" },
+        ],
+      },
     },
     // R21: beforeToolCall may block (with reason and terminate); a throw is an error result.
     gating: {
-      entry: "gate",
+      ...step("gateToolCall"),
       on: {
-        "done.gateToolCall": [
-          { guard: "isBlocked", target: "settled", actions: settleBlocked },
+        "step.gateToolCall.done": [
+          { guard: "isBlocked", target: "settled", actions: { type: "settle", params: ({ event }) => blockedResult(event) } },
           { guard: "runsInParallel", target: "awaitingExecution" },
           { target: "executing" },
         ],
-        failed: { target: "settled", actions: settleWithThrown },
       },
     },
     // R25: this preflight is done; the run executes the batch's passed calls together.
     awaitingExecution: {
       entry: "reportReady",
-      on: { EXECUTE: "executing" },
+      on: { "tool.execute": "executing" },
     },
-    // R22: execute, forwarding updates; durationMs on a monotonic clock.
+    // R22: execute, forwarding updates; durationMs on the injected monotonic clock.
     executing: {
-      entry: "execute",
+      ...step("executeToolCall"),
       on: {
-        "done.executeToolCall": [
-          {
-            // R29/R23: a call the abort stopped before it ran skips afterToolCall.
-            guard: ({ event, context }) => event.output.executed && context.hooks.afterToolCall,
-            target: "finalizing",
-            actions: { type: "recordExecution", params: ({ event }) => event.output },
-          },
-          { target: "settled", actions: { type: "recordExecution", params: ({ event }) => event.output } },
+        "step.executeToolCall.done": [
+          { guard: "isFinalized", target: "finalizing", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
+          { target: "settled", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
         ],
-        failed: { target: "settled", actions: settleWithThrown },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
     finalizing: {
-      entry: "finalize",
-      on: {
-        "done.finalizeToolCall": {
-          target: "settled",
-          actions: assign(({ context, event }) => applyAfterToolCall(context.result!, context.isError, event.output)),
-        },
-        failed: { target: "settled", actions: settleWithThrown },
-      },
+      ...step("finalizeToolCall"),
+      on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" } },
     },
-    // R22, R26: exactly one result, reported at once.
-    settled: { type: "final", entry: "reportEnd" },
+    // R22, R26: exactly one result.
+    settled: { type: "final" },
   },
   output: ({ context }) => ({
     index: context.index,
     result: context.result!,
     isError: context.isError,
-    durationMs: context.durationMs,
+    ...(context.durationMs !== undefined ? { durationMs: context.durationMs } : {}),
+    settledAt: context.settledAt,
   }),
 });
+
+function immediateResult(event: ToolCallEvent): AgentToolResult {
+  const preparation = reply(event, "prepareToolCall");
+  return preparation.ready ? errorResult("unreachable: the call was prepared") : preparation.result;
+}
+
+function blockedResult(event: ToolCallEvent): AgentToolResult {
+  const decision = reply(event, "gateToolCall");
+  return decision.allowed ? errorResult("unreachable: the call was allowed") : decision.result;
+}

@@ -7,12 +7,22 @@ export * from "./types.js";
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from "./api/agent-loop.js";
 export { runToolCall, type RunToolCallOptions } from "./api/run-tool-call.js";
 export type { RunOptions, RunActor } from "./api/start-run.js";
+export {
+  createAgentRunLogic,
+  agentEvents,
+  type AgentRunInput,
+  type AgentRunLogic,
+  type AgentEventForward,
+} from "./api/run-logic.js";
+export type { AgentRunOptions } from "./actors/run-runtime.js";
+export type { ToolExecutionContext, SubRunRequest } from "./actors/sub-runs.js";
+export { RestoreError } from "./loop/restore-error.js";
+export { systemClock, systemRandom, type Clock, type RandomSource } from "./loop/clock.js";
+export { toPlainData } from "./loop/plain-data.js";
 export { AgentEventStream } from "./bridge/event-stream.js";
-export { runMachine, type TurnSnapshot, type StateUpdate, type TurnUpdate, type RunEvent } from "../machines/run.machine.js";
+export { runMachine, type RunEvent } from "../machines/run.machine.js";
 export { toolCallMachine, type ToolCallInput, type ToolCallOutput, type ToolCallContext } from "../machines/tool-call.machine.js";
-export { createRunImplementations, createToolCallImplementations } from "./actors/implementations.js";
-export type { RunDeps } from "./actors/run-deps.js";
-export type { RunInput, RunContext, HookFlags, ToolBatch } from "./loop/run-context.js";
+export type { RunInput, RunContext, HookFlags, ToolBatch } from "../machines/run.types.js";
 export { defineTool, toolDeclaration, validateToolArguments } from "./tools/index.js";
 export type { ZodToolDefinition, JsonSchemaToolDefinition } from "./tools/index.js";
 export { replayTranscript, systemMessageFor, declareToolChanges } from "./transcript/index.js";

@@ -233,15 +233,27 @@ export interface AgentTool<TParams = any, TDetails = any> {
   prepareArguments?: (args: unknown) => TParams;
   /** JSON Schema of `structuredContent`. */
   outputSchema?: object;
-  /** Runs the call. Throw on failure, or return `isError: true`. Honour `signal`. */
+  /**
+   * Runs the call. Throw on failure, or return `isError: true`. Honour `signal`. The fifth
+   * argument (not in pi) says whether this is a re-run after a restore and runs sub-agents as
+   * children of the call's actor (SPEC R13, R14).
+   */
   execute: (
     toolCallId: string,
     params: TParams,
     signal?: AbortSignal,
     onUpdate?: AgentToolUpdateCallback<TDetails>,
+    context?: import("./actors/sub-runs.js").ToolExecutionContext,
   ) => Promise<AgentToolResult<TDetails>>;
   /** `"sequential"` makes the whole batch that contains a call to this tool sequential (R20). */
   executionMode?: ToolExecutionMode;
+  /**
+   * SPEC R13: may an execution that was in flight when a run was persisted run again after a
+   * restore? `"safe"` (idempotent tools: reads, lookups) re-runs it, and `execute` is told so
+   * (`context.replayed`); `"never"` (the default) gives the call the error result "Tool NAME was
+   * interrupted before it finished; its outcome is unknown, so it was not run again."
+   */
+  replay?: "never" | "safe";
 }
 
 export interface AgentContext {

@@ -1,61 +1,71 @@
 /**
  * The run steps' work: each job calls one app hook (or the stream function) and turns what it
- * returns into plain data for the machine. Executable tools stay in the registry.
+ * returns into plain data for the machine (R13: converted where it enters). Executable tools stay
+ * in the runtime's registry.
  */
 import type { AgentContext, AgentLoopTurnUpdate, AgentMessage } from "../types.js";
-import type { EffectJobs, StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/effects.js";
+import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
+import type { StepJobs } from "../../machines/steps.js";
 import { checkConverted } from "../loop/normalize.js";
+import { toPlainData } from "../loop/plain-data.js";
 import { streamResponse } from "./stream-response.js";
-import type { RunDeps } from "./run-deps.js";
+import type { RunRuntime } from "./run-runtime.js";
+import type { JobScope } from "./steps-worker.js";
 
-type Input<K extends keyof EffectJobs> = EffectJobs[K]["input"];
+type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
 export const runJobs = {
-  getSteeringMessages: async (deps: RunDeps) => (await deps.config.getSteeringMessages!()) ?? [],
-  getFollowUpMessages: async (deps: RunDeps) => (await deps.config.getFollowUpMessages!()) ?? [],
-  async prepareNextTurn(deps: RunDeps, turn: Input<"prepareNextTurn">): Promise<TurnUpdate> {
-    const update = await deps.config.prepareNextTurn!(turnContext(deps, turn), deps.signal);
-    const plain: TurnUpdate = stateUpdate(deps, update);
-    if (update?.messages?.length) plain.prepared = update.messages.slice();
+  getSteeringMessages: async (runtime: RunRuntime) => plainMessages(await runtime.config.getSteeringMessages!()),
+  getFollowUpMessages: async (runtime: RunRuntime) => plainMessages(await runtime.config.getFollowUpMessages!()),
+  async prepareNextTurn(runtime: RunRuntime, turn: Input<"prepareNextTurn">, { signal }: JobScope): Promise<TurnUpdate> {
+    const update = await runtime.config.prepareNextTurn!(turnContext(runtime, turn), signal);
+    const plain: TurnUpdate = stateUpdate(runtime, update);
+    if (update?.messages?.length) plain.prepared = plainMessages(update.messages);
     return plain;
   },
-  async prepareRequest(deps: RunDeps, request: Input<"prepareRequest">): Promise<StateUpdate> {
-    const update = await deps.config.prepareRequest!(
-      { context: contextOf(deps, request.messages), model: request.model, thinkingLevel: request.thinkingLevel },
-      deps.signal,
+  async prepareRequest(runtime: RunRuntime, request: Input<"prepareRequest">, { signal }: JobScope): Promise<StateUpdate> {
+    const update = await runtime.config.prepareRequest!(
+      { context: contextOf(runtime, request.messages), model: request.model, thinkingLevel: request.thinkingLevel },
+      signal,
     );
-    return stateUpdate(deps, update);
+    return stateUpdate(runtime, update);
   },
-  transformContext: (deps: RunDeps, { messages }: Input<"transformContext">) => deps.config.transformContext!(messages, deps.signal),
-  convertToLlm: async (deps: RunDeps, { messages }: Input<"convertToLlm">) => checkConverted(await deps.config.convertToLlm(messages)),
-  async resolveApiKey(deps: RunDeps, { provider }: Input<"resolveApiKey">): Promise<null> {
+  transformContext: async (runtime: RunRuntime, { messages }: Input<"transformContext">, { signal }: JobScope) =>
+    plainMessages(await runtime.config.transformContext!(messages, signal)),
+  convertToLlm: async (runtime: RunRuntime, { messages }: Input<"convertToLlm">) => checkConverted(await runtime.config.convertToLlm(messages)),
+  async resolveApiKey(runtime: RunRuntime, { provider }: Input<"resolveApiKey">): Promise<null> {
     // R40: falls back to config.apiKey; the key stays in the runtime, out of the machine.
-    deps.apiKey.next = (await deps.config.getApiKey!(provider)) ?? undefined;
+    runtime.apiKey.next = (await runtime.config.getApiKey!(provider)) ?? undefined;
     return null;
   },
-  streamResponse: (deps: RunDeps, request: Input<"streamResponse">) => streamResponse(deps, request),
-  async finishTurn(deps: RunDeps, turn: Input<"finishTurn">): Promise<"continue" | "end" | null> {
-    const decision = await deps.config.finishTurn!(turnContext(deps, turn), deps.signal);
+  streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope.signal),
+  async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
+    const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);
     return decision?.action === "end" || decision?.action === "continue" ? decision.action : null;
   },
 };
 
-const contextOf = (deps: RunDeps, messages: AgentMessage[]): AgentContext => ({ messages, tools: deps.tools.list });
+const contextOf = (runtime: RunRuntime, messages: AgentMessage[]): AgentContext => ({ messages, tools: runtime.tools.list });
 
-const turnContext = (deps: RunDeps, turn: TurnSnapshot) => ({
+const turnContext = (runtime: RunRuntime, turn: TurnSnapshot) => ({
   message: turn.message,
   toolResults: turn.toolResults,
-  context: contextOf(deps, turn.messages),
+  context: contextOf(runtime, turn.messages),
   newMessages: turn.newMessages,
 });
 
+/** Messages from a hook or a queue, as plain data (R13); `undefined` is none. */
+function plainMessages(messages: readonly AgentMessage[] | undefined | null): AgentMessage[] {
+  return messages ? toPlainData(messages.slice()) : [];
+}
+
 /** A hook's `{context, model, thinkingLevel}` as plain data; a new tool set goes to the registry. */
-function stateUpdate(deps: RunDeps, update: AgentLoopTurnUpdate | undefined | void): StateUpdate {
+function stateUpdate(runtime: RunRuntime, update: AgentLoopTurnUpdate | undefined | void): StateUpdate {
   if (!update) return {};
   const plain: StateUpdate = {};
   if (update.context) {
-    plain.messages = update.context.messages.slice();
-    plain.toolSet = deps.tools.replace(update.context.tools ?? []);
+    plain.messages = plainMessages(update.context.messages);
+    plain.toolSet = runtime.tools.replace(update.context.tools ?? []);
   }
   if (update.model) plain.model = update.model;
   if (update.thinkingLevel) plain.thinkingLevel = update.thinkingLevel;

@@ -5,7 +5,7 @@
  */
 import type { AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
 import { errorText } from "../loop/tool-results.js";
-import type { RunDeps } from "./run-deps.js";
+import type { RunRuntime } from "./run-runtime.js";
 
 /** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
 export class StreamFailure extends Error {
@@ -24,22 +24,22 @@ export interface StreamRequest {
   thinkingLevel: ThinkingLevel;
 }
 
-export async function streamResponse(deps: RunDeps, request: StreamRequest): Promise<AssistantMessage> {
-  const { events } = deps;
+export async function streamResponse(runtime: RunRuntime, request: StreamRequest, signal: AbortSignal): Promise<AssistantMessage> {
+  const { events } = runtime;
 
-  const apiKey = deps.apiKey.next ?? deps.config.apiKey;
-  deps.apiKey.next = undefined;
+  const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
+  runtime.apiKey.next = undefined;
   const options = {
-    ...deps.streamOptions,
+    ...runtime.streamOptions,
     ...(apiKey !== undefined ? { apiKey } : {}),
-    signal: deps.signal,
+    signal,
     ...(request.thinkingLevel !== "off" ? { reasoning: request.thinkingLevel } : {}),
   };
 
   let partial: AssistantMessage | undefined;
   let final: AssistantMessage | undefined;
   try {
-    const stream = await deps.streamFn(request.model, { messages: request.messages }, options);
+    const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
     for await (const event of stream) {
       if (event.type === "done") {
         final = event.message;
@@ -58,8 +58,10 @@ export async function streamResponse(deps: RunDeps, request: StreamRequest): Pro
       // R41: content events before `start` are ignored.
       if (!partial) continue;
       partial = event.partial;
+      // Each update its own shallow copy of the partial, as in the reference: a listener that
+      // keeps one sees that update's message, not the live object.
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
-      const delivery = events.push({ type: "message_update", message: partial, assistantMessageEvent: event });
+      const delivery = events.push({ type: "message_update", message: Object.assign({}, partial), assistantMessageEvent: event });
       if (delivery) await delivery;
     }
     // R41: a stream that ends without a terminal event falls back to result().

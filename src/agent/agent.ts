@@ -22,8 +22,7 @@ import type {
 import type { QueueName, sessionMachine, SessionContext } from "../../machines/session.machine.js";
 import { nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
-import { providedSessionMachine } from "./provided-session.js";
-import { bindSession } from "./session-deps.js";
+import { bindSession, providedSessionMachine } from "./provided-session.js";
 import { SessionRuntime } from "./session-runtime.js";
 import { LiveView } from "./live-view.js";
 import { initialTranscript } from "./initial-transcript.js";
@@ -126,7 +125,7 @@ export class Agent {
       (event, signal) => this.deliver(event, signal),
       () => this.view.clear(),
     );
-    bindSession(this.session.system, this.runtime);
+    bindSession(this.session, this.runtime);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     this.session.subscribe({ error: (error) => this.runtime.crash(error) });
     this.session.start();
@@ -155,31 +154,31 @@ export class Agent {
     return this.context.modes.steering;
   }
   set steeringMode(mode: QueueMode) {
-    this.session.send({ type: "SET_QUEUE_MODE", queue: "steering", mode });
+    this.session.send({ type: "queue.setMode", queue: "steering", mode });
   }
   get followUpMode(): QueueMode {
     return this.context.modes.followUp;
   }
   set followUpMode(mode: QueueMode) {
-    this.session.send({ type: "SET_QUEUE_MODE", queue: "followUp", mode });
+    this.session.send({ type: "queue.setMode", queue: "followUp", mode });
   }
 
   /** Queue a message for the next drain point after the current turn (or the next run's start). */
   steer(message: AgentMessage): void {
-    this.session.send({ type: "STEER", message });
+    this.session.send({ type: "queue.steer", message });
   }
   /** Queue a message for when the agent would otherwise stop. */
   followUp(message: AgentMessage): void {
-    this.session.send({ type: "FOLLOW_UP", message });
+    this.session.send({ type: "queue.followUp", message });
   }
   clearSteeringQueue(): void {
-    this.session.send({ type: "CLEAR_QUEUE", queue: "steering" });
+    this.session.send({ type: "queue.clear", queue: "steering" });
   }
   clearFollowUpQueue(): void {
-    this.session.send({ type: "CLEAR_QUEUE", queue: "followUp" });
+    this.session.send({ type: "queue.clear", queue: "followUp" });
   }
   clearAllQueues(): void {
-    this.session.send({ type: "CLEAR_QUEUE", queue: "all" });
+    this.session.send({ type: "queue.clear", queue: "all" });
   }
   hasQueuedMessages(): boolean {
     const { queues } = this.context;
@@ -200,7 +199,7 @@ export class Agent {
 
   /** Aborts the current run, if any (R29, R6: it still ends with turn_end and agent_end). */
   abort(): void {
-    this.session.send({ type: "ABORT" });
+    this.session.send({ type: "run.abort" });
   }
 
   /** Resolves when no run is active and the `agent_end` listeners have settled. */
@@ -211,7 +210,7 @@ export class Agent {
   /** R54: keeps one system message with the replayed prompt and tools; clears the queues. */
   reset(): void {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
-    this.session.send({ type: "RESET" });
+    this.session.send({ type: "session.reset" });
     this.view.clear();
   }
 
@@ -269,15 +268,15 @@ export class Agent {
   /** A drain point of the run (R53): takes the next batch out of the session's queue. */
   private drain(queue: QueueName): AgentMessage[] {
     const batch = nextBatch(this.context, queue);
-    if (batch.length > 0) this.session.send({ type: "DEQUEUE", queue, count: batch.length });
+    if (batch.length > 0) this.session.send({ type: "queue.take", queue, count: batch.length });
     return batch;
   }
 
   /** The run's event sink: state first, then `events$`, then each listener in turn (R51). */
   private async deliver(event: AgentEvent, signal: AbortSignal): Promise<void> {
     this.view.apply(event);
-    if (event.type === "message_end") this.session.send({ type: "MESSAGE_END", message: event.message });
-    else if (event.type === "turn_end") this.session.send({ type: "TURN_END", message: event.message });
+    if (event.type === "message_end") this.session.send({ type: "run.messageEnd", message: event.message });
+    else if (event.type === "turn_end") this.session.send({ type: "run.turnEnd", message: event.message });
     this.events.next(event);
     for (const listener of this.listeners) await listener(event, signal);
   }
@@ -298,13 +297,13 @@ export class Agent {
         return agent.context.model;
       },
       set model(model: Model) {
-        agent.session.send({ type: "SET_MODEL", model });
+        agent.session.send({ type: "session.setModel", model });
       },
       get thinkingLevel() {
         return agent.context.thinkingLevel;
       },
       set thinkingLevel(thinkingLevel: ThinkingLevel) {
-        agent.session.send({ type: "SET_THINKING_LEVEL", thinkingLevel });
+        agent.session.send({ type: "session.setThinkingLevel", thinkingLevel });
       },
       get tools() {
         return agent.tools;
@@ -316,7 +315,7 @@ export class Agent {
         return agent.context.messages;
       },
       set messages(messages: AgentMessage[]) {
-        agent.session.send({ type: "SET_MESSAGES", messages: messages.slice() });
+        agent.session.send({ type: "session.setMessages", messages: messages.slice() });
       },
       get isStreaming() {
         return agent.busy;

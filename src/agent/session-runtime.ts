@@ -1,20 +1,21 @@
 /**
- * The Agent's side of its session machine: what each run needs that is not plain data (its abort
- * controller, event queue, tools and hooks), the implementations behind the machine's
+ * The Agent's side of its session machine: what each run needs that is not plain data (its hooks,
+ * tools, stream function and the Agent's listeners), the implementations behind the machine's
  * placeholders, and the promise `prompt()`/`continue()` return. One run at a time: the machine
- * takes `RUN` only when idle.
+ * takes `run.start` only when idle. The session registers itself as the host of the runs it
+ * invokes, so a run's step worker finds its runtime through its parent, the session (R14).
  */
-import type { ActorRefFrom, ActorSystem, AnyActorRef } from "xstate";
+import type { AnyActorRef } from "xstate";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
-import type { runMachine } from "../../machines/run.machine.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
-import { EventQueue } from "../bridge/event-queue.js";
+import type { RunContext, RunInput } from "../../machines/run.types.js";
+import { initialRunContext } from "../../machines/run.helpers.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
-import { initialRunContext, type RunContext, type RunInput } from "../loop/run-context.js";
-import { bindDeps } from "../actors/system-deps.js";
-import { createRunDeps, endAfterDefect, failureEvents, runInput } from "../api/start-run.js";
-
-type RunRef = ActorRefFrom<typeof runMachine>;
+import { systemClock, type Clock } from "../loop/clock.js";
+import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
+import { registerRunHost } from "../api/run-hosts.js";
+import { endAfterDefect, failureEvents } from "../api/start-run.js";
+import { runInput } from "../api/run-input.js";
 
 /** Delivers one event to the Agent: its state first, then every listener, in order (R51). */
 export type AgentDispatch = (event: AgentEvent, signal: AbortSignal) => Promise<void>;
@@ -33,17 +34,17 @@ export interface RunPlan {
 }
 
 /** The session actor as the runtime uses it. */
-export interface SessionHost {
+export interface SessionHost extends AnyActorRef {
   send(event: SessionEvent): void;
-  readonly system: ActorSystem<any>;
 }
 
 interface ActiveRun {
+  plan: RunPlan;
   input: RunInput;
-  controller: AbortController;
-  events: EventQueue;
-  /** The invoked run actor; undefined if it failed before it could be observed. */
-  actor: RunRef | undefined;
+  /** Created when the run's worker starts; until then an abort is remembered. */
+  runtime: RunRuntime | undefined;
+  actor: AnyActorRef | undefined;
+  abortRequested: boolean;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
   /** Set when a listener threw (R55). */
@@ -57,17 +58,23 @@ interface ActiveRun {
 
 export class SessionRuntime {
   private active: ActiveRun | undefined;
+  /** The signal of the last run; listeners keep it until the session is idle (R54). */
+  private readonly clock: Clock;
 
   constructor(
     private readonly host: SessionHost,
     private readonly dispatch: AgentDispatch,
     /** Called when the session is idle again, before `prompt()` settles. */
     private readonly onIdle: () => void,
-  ) {}
+    clock?: Clock,
+  ) {
+    this.clock = clock ?? systemClock;
+    registerRunHost(host, (owner) => this.runtimeFor(owner));
+  }
 
   /** The current run's abort signal. */
   get signal(): AbortSignal | undefined {
-    return this.active?.controller.signal;
+    return this.active?.runtime?.signal;
   }
 
   /** Settles when the current run (if any) and its listeners are done; never rejects. */
@@ -75,74 +82,65 @@ export class SessionRuntime {
     return this.active ? this.active.done.then(noop, noop) : Promise.resolve();
   }
 
-  /**
-   * Binds the run's dependencies to the session's actor system and sends `RUN`. Resolves when
-   * the session is idle again; rejects only when a listener threw and then threw again on the
-   * failure events (the reference does the same).
-   */
+  /** Sends `run.start`. Resolves when the session is idle again; rejects only when a listener threw twice (as the reference). */
   start(plan: RunPlan): Promise<void> {
-    const controller = new AbortController();
-    const tools = new ToolRegistry(plan.tools);
     const input = runInput({
       prompts: plan.prompts,
       messages: plan.messages,
-      tools,
+      tools: new ToolRegistry(plan.tools),
       config: plan.config,
+      startedAt: this.clock.now(),
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    const run: ActiveRun = {
-      input,
-      controller,
-      events: undefined as unknown as EventQueue,
-      actor: undefined,
-      ended: [],
-      sinkFailure: undefined,
-      rejection: undefined,
-      ...settle,
-      done,
-    };
-    run.events = new EventQueue(
-      (event) => {
-        if (event.type === "message_end") run.ended.push(event.message);
-        return this.dispatch(event, controller.signal);
-      },
-      (error) => this.sinkFailed(run, error),
-    );
-    // Runs are sequential, so the session's one system carries the current run's dependencies.
-    bindDeps(
-      this.host.system,
-      createRunDeps({ config: plan.config, streamFn: plan.streamFn, signal: controller.signal, events: run.events, tools, context: () => contextOf(run) }),
-    );
-    this.active = run;
-    this.host.send({ type: "RUN", input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, ended: [], sinkFailure: undefined, rejection: undefined, ...settle, done };
+    this.host.send({ type: "run.start", input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
+  }
+
+  /** The runtime of the session's run actor `owner`, built from the current plan. */
+  private runtimeFor(owner: AnyActorRef): RunRuntime {
+    const run = this.active;
+    if (!run) throw new Error("agent: a run started without a plan");
+    run.actor = owner;
+    let runtime: RunRuntime;
+    runtime = createRunRuntime({
+      owner,
+      config: run.plan.config,
+      streamFn: run.plan.streamFn,
+      tools: run.plan.tools,
+      clock: this.clock,
+      sink: (event) => {
+        if (event.type === "message_end") run.ended.push(event.message);
+        return this.dispatch(event, runtime.signal);
+      },
+      onSinkFailure: (error) => this.sinkFailed(run, error),
+    });
+    run.runtime = runtime;
+    if (run.abortRequested) runtime.abort();
+    return runtime;
   }
 
   // --- The session machine's implementations -------------------------------------------------
 
-  observeRun(ref: AnyActorRef | undefined): void {
-    const run = this.active;
-    if (!run || !ref) return;
-    run.actor = ref as RunRef;
-    run.actor.on("*", (event) => void run.events.push(event));
-  }
-
   abortRun(): void {
-    this.active?.controller.abort();
+    const run = this.active;
+    if (!run) return;
+    run.abortRequested = true;
+    run.runtime?.abort();
   }
 
   /** R55: the run actor failed; close the run through its own queue, after what it emitted. */
   endAfterDefect(error: unknown): void {
     const run = this.active;
-    if (!run) return;
-    run.controller.abort(error);
-    endAfterDefect(run.events, contextOf(run), error);
+    if (!run?.runtime) return;
+    run.runtime.abort(error);
+    endAfterDefect(run.runtime, contextOf(run), error);
   }
 
   settleEvents(): Promise<void> {
-    return this.active?.events.settled() ?? Promise.resolve();
+    return this.active?.runtime?.events.settled() ?? Promise.resolve();
   }
 
   /**
@@ -153,9 +151,10 @@ export class SessionRuntime {
   async emitFailure(): Promise<void> {
     const run = this.active;
     if (!run) return;
-    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, run.sinkFailure?.error);
+    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, run.sinkFailure?.error, this.clock.now());
+    const signal = run.runtime?.signal ?? new AbortController().signal;
     try {
-      for (const event of events) await this.dispatch(event, run.controller.signal);
+      for (const event of events) await this.dispatch(event, signal);
     } catch (error) {
       run.rejection = { error };
     }
@@ -175,7 +174,7 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) return;
     this.active = undefined;
-    run.controller.abort(error);
+    run.runtime?.abort(error);
     this.onIdle();
     run.reject(error);
   }
@@ -183,15 +182,13 @@ export class SessionRuntime {
   private sinkFailed(run: ActiveRun, error: unknown): void {
     if (run !== this.active) return;
     run.sinkFailure = { error };
-    // As in startRun (R56): running tools see the abort.
-    run.controller.abort(error);
-    this.host.send({ type: "SINK_FAILED" });
+    this.host.send({ type: "sink.failed" });
   }
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */
 function contextOf(run: ActiveRun): RunContext {
-  return run.actor?.getSnapshot().context ?? initialRunContext(run.input);
+  return (run.actor?.getSnapshot() as { context?: RunContext } | undefined)?.context ?? initialRunContext(run.input);
 }
 
 function noop(): void {}

@@ -1,25 +1,15 @@
 /**
- * `runToolCall`: one call through the same pipeline as a model-issued call (R21–R26), by running
- * the tool-call machine on its own. No events, no messages; never rejects.
+ * `runToolCall`: one call through the same pipeline as a model-issued call (R21–R26): the
+ * tool-call machine, hosted by a small machine that owns a step worker as a run does. No events,
+ * no messages; never rejects.
  */
 import { createActor, toPromise } from "xstate";
-import type {
-  AgentContext,
-  AgentLoopConfig,
-  AgentToolCallOutcome,
-  AgentToolResult,
-  AgentTool,
-  AssistantMessage,
-  ToolCall,
-} from "../types.js";
-import { toolCallMachine } from "../../machines/tool-call.machine.js";
-import { createToolCallImplementations } from "../actors/implementations.js";
-import { createEffectsWorker } from "../actors/effects-worker.js";
-import type { ToolDeps } from "../actors/tool-jobs.js";
-import type { RunDeps } from "../actors/run-deps.js";
-import { EventQueue } from "../bridge/event-queue.js";
-import { ToolRegistry } from "../loop/tool-registry.js";
+import type { AgentContext, AgentLoopConfig, AgentToolCallOutcome, AgentToolResult, AgentTool, AssistantMessage, ToolCall } from "../types.js";
+import { createRunRuntime } from "../actors/run-runtime.js";
+import { provideToolCallHost } from "../actors/implementations.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
+import { systemClock } from "../loop/clock.js";
+import { bindRuntime, requireRuntime } from "./run-hosts.js";
 
 export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
   tools: readonly AgentTool[];
@@ -31,37 +21,35 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
   onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
 }
 
+let host: ReturnType<typeof provideToolCallHost> | undefined;
+
 export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
-    const signal = options.signal ?? new AbortController().signal;
-    const events = new EventQueue(
-      (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
-      () => {},
-    );
-    const deps: ToolDeps = {
-      config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
-      signal,
-      events,
-      tools: new ToolRegistry(options.tools),
-      hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
-    };
-    // A standalone call: the machine is provided with this call's dependencies directly (its first
-    // state prepares the call while the actor is created, before any system could be bound), and
-    // it runs with its own effect worker; the tool jobs need only the tool dependencies.
-    const resolve = () => deps;
-    const effects = createActor(createEffectsWorker(resolve as () => RunDeps));
-    effects.start();
-    const actor = createActor(toolCallMachine.provide(createToolCallImplementations(resolve)), {
+    const actor = createActor((host ??= provideToolCallHost(requireRuntime)), {
       input: {
         index: 0,
         toolCall,
         mode: "sequential",
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
-        effects,
+        startedAt: systemClock.now(),
       },
     });
+    const runtime = createRunRuntime({
+      owner: actor,
+      config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
+      streamFn: () => {
+        throw new Error("runToolCall makes no model request");
+      },
+      tools: options.tools,
+      signal: options.signal,
+      sink: (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
+      onSinkFailure: () => {},
+    });
+    // The hooks see the caller's message and context, not a run's.
+    const hooked = { ...runtime, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) };
+    bindRuntime(actor, hooked);
     actor.start();
-    const output = await toPromise(actor).finally(() => effects.stop());
+    const output = await toPromise(actor);
     return {
       toolCall,
       result: output.result,

@@ -1,22 +1,24 @@
 /**
- * Starts one run: builds the run's dependencies, provides the machine with them, bridges its
- * emitted events to the sink, and settles with the messages the run added. Never rejects for
- * tool, hook or provider failures; rejects only when the sink itself throws (R56).
- *
- * The pieces (`createRunDeps`, `runInput`, `failureEvents`/`endAfterDefect`, `afterDelivery`)
- * are exported because the Agent's session machine invokes the same provided run machine, one run
- * after another in one actor system, and must build and end its runs exactly as `startRun` does.
+ * The `agentLoop` entry points' host: creates one run actor from the shared run logic, binds its
+ * runtime (config, sink, signal) to it before it starts, and settles with the messages the run
+ * added once the sink has seen every event. Never rejects for tool, hook or provider failures;
+ * rejects only when the sink itself throws (R56).
  */
 import { createActor, type Actor, type InspectionEvent, type Observer } from "xstate";
 import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
-import { EventQueue } from "../bridge/event-queue.js";
+import type { RunContext } from "../../machines/run.types.js";
+import { failureMessage } from "../../machines/run.helpers.js";
+import { errorText, abortedResult, toolResultMessage } from "../loop/tool-results.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
-import { failureMessage, type HookFlags, type RunContext, type RunInput } from "../loop/run-context.js";
-import { errorText } from "../loop/tool-results.js";
-import { createRunImplementations } from "../actors/implementations.js";
-import { streamOptionsOf, type RunDeps } from "../actors/run-deps.js";
-import { bindDeps, depsOf } from "../actors/system-deps.js";
+import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
+import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
+import { provideRunMachine } from "../actors/implementations.js";
+import type { EventQueue } from "../bridge/event-queue.js";
+import { bindRuntime, requireRuntime } from "./run-hosts.js";
+import { runInput } from "./run-input.js";
+
+export { checkRunArguments } from "./check-arguments.js";
 
 export type RunActor = Actor<typeof runMachine>;
 
@@ -28,6 +30,9 @@ export interface RunOptions {
   skipInitialSteeringPoll?: boolean;
   /** Called with the actor before it starts (embedding, tests). */
   onActor?: (actor: RunActor) => void;
+  /** The run's clock and random source (R13). */
+  clock?: Clock;
+  random?: RandomSource;
 }
 
 export interface StartRunArgs {
@@ -40,92 +45,11 @@ export interface StartRunArgs {
   options?: RunOptions;
 }
 
-let provided: typeof runMachine | undefined;
+let shared: typeof runMachine | undefined;
 
-/** The run machine with the default runtime's implementations, provided once per process. */
-export function providedRunMachine(): typeof runMachine {
-  return (provided ??= runMachine.provide(createRunImplementations(depsOf)));
-}
-
-export function hookFlags(config: AgentLoopConfig): HookFlags {
-  return {
-    transformContext: typeof config.transformContext === "function",
-    getApiKey: typeof config.getApiKey === "function",
-    getSteeringMessages: typeof config.getSteeringMessages === "function",
-    getFollowUpMessages: typeof config.getFollowUpMessages === "function",
-    prepareNextTurn: typeof config.prepareNextTurn === "function",
-    prepareRequest: typeof config.prepareRequest === "function",
-    finishTurn: typeof config.finishTurn === "function",
-    beforeToolCall: typeof config.beforeToolCall === "function",
-    afterToolCall: typeof config.afterToolCall === "function",
-  };
-}
-
-/** Argument checks that throw synchronously, before any event (R2, SPEC "Entry points"). */
-export function checkRunArguments(prompts: AgentMessage[] | null, context: AgentContext, config: AgentLoopConfig, streamFn: unknown): void {
-  if (typeof streamFn !== "function") throw new TypeError("agent loop: a streamFn is required");
-  if (!config || typeof config.convertToLlm !== "function") throw new TypeError("agent loop: config.convertToLlm is required");
-  if (!config.model) throw new TypeError("agent loop: config.model is required");
-  if (!context || !Array.isArray(context.messages)) throw new TypeError("agent loop: context.messages must be an array");
-  if (prompts === null) {
-    const last = context.messages[context.messages.length - 1];
-    if (!last) throw new Error("Cannot continue: no messages in context");
-    if ((last as { role?: string }).role === "assistant") throw new Error("Cannot continue from message role: assistant");
-  } else if (!Array.isArray(prompts)) throw new TypeError("agent loop: prompts must be an array of messages");
-}
-
-/** What one run's actor implementations close over, besides the machine's own context. */
-export interface RunDepsArgs {
-  config: AgentLoopConfig;
-  streamFn: StreamFn;
-  /** The run's own signal (the caller's signal only feeds it). */
-  signal: AbortSignal;
-  events: EventQueue;
-  tools: ToolRegistry;
-  /** The run actor's current context; read lazily, when a tool hook asks for its context. */
-  context: () => RunContext;
-}
-
-export function createRunDeps(args: RunDepsArgs): RunDeps {
-  const { config, tools } = args;
-  return {
-    config,
-    streamFn: args.streamFn,
-    signal: args.signal,
-    events: args.events,
-    tools,
-    streamOptions: streamOptionsOf(config),
-    apiKey: { next: undefined },
-    hookContext: () => {
-      const context = args.context();
-      return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };
-    },
-  };
-}
-
-export interface RunInputArgs {
-  /** Prompts (R1), or `null` to continue (R2). Copied. */
-  prompts: AgentMessage[] | null;
-  /** The transcript so far. Copied. */
-  messages: AgentMessage[];
-  tools: ToolRegistry;
-  config: AgentLoopConfig;
-  skipInitialSteeringPoll?: boolean;
-}
-
-/** The run machine's input: plain data only (no functions, no API key). */
-export function runInput(args: RunInputArgs): RunInput {
-  const { config } = args;
-  return {
-    prompts: args.prompts ? args.prompts.slice() : null,
-    messages: args.messages.slice(),
-    ...args.tools.data,
-    model: config.model,
-    thinkingLevel: config.reasoning ?? "off",
-    toolExecution: config.toolExecution ?? "parallel",
-    hooks: hookFlags(config),
-    skipInitialSteeringPoll: args.skipInitialSteeringPoll,
-  };
+/** The run machine whose runtimes the host binds before each run starts; provided once per process. */
+export function hostedRunMachine(): typeof runMachine {
+  return (shared ??= provideRunMachine(requireRuntime));
 }
 
 /** Calls `then` once every event pushed so far has been delivered (at once when none is pending). */
@@ -137,55 +61,53 @@ export function afterDelivery(events: EventQueue, then: () => void): void {
 
 export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
   const { config, streamFn, options } = args;
-  const controller = new AbortController();
-  const external = args.signal;
-  const followAbort = () => controller.abort(external?.reason);
-  if (external?.aborted) controller.abort(external.reason);
-  else external?.addEventListener("abort", followAbort, { once: true });
-
+  const clock = options?.clock ?? systemClock;
   return new Promise<AgentMessage[]>((resolve, reject) => {
-    let actor: RunActor | undefined;
     let finished = false;
     const finish = (settle: () => void) => {
       if (finished) return;
       finished = true;
-      external?.removeEventListener("abort", followAbort);
       settle();
     };
-
-    // R56: a sink that throws is the caller's bug: running tools are aborted and the run rejects.
-    const events = new EventQueue(args.sink, (error) => {
-      // Settle first: stopping the actor completes it, and its observer would resolve the run.
-      finish(() => reject(error));
-      controller.abort(error);
-      actor?.stop();
-    });
-
     const tools = new ToolRegistry(args.context.tools);
-    const deps = createRunDeps({ config, streamFn, signal: controller.signal, events, tools, context: () => actor!.getSnapshot().context });
-
-    actor = createActor(providedRunMachine(), {
+    const actor: RunActor = createActor(hostedRunMachine(), {
       input: runInput({
         prompts: args.prompts,
         messages: args.context.messages,
         tools,
         config,
+        startedAt: clock.now(),
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
       }),
       inspect: options?.inspect,
     });
-    bindDeps(actor.system, deps);
-    actor.on("*", (event) => void events.push(event));
+    const runtime = createRunRuntime({
+      owner: actor,
+      config,
+      streamFn,
+      tools: args.context.tools,
+      clock,
+      random: options?.random,
+      sink: args.sink,
+      signal: args.signal,
+      // R56: a sink that throws is the caller's bug: running tools are aborted and the run rejects.
+      onSinkFailure: (error) => {
+        // Settle first: stopping the actor completes it, and its observer would resolve the run.
+        finish(() => reject(error));
+        actor.stop();
+      },
+    });
+    bindRuntime(actor, runtime);
     actor.subscribe({
       complete: () => {
-        const messages = actor!.getSnapshot().output ?? [];
-        afterDelivery(events, () => finish(() => resolve(messages)));
+        const messages = actor.getSnapshot().output ?? [];
+        afterDelivery(runtime.events, () => finish(() => resolve(messages)));
       },
       // A defect in the runtime itself: still end the run with a normal event sequence (R55).
       error: (error) => {
-        controller.abort(error);
-        const messages = endAfterDefect(events, actor!.getSnapshot().context, error);
-        afterDelivery(events, () => finish(() => resolve(messages)));
+        runtime.abort(error);
+        const messages = endAfterDefect(runtime, actor.getSnapshot().context, error);
+        afterDelivery(runtime.events, () => finish(() => resolve(messages)));
       },
     });
     options?.onActor?.(actor);
@@ -194,14 +116,29 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
 }
 
 /**
- * R55: the events that close a run whose runtime failed, from its last context: `turn_start` if
- * no turn is open, the assistant failure message, `turn_end`, and `agent_end` with every message
- * of the run. `messages` is what the run added, failure message included.
+ * R55: the events that close a run whose runtime failed, from its last context: an `Operation
+ * aborted` result for every started call without one, `turn_start` if no turn is open, the
+ * assistant failure message, `turn_end`, and `agent_end` with every message of the run.
  */
-export function failureEvents(context: RunContext, error: unknown): { events: AgentEvent[]; messages: AgentMessage[] } {
-  const message = failureMessage(context, errorText(error));
-  const messages = context.newMessages.concat(message);
+export function failureEvents(context: RunContext, error: unknown, at: number): { events: AgentEvent[]; messages: AgentMessage[] } {
   const events: AgentEvent[] = [];
+  const added: AgentMessage[] = [];
+  const batch = context.turn.open ? context.turn.batch : null;
+  if (batch) {
+    const answered = new Set(context.turn.toolResults.map((message) => message.toolCallId));
+    for (let index = 0; index < Math.min(batch.cursor + 1, batch.calls.length); index++) {
+      const call = batch.calls[index];
+      if (answered.has(call.id)) continue;
+      const outcome = batch.outcomes[index];
+      const result = outcome?.result ?? abortedResult();
+      if (!outcome) events.push({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+      const message = toolResultMessage(call, result, outcome?.isError ?? true, outcome?.durationMs, at);
+      events.push({ type: "message_start", message }, { type: "message_end", message });
+      added.push(message);
+    }
+  }
+  const message = failureMessage(context, errorText(error), at);
+  const messages = context.newMessages.concat(added, message);
   if (!context.turn.open) events.push({ type: "turn_start" });
   events.push({ type: "message_start", message }, { type: "message_end", message });
   events.push({ type: "turn_end", message, toolResults: [] });
@@ -210,8 +147,8 @@ export function failureEvents(context: RunContext, error: unknown): { events: Ag
 }
 
 /** Pushes `failureEvents` to the run's queue; returns the messages the run added. */
-export function endAfterDefect(events: EventQueue, context: RunContext, error: unknown): AgentMessage[] {
-  const failure = failureEvents(context, error);
-  for (const event of failure.events) events.push(event);
+export function endAfterDefect(runtime: RunRuntime, context: RunContext, error: unknown): AgentMessage[] {
+  const failure = failureEvents(context, error, runtime.clock.now());
+  for (const event of failure.events) runtime.events.push(event);
   return failure.messages;
 }

@@ -1,7 +1,8 @@
 import type { AgentTool } from "../types.js";
+import { RestoreError } from "./restore-error.js";
 import { keyedToolDecl } from "../transcript/index.js";
 import { toolDeclaration } from "../tools/index.js";
-import type { ToolSetData } from "./run-context.js";
+import type { ToolSetData } from "../../machines/run.types.js";
 
 /**
  * The run's executable tools (`context.tools`): functions stay here, in the runtime; the machine
@@ -27,6 +28,20 @@ export class ToolRegistry {
   /** The first tool with that name, as the model's call resolves it. */
   find(name: string): AgentTool | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * R13: a restored run's tool set, by the names its snapshot holds, resolved from `available`
+   * (the provided tools, including any a hook installed). A name nobody provides is a restore error.
+   */
+  restore(names: readonly string[], available: readonly AgentTool[]): void {
+    const byName = new Map<string, AgentTool>();
+    for (const tool of available) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+    const missing = names.filter((name) => !byName.has(name));
+    if (missing.length > 0) {
+      throw new RestoreError(`cannot restore the run: its snapshot names tool(s) ${missing.join(", ")} that the provided tools do not include`);
+    }
+    this.replace(names.map((name) => byName.get(name)!));
   }
 
   replace(tools: readonly AgentTool[]): ToolSetData {

@@ -18,6 +18,10 @@ export const abortedResult = (): AgentToolResult => errorResult(ABORTED_TEXT);
 
 export const toolNotFoundResult = (name: string): AgentToolResult => errorResult(`Tool ${name} not found`);
 
+/** R13: an execution in flight at a snapshot whose tool is not `replay: "safe"` is not run again. */
+export const interruptedResult = (name: string): AgentToolResult =>
+  errorResult(`Tool ${name} was interrupted before it finished; its outcome is unknown, so it was not run again.`);
+
 /** R21: a blocked call, with the hook's reason or the default text, carrying `terminate`. */
 export function blockedResult(reason: string | undefined, terminate: boolean | undefined): AgentToolResult {
   return errorResult(reason ? reason : BLOCKED_TEXT, terminate);
@@ -67,6 +71,7 @@ export function toolResultMessage(
   result: AgentToolResult,
   isError: boolean,
   durationMs: number | undefined,
+  timestamp: number,
 ): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -75,7 +80,7 @@ export function toolResultMessage(
     content: result.content,
     details: result.details,
     isError,
-    timestamp: Date.now(),
+    timestamp,
   };
   if (result.usage !== undefined) message.usage = result.usage;
   if (durationMs !== undefined) message.durationMs = durationMs;

@@ -1,4 +1,4 @@
-import type { AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Usage } from "../types.js";
+import type { AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream } from "../types.js";
 
 /**
  * A push-based `AssistantMessageEventStream`: providers `push` events as they arrive and the
@@ -85,16 +85,7 @@ export class PushAssistantStream implements AssistantMessageEventStream {
   }
 }
 
-export function emptyUsage(): Usage {
-  return {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}
+export { emptyUsage } from "../loop/usage.js";
 
 /** Monotonic milliseconds (performance.now exists in Node, browsers and edge runtimes). */
 export const monotonicNow = (): number => performance.now();

@@ -87,7 +87,7 @@ describe("R55: failures end the run cleanly", () => {
     expect(agent.state.messages.slice(-2).map(summary)).toEqual(["toolResult(broken!):disk full", "assistant(stop)[sorry]"]);
   });
 
-  it("R55: a listener that throws stops the run: failure message, turn_end and agent_end, then idle", async () => {
+  it("R55: a listener that throws stops the run: the started call's aborted result, failure message, turn_end and agent_end, then idle", async () => {
     let toolSignal: AbortSignal | undefined;
     const slow = tool("slow", async (_id, _args, signal, onUpdate) => {
       toolSignal = signal;
@@ -100,18 +100,23 @@ describe("R55: failures end the run cleanly", () => {
       if (event.type === "tool_execution_update") throw new Error("listener bug");
     });
     await expect(agent.prompt("go")).resolves.toBeUndefined();
-    expect(log.slice(-6)).toEqual([
+    // SPEC R55: no call is left without its result, so the transcript stays valid for any provider.
+    expect(log.slice(-9)).toEqual([
       "tool_start:slow",
       "tool_update:slow",
+      "tool_end:slow!",
+      "message_start:toolResult(slow!)",
+      "message_end:toolResult(slow!)",
       "message_start:assistant",
       "message_end:assistant(error)",
       "turn_end:assistant(error)+0",
-      "agent_end:3",
+      "agent_end:4",
     ]);
     expect(structureProblems(events)).toEqual([]);
     // Running tools see the abort, as with a throwing sink in runAgentLoop (R56).
     expect(toolSignal?.aborted).toBe(true);
-    expect(roles(agent.state.messages)).toEqual(["system", "user", "assistant", "assistant"]);
+    expect(roles(agent.state.messages)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
+    expect(agent.state.messages.at(-2)).toMatchObject({ role: "toolResult", isError: true, content: [{ type: "text", text: "Operation aborted" }] });
     expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "listener bug" });
     expect(agent.state.isStreaming).toBe(false);
   });

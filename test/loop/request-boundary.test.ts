@@ -169,9 +169,14 @@ describe("request boundary", () => {
       "message_update:toolcall_end",
       "message_end:assistant(toolUse)",
     ]);
+    // Each update carries its own shallow copy of the partial (as the reference does), so a
+    // listener that keeps one keeps that update's message, not the live object.
+    const seen = new Set<unknown>();
     for (const event of run.events.slice(first + 1, last)) {
       if (event.type !== "message_update" || !("partial" in event.assistantMessageEvent)) throw new Error(`unexpected ${event.type}`);
-      expect(event.message).toBe(event.assistantMessageEvent.partial);
+      expect(event.message).not.toBe(event.assistantMessageEvent.partial);
+      expect(seen.has(event.message)).toBe(false);
+      seen.add(event.message);
     }
     const end = run.events[last];
     expect(end.type === "message_end" && end.message).toMatchObject({

@@ -109,7 +109,7 @@ describe("WebSocket inspector", () => {
       expect(snapshots.map((message) => message.snapshot!.value)).toContain("executing");
       expect(snapshots.at(-1)!.snapshot!.status).toBe("done");
       const received = wire.filter((message) => message.type === "@xstate.event" && message.sessionId === tool!.sessionId);
-      expect(received.map((message) => message.event!.type)).toContain("done.executeToolCall");
+      expect(received.map((message) => message.event!.type)).toContain("step.executeToolCall.done");
     }
     const runSnapshots = wire.filter((message) => message.type === "@xstate.snapshot" && message.sessionId === run!.sessionId);
     expect(runSnapshots.at(-1)!.snapshot).toMatchObject({ status: "done", value: "done" });

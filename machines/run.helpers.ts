@@ -1,0 +1,81 @@
+/** Pure helpers of the run machine: its initial context and the questions its guards ask. */
+import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
+import { emptyUsage } from "../src/loop/usage.js";
+import type { RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
+
+export const closedTurn: TurnState = { open: false, assistant: null, toolResults: [], batch: null, decision: null };
+
+export function initialRunContext(input: RunInput): RunContext {
+  return {
+    messages: input.messages,
+    newMessages: [],
+    declared: [],
+    toolSet: { tools: input.tools, sequentialTools: input.sequentialTools },
+    model: input.model,
+    thinkingLevel: input.thinkingLevel,
+    settings: {
+      mode: input.prompts === null ? "continue" : "prompt",
+      toolExecution: input.toolExecution,
+      hooks: input.hooks,
+      skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+      forwardEvents: input.forwardEvents ?? false,
+    },
+    pending: input.prompts ?? [],
+    prepared: [],
+    turn: closedTurn,
+    request: { messages: null, llmMessages: null },
+    aborted: false,
+    failure: null,
+    startedAt: input.startedAt,
+  };
+}
+
+/** Appends `messages` to the transcript and to what this run added. */
+export const appended = (context: RunContext, messages: AgentMessage[]) => ({
+  messages: context.messages.concat(messages),
+  newMessages: context.newMessages.concat(messages),
+});
+
+export const toolCallsOf = (message: AssistantMessage): ToolCall[] =>
+  message.content.filter((block): block is ToolCall => block.type === "toolCall");
+
+export const isFailedResponse = (message: AssistantMessage | null): boolean =>
+  message !== null && (message.stopReason === "error" || message.stopReason === "aborted");
+
+/** R27: a batch whose every finalized result says `terminate` does not itself ask for another request. */
+export function batchTerminates(batch: ToolBatch | null): boolean {
+  if (batch === null || batch.outcomes.length === 0) return false;
+  return batch.outcomes.every((outcome) => outcome?.result.terminate === true);
+}
+
+/** R20: sequential when configured, or when any call targets a sequential tool. */
+export function runsSequentially(context: RunContext, calls: ToolCall[]): boolean {
+  if (context.settings.toolExecution === "sequential") return true;
+  return calls.some((call) => context.toolSet.sequentialTools.includes(call.name));
+}
+
+/** R56: the assistant message that closes a failed run. */
+export function failureMessage(context: Pick<RunContext, "model" | "thinkingLevel">, errorMessage: string, at: number): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: context.model.api,
+    provider: context.model.provider,
+    model: context.model.id,
+    usage: emptyUsage(),
+    stopReason: "error",
+    errorMessage,
+    timestamp: at,
+    thinkingLevel: context.thinkingLevel,
+  };
+}
+
+/** The turn hooks' input. */
+export function turnSnapshot(context: RunContext): TurnSnapshot {
+  return {
+    message: context.turn.assistant!,
+    toolResults: context.turn.toolResults,
+    messages: context.messages,
+    newMessages: context.newMessages,
+  };
+}

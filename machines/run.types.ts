@@ -1,0 +1,140 @@
+/**
+ * The run machine's data: input, context and what its steps exchange. Everything here is plain,
+ * serializable data (no functions, no class instances, no API key), so snapshots persist as JSON
+ * and the inspector shows them as they are (SPEC R13, R14).
+ */
+import type { AgentMessage, AgentToolResult, AssistantMessage, Message, Model, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage } from "../src/types.js";
+import type { KeyedToolDecl } from "../src/transcript/index.js";
+
+/** Which optional hooks the config has: a hook's state is entered only when it is configured. */
+export interface HookFlags {
+  transformContext: boolean;
+  getApiKey: boolean;
+  getSteeringMessages: boolean;
+  getFollowUpMessages: boolean;
+  prepareNextTurn: boolean;
+  prepareRequest: boolean;
+  finishTurn: boolean;
+  beforeToolCall: boolean;
+  afterToolCall: boolean;
+}
+
+/** The executable tool set as plain data: declarations (R30) and the names that force a sequential batch (R20). */
+export interface ToolSetData {
+  tools: KeyedToolDecl[];
+  sequentialTools: string[];
+}
+
+/** What a run starts from. Built by `runInput` (src/api/run-input.ts) from the caller's config. */
+export interface RunInput extends ToolSetData {
+  /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
+  prompts: AgentMessage[] | null;
+  /** The transcript so far (the run never mutates it). */
+  messages: AgentMessage[];
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  toolExecution: ToolExecutionMode;
+  hooks: HookFlags;
+  /** `Agent.continue()` from an assistant tail already drained the steering queue (R52). */
+  skipInitialSteeringPoll?: boolean;
+  /** When the run started, on the injected clock (R13): the time of what the machine itself creates before any step replied. */
+  startedAt: number;
+  /** Forward every AgentEvent to the parent actor as `agent.event` (R14: an app machine that invokes the run). */
+  forwardEvents?: boolean;
+}
+
+/** The finalized outcome of one call: exactly one per call (R26). */
+export interface ToolCallOutcome {
+  index: number;
+  result: AgentToolResult;
+  isError: boolean;
+  /** Absent when `execute` did not run. */
+  durationMs?: number;
+  /** When the call settled, on the injected clock (its result message's timestamp). */
+  settledAt: number;
+}
+
+/** The tool batch of the current turn. */
+export interface ToolBatch {
+  calls: ToolCall[];
+  /** Index of the next call to start (calls start one by one, in source order: R21, R24, R25). */
+  cursor: number;
+  /** Finalized outcomes by source index (R26: exactly one each). */
+  outcomes: (ToolCallOutcome | null)[];
+}
+
+/** Run-wide settings, fixed for the run. */
+export interface RunSettings {
+  /** `agentLoop` (R1) or `agentLoopContinue` (R2). */
+  mode: "prompt" | "continue";
+  toolExecution: ToolExecutionMode;
+  hooks: HookFlags;
+  skipInitialSteeringPoll: boolean;
+  forwardEvents: boolean;
+}
+
+/** The current turn. */
+export interface TurnState {
+  /** Between `turn_start` and `turn_end`. */
+  open: boolean;
+  /** The turn's assistant message. */
+  assistant: AssistantMessage | null;
+  /** The turn's tool-result messages, in source order. */
+  toolResults: ToolResultMessage[];
+  batch: ToolBatch | null;
+  /** `finishTurn`'s decision (R8, R10). */
+  decision: "continue" | "end" | null;
+}
+
+/**
+ * Kept to few top-level keys on purpose: every `assign` copies the context, and V8 turns an
+ * object of ~20 or more keys built that way into a slow dictionary.
+ */
+export interface RunContext {
+  /** The working transcript: `context.messages` of the hooks. */
+  messages: AgentMessage[];
+  /** What this run added (R12). */
+  newMessages: AgentMessage[];
+  /** Tools the transcript declares, `[name, declaration key]` in declaration order (R30). */
+  declared: [string, string][];
+  /** The executable tool set, as plain data (the functions stay in the runtime). */
+  toolSet: ToolSetData;
+  model: Model;
+  thinkingLevel: ThinkingLevel;
+  settings: RunSettings;
+  /** Prompts, steering or follow-up messages waiting for injection before the next request. */
+  pending: AgentMessage[];
+  /** Messages `prepareNextTurn` returned, injected before `pending` (R4). */
+  prepared: AgentMessage[];
+  turn: TurnState;
+  /** The request being built (R40): after `transformContext`, then after `convertToLlm`. */
+  request: { messages: AgentMessage[] | null; llmMessages: Message[] | null };
+  /** The run's signal was aborted (R29); survives a restore. */
+  aborted: boolean;
+  /** Why the run failed (R56). */
+  failure: string | null;
+  startedAt: number;
+}
+
+/** What a turn hook sees (plain data; the runtime adds the executable tools). */
+export interface TurnSnapshot {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  messages: AgentMessage[];
+  newMessages: AgentMessage[];
+}
+
+/** A hook's replacement state, as plain data (R4a, R4c). */
+export interface StateUpdate {
+  /** Replacement transcript (`context.messages`). */
+  messages?: AgentMessage[];
+  /** Replacement tool set (`context.tools`); the runtime keeps the functions. */
+  toolSet?: ToolSetData;
+  model?: Model;
+  thinkingLevel?: ThinkingLevel;
+}
+
+export interface TurnUpdate extends StateUpdate {
+  /** Messages to inject before the next request (R4b). */
+  prepared?: AgentMessage[];
+}

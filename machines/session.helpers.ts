@@ -1,0 +1,40 @@
+/** Pure helpers of the session machine: queue batches (R53) and usage totals. */
+import type { AgentMessage, QueueMode, Usage } from "../src/types.js";
+
+/** The two Agent queues (R53). */
+export type QueueName = "steering" | "followUp";
+
+/**
+ * The messages one drain point takes from a queue (R53): every queued message in `"all"` mode,
+ * the oldest one in `"one-at-a-time"` mode. Pure: the session machine removes the same count.
+ */
+export function takeBatch(queue: readonly AgentMessage[], mode: QueueMode): AgentMessage[] {
+  if (queue.length === 0) return [];
+  return mode === "all" ? queue.slice() : queue.slice(0, 1);
+}
+
+/**
+ * `total` plus what a final message cost: an assistant message's `usage`, or a tool result's
+ * (a tool that called a model reports it there). Other messages, and messages without usage,
+ * leave the total as it is (the same object, so the caller can skip an update).
+ */
+export function addMessageUsage(total: Usage, message: AgentMessage): Usage {
+  const role = (message as { role?: unknown }).role;
+  if (role !== "assistant" && role !== "toolResult") return total;
+  const usage = (message as { usage?: Usage }).usage;
+  if (!usage) return total;
+  return {
+    input: total.input + (usage.input ?? 0),
+    output: total.output + (usage.output ?? 0),
+    cacheRead: total.cacheRead + (usage.cacheRead ?? 0),
+    cacheWrite: total.cacheWrite + (usage.cacheWrite ?? 0),
+    totalTokens: total.totalTokens + (usage.totalTokens ?? 0),
+    cost: {
+      input: total.cost.input + (usage.cost?.input ?? 0),
+      output: total.cost.output + (usage.cost?.output ?? 0),
+      cacheRead: total.cost.cacheRead + (usage.cost?.cacheRead ?? 0),
+      cacheWrite: total.cost.cacheWrite + (usage.cost?.cacheWrite ?? 0),
+      total: total.cost.total + (usage.cost?.total ?? 0),
+    },
+  };
+}

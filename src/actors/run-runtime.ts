@@ -1,0 +1,127 @@
+/**
+ * What one run's steps need that is not plain data: the caller's functions, the clock, the tool
+ * functions, the ordered path to the event sink, the abort signal and the API key in flight. It
+ * lives outside the machine (SPEC R14: nothing but plain data in context, input and snapshots),
+ * one per run actor, found by the run's step worker through the run actor itself, so any number
+ * of runs share one actor system.
+ */
+import type { AnyActorRef } from "xstate";
+import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentTool, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
+import { EventQueue } from "../bridge/event-queue.js";
+import { ToolRegistry } from "../loop/tool-registry.js";
+import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
+import type { RunContext } from "../../machines/run.types.js";
+
+/** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
+export interface AgentRunOptions {
+  streamFn: StreamFn;
+  /** The executable tools; on restore (R13), every tool the snapshot names (hooks' included) must be here. */
+  tools?: readonly AgentTool[];
+  config: AgentLoopConfig;
+  /** The run's clock (R13); default: `Date.now` and `performance.now`. */
+  clock?: Clock;
+  /** The run's random source (R13); default: `Math.random`. */
+  random?: RandomSource;
+}
+
+export interface RunRuntime {
+  readonly config: AgentLoopConfig;
+  readonly streamFn: StreamFn;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** The config's stream options (everything that is not a hook or a loop setting), computed once per run. */
+  readonly streamOptions: StreamOptions;
+  readonly tools: ToolRegistry;
+  readonly events: EventQueue;
+  /** The run's signal (R29): aborted by `abort()`, by a sink failure, or by the caller's signal. */
+  readonly signal: AbortSignal;
+  /** Aborts the run's signal and tells the run (`run.abort`); idempotent. */
+  abort(reason?: unknown): void;
+  /** Aborts the signal only: the run already knows (its worker calls this on `run.abort`). */
+  abortSignal(reason?: unknown): void;
+  /** The key `getApiKey` resolved for the next request; cleared once used. Never in a machine. */
+  apiKey: { next: string | undefined };
+  /** What tool hooks see: the message that issued the calls and the current context. */
+  hookContext(): { assistantMessage: AssistantMessage; context: AgentContext };
+}
+
+export { RestoreError } from "../loop/restore-error.js";
+
+export interface RunRuntimeArgs extends AgentRunOptions {
+  /** The run actor (or `runToolCall`'s host). */
+  owner: AnyActorRef;
+  sink: AgentEventSink;
+  /** The sink threw (R56): the run's signal is already aborted. */
+  onSinkFailure(error: unknown): void;
+  /** A caller's signal the run follows. */
+  signal?: AbortSignal;
+}
+
+export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
+  const { owner, config } = args;
+  const controller = new AbortController();
+  const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;
+  const restored = snapshot?.context;
+  const tools = new ToolRegistry(args.tools);
+  // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
+  if (restored?.toolSet) tools.restore(restored.toolSet.tools.map((tool) => tool.decl.name), args.tools ?? []);
+  const abort = (reason?: unknown) => {
+    if (controller.signal.aborted) return;
+    controller.abort(reason);
+    if (owner.getSnapshot().status === "active") owner.send({ type: "run.abort" });
+  };
+  const events = new EventQueue(args.sink, (error) => {
+    abort(error);
+    args.onSinkFailure(error);
+  });
+  // The machine's own events join the steps' events in the one ordered queue.
+  owner.on("*", (event) => void events.push(event as AgentEvent));
+  if (restored?.aborted) controller.abort();
+  const external = args.signal;
+  if (external?.aborted) abort(external.reason);
+  else external?.addEventListener("abort", () => abort(external.reason), { once: true });
+  return {
+    config,
+    streamFn: args.streamFn,
+    clock: args.clock ?? systemClock,
+    random: args.random ?? systemRandom,
+    streamOptions: streamOptionsOf(config),
+    tools,
+    events,
+    signal: controller.signal,
+    abort,
+    abortSignal: (reason) => controller.abort(reason),
+    apiKey: { next: undefined },
+    hookContext: () => {
+      const context = (owner.getSnapshot() as { context: RunContext }).context;
+      return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };
+    },
+  };
+}
+
+/** Hook and runtime keys of `AgentLoopConfig`; the rest are stream options (SPEC: passed through untouched). */
+const NOT_STREAM_OPTIONS = new Set([
+  "model",
+  "reasoning",
+  "apiKey",
+  "convertToLlm",
+  "transformContext",
+  "getApiKey",
+  "getSteeringMessages",
+  "getFollowUpMessages",
+  "prepareNextTurn",
+  "prepareRequest",
+  "finishTurn",
+  "beforeToolCall",
+  "afterToolCall",
+  "toolExecution",
+  "inspect",
+]);
+
+export function streamOptionsOf(config: AgentLoopConfig): StreamOptions {
+  const options: StreamOptions = {};
+  for (const key of Object.keys(config)) if (!NOT_STREAM_OPTIONS.has(key)) options[key] = (config as Record<string, unknown>)[key];
+  return options;
+}
+
+export type { AgentEvent };

@@ -1,0 +1,137 @@
+/**
+ * The run's step worker: one persistent actor that runs each step's job and replies to the state
+ * that asked (`machines/steps.ts` has the protocol and why it replaces an invoke per step).
+ *
+ * It is custom actor logic rather than `fromCallback` for one reason: it must know whether it was
+ * restored. A restored worker (R13) tells its run and the run's tool calls to ask again for the
+ * jobs they were waiting for (`step.reissue`); nothing else about a worker needs persisting.
+ */
+import type { AnyActorRef, EventObject } from "xstate";
+import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
+import type { RunRuntime } from "./run-runtime.js";
+import { runJobs } from "./run-jobs.js";
+import { toolJobs } from "./tool-jobs.js";
+
+/** What a job gets besides its input: its own signal, and whether it is a re-issue after a restore. */
+export interface JobScope {
+  readonly signal: AbortSignal;
+  readonly reissue: boolean;
+  /** The actor that asked (the run, or a tool call). */
+  readonly requester: AnyActorRef;
+}
+
+type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
+
+const jobs: Record<StepName, Job> = { ...runJobs, ...toolJobs };
+
+/** Finds the runtime of the run that owns a worker. */
+export type RuntimeResolver = (owner: AnyActorRef) => RunRuntime;
+
+export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
+  const runners = new WeakMap<AnyActorRef, StepRunner>();
+  return {
+    transition(snapshot, event, { self }) {
+      if (snapshot.status !== "active") return snapshot;
+      if ((event as EventObject).type === "xstate.stop") {
+        runners.get(self)?.stop();
+        return { ...snapshot, status: "stopped" } as StepWorkerSnapshot;
+      }
+      runners.get(self)?.receive(event);
+      return snapshot;
+    },
+    start(snapshot, { self }) {
+      if (snapshot.status !== "active") return;
+      const owner = self._parent!;
+      const runner = new StepRunner(resolve(owner));
+      runners.set(self, runner);
+      if (snapshot.restored) reissue(owner, self);
+    },
+    getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined, restored: false }),
+    getPersistedSnapshot: (snapshot) => snapshot,
+    // Restored: this worker replaces one whose jobs were lost.
+    restoreSnapshot: (snapshot) => ({ ...(snapshot as StepWorkerSnapshot), restored: true }),
+  };
+}
+
+/** R13: the run, and each of its tool calls, asks again for the job it was waiting for. */
+function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
+  owner.send({ type: "step.reissue" });
+  const children = (owner.getSnapshot() as { children: Record<string, AnyActorRef> }).children;
+  for (const child of Object.values(children)) if (child !== worker) child.send({ type: "step.reissue" });
+}
+
+interface RunningJob {
+  controller: AbortController | undefined;
+  cancelled: boolean;
+}
+
+class StepRunner {
+  /** Each requester's current job: at most one (correlation). */
+  private readonly current = new Map<AnyActorRef, RunningJob>();
+
+  constructor(private readonly runtime: RunRuntime) {}
+
+  receive(event: StepWorkerEvent): void {
+    switch (event.type) {
+      case "step.run":
+        this.cancel(event.replyTo);
+        void this.run(event);
+        return;
+      case "step.cancel":
+        this.cancel(event.replyTo);
+        return;
+      case "run.abort":
+        // R29: every running job sees the abort; later jobs start with an aborted signal.
+        this.runtime.abortSignal();
+        for (const job of this.current.values()) job.controller?.abort();
+        return;
+    }
+  }
+
+  stop(): void {
+    for (const requester of [...this.current.keys()]) this.cancel(requester);
+  }
+
+  private cancel(requester: AnyActorRef): void {
+    const job = this.current.get(requester);
+    if (!job) return;
+    job.cancelled = true;
+    job.controller?.abort();
+    this.current.delete(requester);
+  }
+
+  private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
+    const { runtime } = this;
+    const job: RunningJob = { controller: undefined, cancelled: false };
+    this.current.set(replyTo, job);
+    const scope: JobScope = {
+      // Created on first use: most jobs never read it.
+      get signal() {
+        if (!job.controller) {
+          job.controller = new AbortController();
+          if (runtime.signal.aborted || job.cancelled) job.controller.abort();
+        }
+        return job.controller.signal;
+      },
+      reissue,
+      requester: replyTo,
+    };
+    let reply: StepReply;
+    try {
+      // Never inside the step that asked: every event of that step comes first (R21, R25).
+      await undefined;
+      // Wait until the sink is idle, not just past the delivery pending now: a job started by the
+      // same delivery may have queued more events meanwhile.
+      for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+      if (job.cancelled) return;
+      const output = await jobs[name](runtime, input as never, scope);
+      reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
+    } catch (error) {
+      reply = { type: "step.failed", job: name, error, at: runtime.clock.now() };
+    }
+    // A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped.
+    if (job.cancelled || this.current.get(replyTo) !== job) return;
+    this.current.delete(replyTo);
+    if (replyTo.getSnapshot().status === "active") replyTo.send(reply);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What a tool's `execute` gets as its fifth argument (SPEC R13, R14): whether this execution is a
+ * re-run after a restore, and a way to run a nested run (a sub-agent) as a child of the call's own
+ * actor, in the same actor system, so the inspector and the trace show it under the call. A
+ * sub-run is not part of its parent's snapshot: one in flight at a snapshot follows its tool's
+ * `replay` rule like any execution.
+ */
+import { createActor, toPromise, type AnyActorLogic, type AnyActorRef } from "xstate";
+import type { AgentEvent, AgentMessage } from "../types.js";
+import type { RunRuntime, AgentRunOptions } from "./run-runtime.js";
+import type { JobScope } from "./steps-worker.js";
+
+export interface SubRunRequest {
+  prompts?: AgentMessage[];
+  messages?: AgentMessage[];
+  /** Each event of the sub-run, in order (a sync observer; the sub-run does not wait for it). */
+  onEvent?: (event: AgentEvent) => void;
+}
+
+export interface ToolExecutionContext {
+  /** `true` when this execution is a re-run after a restore (only for `replay: "safe"` tools, R13). */
+  replayed: boolean;
+  /** Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14). */
+  runSubAgent(options: AgentRunOptions, request: SubRunRequest): Promise<AgentMessage[]>;
+}
+
+// Set by run-logic.ts (it imports this module's users), to keep the import graph acyclic.
+let createLogic: ((options: AgentRunOptions) => unknown) | undefined;
+let observe: ((ref: never) => { subscribe(next: (event: AgentEvent) => void): { unsubscribe(): void } }) | undefined;
+
+export function registerSubRunLogic(
+  create: (options: AgentRunOptions) => unknown,
+  events: (ref: never) => { subscribe(next: (event: AgentEvent) => void): { unsubscribe(): void } },
+): void {
+  createLogic = create;
+  observe = events;
+}
+
+export function toolExecutionContext(runtime: RunRuntime, scope: JobScope): ToolExecutionContext {
+  return {
+    replayed: scope.reissue,
+    async runSubAgent(options, request) {
+      if (!createLogic || !observe) throw new Error("agent loop: sub-runs are not available");
+      const logic = createLogic({ clock: runtime.clock, random: runtime.random, ...options }) as AnyActorLogic;
+      const child: AnyActorRef = createActor(logic, {
+        parent: scope.requester,
+        input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
+      });
+      const subscription = request.onEvent ? observe(child as never).subscribe(request.onEvent) : undefined;
+      const signal = scope.signal;
+      const abort = () => child.send({ type: "run.abort" } as never);
+      signal.addEventListener("abort", abort, { once: true });
+      try {
+        child.start();
+        if (signal.aborted) abort();
+        return (await toPromise(child)) as AgentMessage[];
+      } finally {
+        signal.removeEventListener("abort", abort);
+        subscription?.unsubscribe();
+      }
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/** The run machine's input, built from a caller's config: plain data only (no functions, no API key). */
+import type { AgentLoopConfig, AgentMessage } from "../types.js";
+import type { HookFlags, RunInput } from "../../machines/run.types.js";
+import type { ToolRegistry } from "../loop/tool-registry.js";
+
+export function hookFlags(config: AgentLoopConfig): HookFlags {
+  return {
+    transformContext: typeof config.transformContext === "function",
+    getApiKey: typeof config.getApiKey === "function",
+    getSteeringMessages: typeof config.getSteeringMessages === "function",
+    getFollowUpMessages: typeof config.getFollowUpMessages === "function",
+    prepareNextTurn: typeof config.prepareNextTurn === "function",
+    prepareRequest: typeof config.prepareRequest === "function",
+    finishTurn: typeof config.finishTurn === "function",
+    beforeToolCall: typeof config.beforeToolCall === "function",
+    afterToolCall: typeof config.afterToolCall === "function",
+  };
+}
+
+export interface RunInputArgs {
+  /** Prompts (R1), or `null` to continue (R2). Copied. */
+  prompts: AgentMessage[] | null;
+  /** The transcript so far. Copied. */
+  messages: AgentMessage[];
+  tools: ToolRegistry;
+  config: AgentLoopConfig;
+  startedAt: number;
+  skipInitialSteeringPoll?: boolean;
+  forwardEvents?: boolean;
+}
+
+export function runInput(args: RunInputArgs): RunInput {
+  const { config } = args;
+  return {
+    prompts: args.prompts ? args.prompts.slice() : null,
+    messages: args.messages.slice(),
+    ...args.tools.data,
+    model: config.model,
+    thinkingLevel: config.reasoning ?? "off",
+    toolExecution: config.toolExecution ?? "parallel",
+    hooks: hookFlags(config),
+    startedAt: args.startedAt,
+    ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
+    ...(args.forwardEvents ? { forwardEvents: true } : {}),
+  };
+}

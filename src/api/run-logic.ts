@@ -1,0 +1,98 @@
+/**
+ * Embedding a run (SPEC R14): `createAgentRunLogic({ streamFn, tools, config })` is XState actor
+ * logic an app invokes or spawns in its own statechart, any number at once in one actor system.
+ *
+ * - Input is plain data: `{ prompts?, messages, continue?, forwardEvents? }` (prompts → R1,
+ *   `continue: true` → R2). Output: the messages the run added (R12).
+ * - The hooks, tools and stream function stay in the logic (closed over here), never in context.
+ * - AgentEvents: `agentEvents(actorRef)` observes them (every event, stream deltas included); with
+ *   `forwardEvents: true` each also goes to the parent actor as `{ type: "agent.event", event }`.
+ * - Restore (R13): `createActor(createAgentRunLogic(sameOptions), { snapshot })`; steps in flight
+ *   are issued again (see `machines/steps.ts`).
+ */
+import { Observable, Subject } from "rxjs";
+import type { AnyActorRef, SnapshotFrom } from "xstate";
+import type { AgentEvent, AgentMessage } from "../types.js";
+import type { runMachine } from "../../machines/run.machine.js";
+import type { RunContext } from "../../machines/run.types.js";
+import { createRunRuntime, type AgentRunOptions } from "../actors/run-runtime.js";
+import { provideRunMachine } from "../actors/implementations.js";
+import { ToolRegistry } from "../loop/tool-registry.js";
+import { systemClock } from "../loop/clock.js";
+import { hostedRuntime } from "./run-hosts.js";
+import { runInput } from "./run-input.js";
+import { checkRunArguments } from "./check-arguments.js";
+import { registerSubRunLogic } from "../actors/sub-runs.js";
+
+/** What an embedded run starts from. */
+export interface AgentRunInput {
+  /** New prompt messages (R1). */
+  prompts?: AgentMessage[];
+  /** The transcript so far. */
+  messages: AgentMessage[];
+  /** Continue from `messages` without a prompt (R2). */
+  continue?: boolean;
+  /** Also send each AgentEvent to the parent actor as `{ type: "agent.event", event }`. */
+  forwardEvents?: boolean;
+}
+
+/** What a parent actor receives with `forwardEvents: true`. */
+export interface AgentEventForward {
+  type: "agent.event";
+  event: AgentEvent;
+}
+
+export type AgentRunLogic = typeof runMachine;
+
+const channels = new WeakMap<AnyActorRef, Subject<AgentEvent>>();
+const channelOf = (ref: AnyActorRef): Subject<AgentEvent> => {
+  let channel = channels.get(ref);
+  if (!channel) channels.set(ref, (channel = new Subject<AgentEvent>()));
+  return channel;
+};
+
+/** Every AgentEvent of an embedded run, in order, from the moment of subscription. */
+export function agentEvents(ref: AnyActorRef): Observable<AgentEvent> {
+  return channelOf(ref).asObservable();
+}
+
+export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
+  const clock = options.clock ?? systemClock;
+  const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options));
+  // The machine's input is its own plain-data RunInput; an embedding app gives the public
+  // AgentRunInput, resolved here against the options (model, hooks, tools' declarations).
+  const logic: AgentRunLogic = Object.create(provided);
+  logic.getInitialSnapshot = ((scope: unknown, input: AgentRunInput) => {
+    const prompts = input?.continue ? null : (input?.prompts ?? []);
+    const messages = input?.messages ?? [];
+    checkRunArguments(prompts, { messages, tools: options.tools as never }, options.config, options.streamFn);
+    const resolved = runInput({
+      prompts,
+      messages,
+      tools: new ToolRegistry(options.tools),
+      config: options.config,
+      startedAt: clock.now(),
+      forwardEvents: input?.forwardEvents,
+    });
+    return provided.getInitialSnapshot(scope as never, resolved);
+  }) as AgentRunLogic["getInitialSnapshot"];
+  return logic;
+}
+
+function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
+  const channel = channelOf(owner);
+  const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
+  const forward = context.settings.forwardEvents ? owner._parent : undefined;
+  return createRunRuntime({
+    ...options,
+    owner,
+    sink: (event) => {
+      channel.next(event);
+      forward?.send({ type: "agent.event", event } satisfies AgentEventForward);
+    },
+    // An embedded run's sink is an RxJS Subject, which never throws into its producer.
+    onSinkFailure: () => {},
+  });
+}
+
+registerSubRunLogic(createAgentRunLogic, agentEvents as never);

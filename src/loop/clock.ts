@@ -1,0 +1,21 @@
+/**
+ * The run's clock and random source (SPEC R13): the loop reads time and randomness only through
+ * these, so a run can be replayed with the same readings (R83) and tested on scripted time.
+ */
+export interface Clock {
+  /** Wall-clock milliseconds since the epoch: message timestamps. */
+  now(): number;
+  /** Monotonic milliseconds: durations. */
+  monotonic(): number;
+}
+
+/** A number in [0, 1). */
+export type RandomSource = () => number;
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  // performance.now exists in Node, browsers and edge runtimes.
+  monotonic: () => performance.now(),
+};
+
+export const systemRandom: RandomSource = Math.random;
