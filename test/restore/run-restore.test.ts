@@ -1,0 +1,147 @@
+/**
+ * SPEC R13: a run persisted after every transition, JSON round-tripped and restored with fresh
+ * implementations finishes as the uninterrupted run would: same output, same events after the
+ * restore point (except the results of calls R13 interrupts), one result per call, and a tool
+ * without `replay: "safe"` never executes twice (a sub-agent in flight follows its tool's rule).
+ */
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { createActor, toPromise, type AnyActorRef } from "xstate";
+import { agentEvents, createAgentRunLogic, type AgentEvent, type AgentMessage } from "../../src/index.js";
+import { comparable, newWorld, scenarioInput, scenarioOptions, type World } from "./scenario.js";
+
+interface RestorePoint {
+  /** The persisted snapshot, as JSON text. */
+  snapshot: string;
+  /** How many events had been delivered when it was taken. */
+  delivered: number;
+  world: World;
+  /** Calls whose execution was in flight (their tool-call actor in `executing`). */
+  executing: string[];
+  state: string;
+}
+
+function record() {
+  const world = newWorld();
+  const actor = createActor(createAgentRunLogic(scenarioOptions(world)), { input: scenarioInput() });
+  const events: AgentEvent[] = [];
+  const points: RestorePoint[] = [];
+  agentEvents(actor).subscribe((event) => events.push(event));
+  // Every macrostep of the run, and of each tool call (a child's step moves without the run's snapshot changing).
+  const persist = () => {
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== "active") return;
+    const children = snapshot.children as Record<string, AnyActorRef | undefined>;
+    const executing = Object.entries(children)
+      .filter(([id, child]) => id.startsWith("tool:") && (child?.getSnapshot() as { value?: unknown })?.value === "executing")
+      .map(([, child]) => (child!.getSnapshot() as { context: { toolCall: { id: string } } }).context.toolCall.id);
+    points.push({
+      snapshot: JSON.stringify(actor.getPersistedSnapshot()),
+      delivered: events.length,
+      world: structuredClone(world),
+      executing,
+      state: JSON.stringify(snapshot.value),
+    });
+  };
+  actor.subscribe(persist);
+  actor.system.inspect((event) => {
+    if (event.type === "@xstate.snapshot" && event.actorRef !== actor && String(event.actorRef.id).startsWith("tool:")) queueMicrotask(persist);
+  });
+  actor.start();
+  return { actor, events, points, world };
+}
+
+async function restoreInProcess(point: RestorePoint, world: World) {
+  const actor = createActor(createAgentRunLogic(scenarioOptions(world)), { snapshot: JSON.parse(point.snapshot) });
+  const events: AgentEvent[] = [];
+  agentEvents(actor).subscribe((event) => events.push(event));
+  actor.start();
+  const output = await toPromise(actor);
+  return { output, events };
+}
+
+/** The scenario's calls whose tools are not replay-safe: the write and the sub-agent (R13, R14). */
+const NOT_REPLAY_SAFE = new Map([
+  ["c5", "write"],
+  ["c6", "delegate"],
+]);
+
+const interrupted = (name: string) => `Tool ${name} was interrupted before it finished; its outcome is unknown, so it was not run again.`;
+
+/**
+ * What the uninterrupted run produced, as R13 says a restore at `point` changes it: a call whose
+ * execution was in flight and whose tool is not replay-safe (the write) gets the interrupted result
+ * (no `afterToolCall`: it did not execute), everywhere it appears.
+ */
+function asRestoredAt<T>(value: T, point: RestorePoint): T {
+  const ids = new Set(point.executing.filter((id) => NOT_REPLAY_SAFE.has(id)));
+  const result = (id: string) => ({ content: [{ type: "text", text: interrupted(NOT_REPLAY_SAFE.get(id)!) }], details: {}, isError: true });
+  const walk = (item: unknown): unknown => {
+    if (Array.isArray(item)) return item.map(walk);
+    if (!item || typeof item !== "object") return item;
+    const object = item as Record<string, unknown>;
+    if (object.role === "toolResult" && ids.has(object.toolCallId as string)) {
+      const { content, details } = result(object.toolCallId as string);
+      return { ...object, content, details, isError: true };
+    }
+    if (object.type === "tool_execution_end" && ids.has(object.toolCallId as string)) return { ...object, result: result(object.toolCallId as string), isError: true };
+    return Object.fromEntries(Object.entries(object).map(([key, entry]) => [key, walk(entry)]));
+  };
+  return walk(comparable(value)) as T;
+}
+
+const expectedSuffix = (events: AgentEvent[], point: RestorePoint) => asRestoredAt(events.slice(point.delivered), point);
+
+function resultsPerCall(messages: AgentMessage[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const message of messages) {
+    if ((message as { role: string }).role === "assistant") for (const block of (message as { content: { type: string; id?: string }[] }).content) if (block.type === "toolCall") counts.set(block.id!, counts.get(block.id!) ?? 0);
+    if ((message as { role: string }).role === "toolResult") {
+      const id = (message as { toolCallId: string }).toolCallId;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+describe("R13: restore at any point", () => {
+  it("R13: every restore point of a multi-turn run (parallel and sequential batches, every hook, a sub-agent) finishes as the uninterrupted run", async () => {
+    const original = record();
+    const output = await toPromise(original.actor);
+    expect(original.points.length).toBeGreaterThan(30);
+    // The scenario visits what it is meant to.
+    const states = new Set(original.points.map((point) => point.state));
+    for (const name of ["pollingInitialSteering", "preparingRequest", "transformingContext", "convertingToLlm", "resolvingApiKey", "streaming", "preflighting", "runningInParallel", "runningSequentially", "finishingTurn", "preparingNextTurn", "pollingSteering", "pollingFollowUps"]) {
+      expect([...states].some((state) => state.includes(name)), name).toBe(true);
+    }
+
+    let checked = 0;
+    for (const point of original.points) {
+      const world = structuredClone(point.world);
+      const restored = await restoreInProcess(point, world);
+      // The same messages, but for calls R13 interrupted (the never-replayed write).
+      expect(comparable(restored.output), point.state).toEqual(asRestoredAt(output, point));
+      expect(comparable(restored.events), point.state).toEqual(expectedSuffix(original.events, point));
+      // One result per call, over the whole transcript.
+      for (const [id, count] of resultsPerCall(restored.output)) expect(count, `${id} at ${point.state}`).toBe(1);
+      // R13: the not-replay-safe write never executes twice, whatever the point (the world counts both processes).
+      for (const id of NOT_REPLAY_SAFE.keys()) expect(world.executions[id] ?? 0, `${id} at ${point.state}`).toBeLessThanOrEqual(1);
+      checked++;
+    }
+    console.log(`R13: ${checked} restore points checked in process`);
+    expect(checked).toBe(original.points.length);
+  });
+
+  it("R13: a run persisted mid-batch restores in a fresh process", async () => {
+    const original = record();
+    const output = await toPromise(original.actor);
+    const point = original.points.find((candidate) => candidate.state.includes("runningInParallel"))!;
+    expect(point).toBeDefined();
+    const child = fileURLToPath(new URL("./restore-child.ts", import.meta.url));
+    const stdout = execFileSync(process.execPath, ["--import", "tsx", child], { input: JSON.stringify({ snapshot: JSON.parse(point.snapshot), world: point.world }), encoding: "utf8" });
+    const restored = JSON.parse(stdout) as { output: AgentMessage[]; events: AgentEvent[] };
+    expect(comparable(restored.output)).toEqual(comparable(output));
+    expect(comparable(restored.events)).toEqual(expectedSuffix(original.events, point));
+  });
+});
