@@ -6,7 +6,7 @@
  *   `continue: true` → R2). Output: the messages the run added (R12).
  * - The hooks, tools and stream function stay in the logic (closed over here), never in context.
  * - AgentEvents: `agentEvents(actorRef)` observes them (every event, stream deltas included); with
- *   `forwardEvents: true` each also goes to the parent actor as `{ type: "agent.event", event }`.
+ *   `forwardEvents: true` each also goes to the parent actor as `{ type: "agent.event", id, event }`.
  * - Restore (R13): `createActor(createAgentRunLogic(sameOptions), { snapshot })`; steps in flight
  *   are issued again (see `machines/steps.ts`).
  */
@@ -36,9 +36,10 @@ export interface AgentRunInput {
   forwardEvents?: boolean;
 }
 
-/** What a parent actor receives with `forwardEvents: true`. */
+/** What a parent actor receives with `forwardEvents: true`: `id` is the run actor's id. */
 export interface AgentEventForward {
   type: "agent.event";
+  id: string;
   event: AgentEvent;
 }
 
@@ -88,7 +89,7 @@ function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
     owner,
     sink: (event) => {
       channel.next(event);
-      forward?.send({ type: "agent.event", event } satisfies AgentEventForward);
+      forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
     },
     // An embedded run's sink is an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
