@@ -11,7 +11,7 @@
  *   are issued again (see `machines/steps.ts`).
  */
 import { Observable, Subject } from "rxjs";
-import type { AnyActorRef, SnapshotFrom } from "xstate";
+import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AgentEvent, AgentMessage } from "../types.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
@@ -43,7 +43,13 @@ export interface AgentEventForward {
   event: AgentEvent;
 }
 
-export type AgentRunLogic = typeof runMachine;
+/** The run machine, taking the public `AgentRunInput` (the logic resolves the rest from its options). */
+export type AgentRunLogic = WithInput<typeof runMachine, AgentRunInput>;
+
+type WithInput<M, I> =
+  M extends StateMachine<infer C, infer E, infer Ch, infer A, infer Ac, infer G, infer D, infer S, infer T, unknown, infer O, infer Em, infer Me, infer Co>
+    ? StateMachine<C, E, Ch, A, Ac, G, D, S, T, I, O, Em, Me, Co>
+    : never;
 
 const channels = new WeakMap<AnyActorRef, Subject<AgentEvent>>();
 const channelOf = (ref: AnyActorRef): Subject<AgentEvent> => {
@@ -62,7 +68,7 @@ export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
   const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options));
   // The machine's input is its own plain-data RunInput; an embedding app gives the public
   // AgentRunInput, resolved here against the options (model, hooks, tools' declarations).
-  const logic: AgentRunLogic = Object.create(provided);
+  const logic = Object.create(provided) as AgentRunLogic;
   logic.getInitialSnapshot = ((scope: unknown, input: AgentRunInput) => {
     const prompts = input?.continue ? null : (input?.prompts ?? []);
     const messages = input?.messages ?? [];
@@ -76,7 +82,7 @@ export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
       forwardEvents: input?.forwardEvents,
     });
     return provided.getInitialSnapshot(scope as never, resolved);
-  }) as AgentRunLogic["getInitialSnapshot"];
+  }) as unknown as AgentRunLogic["getInitialSnapshot"];
   return logic;
 }
 

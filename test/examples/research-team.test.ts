@@ -51,7 +51,7 @@ describe("R14: runs embedded in an app statechart", () => {
     await toPromise(team);
     expect(lastAnswer(team.getSnapshot().context.report)).toBe("Report: Research: Paris has 2.1 million people. / Critique: The figure excludes the suburbs.");
     // The two runs were alive at once, as children of the app machine in one actor system.
-    const started = inspected.filter((event) => event.type === "@xstate.actor").map((event) => event.actorRef);
+    const started = inspected.filter((event) => event.type === "@xstate.actor").map((event) => event.actorRef as AnyActorRef);
     const runs = started.filter((ref) => ["researcher", "critic", "editor"].includes(ref.id));
     expect(runs.map((ref) => ref.id).sort()).toEqual(["critic", "editor", "researcher"]);
     expect(new Set(runs.map((ref) => ref.system)).size).toBe(1);

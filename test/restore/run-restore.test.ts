@@ -46,14 +46,14 @@ function record() {
   };
   actor.subscribe(persist);
   actor.system.inspect((event) => {
-    if (event.type === "@xstate.snapshot" && event.actorRef !== actor && String(event.actorRef.id).startsWith("tool:")) queueMicrotask(persist);
+    if (event.type === "@xstate.snapshot" && event.actorRef !== actor && String((event.actorRef as AnyActorRef).id).startsWith("tool:")) queueMicrotask(persist);
   });
   actor.start();
   return { actor, events, points, world };
 }
 
 async function restoreInProcess(point: RestorePoint, world: World) {
-  const actor = createActor(createAgentRunLogic(scenarioOptions(world)), { snapshot: JSON.parse(point.snapshot) });
+  const actor = createActor(createAgentRunLogic(scenarioOptions(world)), { snapshot: JSON.parse(point.snapshot), input: scenarioInput() });
   const events: AgentEvent[] = [];
   agentEvents(actor).subscribe((event) => events.push(event));
   actor.start();
