@@ -82,6 +82,10 @@ const reply = replyOutput;
 /** R5, R41: the response, appended to the transcript. */
 const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => reply(event, "streamResponse") } as const;
 
+/** R21: the batch's next call starts (its `tool_execution_start`, then its actor). */
+const startSequentialCall = { type: "startCall", params: { mode: "sequential" } } as const;
+const startParallelCall = { type: "startCall", params: { mode: "parallel" } } as const;
+
 /** R4a: `turn_start` on the edge that enters the next turn's message injection. */
 const openTurn = ["emitTurnStart", "markTurnOpen"] as const;
 const openingTurn = { target: "#run.turn.injectingMessages", actions: openTurn } as const;
@@ -483,14 +487,14 @@ export const runMachine = setup({
           states: {
             // R24: each call runs to its result message before the next starts.
             runningSequentially: {
-              entry: { type: "startCall", params: { mode: "sequential" } },
+              entry: startSequentialCall,
               on: {
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("done", true) },
+                  { guard: "hasLaterCall", actions: [...settle("done", true), startSequentialCall] },
                   ...toTurnEnd(undefined, settle("done", true)),
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("crashed", true) },
+                  { guard: "hasLaterCall", actions: [...settle("crashed", true), startSequentialCall] },
                   ...toTurnEnd(undefined, settle("crashed", true)),
                 ],
               },
@@ -499,18 +503,18 @@ export const runMachine = setup({
             // passed (tool.ready) or settled at once (an immediate result). After the last, the
             // passed calls execute together.
             preflighting: {
-              entry: { type: "startCall", params: { mode: "parallel" } },
+              entry: startParallelCall,
               on: {
                 "tool.ready": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: "advanceCursor" },
+                  { guard: "hasLaterCall", actions: ["advanceCursor", startParallelCall] },
                   { target: "runningInParallel", actions: ["advanceCursor", "executeCalls"] },
                 ],
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("done", false) },
+                  { guard: "hasLaterCall", actions: [...settle("done", false), startParallelCall] },
                   { target: "runningInParallel", actions: [...settle("done", false), "executeCalls"] },
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("crashed", false) },
+                  { guard: "hasLaterCall", actions: [...settle("crashed", false), startParallelCall] },
                   { target: "runningInParallel", actions: [...settle("crashed", false), "executeCalls"] },
                 ],
               },
