@@ -46,6 +46,8 @@ export interface SessionContext {
   errorMessage: string | null;
   /** Tokens and cost of every assistant message and tool result so far (not cleared by `RESET`). */
   usage: Usage;
+  /** How many messages the transcript had when the current run started (see `adoptRunOutput`); -1 once the app replaced it. */
+  runStart: number;
 }
 
 export type SessionEvent =
@@ -101,9 +103,18 @@ export const sessionMachine = setup({
     finishRun: notProvided("finishRun"),
     beginRun: assign(({ context, event }) => {
       assertEvent(event, "run.start");
-      const next: Partial<SessionContext> = { errorMessage: null };
+      const next: Partial<SessionContext> = { errorMessage: null, runStart: context.messages.length };
       if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
       return next;
+    }),
+    // R12, R13: the run's output is what it added. The transcript normally has it already (each
+    // message joins at its `message_end`); a session restored mid-run missed the ones delivered to
+    // the Agent that persisted it, so the output is authoritative.
+    adoptRunOutput: assign(({ context, event }) => {
+      const output = (event as { output?: AgentMessage[] }).output ?? [];
+      const joined = context.messages.length - context.runStart;
+      if (context.runStart < 0 || joined === output.length) return {};
+      return { messages: context.messages.slice(0, context.runStart).concat(output) };
     }),
     enqueue: assign(({ context, event }) => {
       assertEvent(event, ["queue.steer", "queue.followUp"]);
@@ -148,6 +159,7 @@ export const sessionMachine = setup({
     modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
     errorMessage: null,
     usage: emptyUsage(),
+    runStart: input.messages.length,
   }),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {
@@ -156,7 +168,8 @@ export const sessionMachine = setup({
     "queue.take": { actions: "dequeue" },
     "queue.clear": { actions: "clearQueue" },
     "queue.setMode": { actions: "setQueueMode" },
-    "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages }) },
+    // (A transcript replaced mid-run is the app's: the run's output is not adopted over it.)
+    "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages, runStart: -1 }) },
     "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
     "run.messageEnd": { actions: "appendMessage" },
@@ -189,7 +202,7 @@ export const sessionMachine = setup({
               assertEvent(event, "run.start");
               return event.input;
             },
-            onDone: "settling",
+            onDone: { target: "settling", actions: "adoptRunOutput" },
             onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
           },
           initial: "active",
