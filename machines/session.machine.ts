@@ -15,7 +15,9 @@
  * finds its hooks, tools and listeners through the session it runs in (its parent), never through
  * context or events, so any number of sessions share one actor system (R14).
  */
-import { assertEvent, assign, fromPromise, setup } from "xstate";
+import { assertEvent, assign, setup } from "xstate";
+import { getPlaceholderFor } from "./placeholders.js";
+import type { createEmitFailureActor, createSettleEventsActor } from "../src/agent/session-actors.js";
 import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
@@ -90,9 +92,9 @@ export const sessionMachine = setup({
   actors: {
     run: runMachine,
     /** Resolves once the run's listeners have handled every event it produced. */
-    settleEvents: fromPromise<void>(notProvided("settleEvents")),
+    settleEvents: getPlaceholderFor<typeof createSettleEventsActor>("settleEvents"),
     /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
-    emitFailure: fromPromise<void>(notProvided("emitFailure")),
+    emitFailure: getPlaceholderFor<typeof createEmitFailureActor>("emitFailure"),
   },
   actions: {
     /** Abort the current run's signal, which the listeners hold until the session is idle (R54). */
