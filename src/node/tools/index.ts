@@ -12,7 +12,7 @@ export { searchTextTool, searchTextParameters, MAX_SEARCH_FILE_BYTES, type Searc
 export { writeFileTool, writeFileParameters, type WriteFileDetails } from "./write-file.js";
 export { permissionPolicy, type PermissionPolicyOptions, type PermissionRequest, type PermissionDecision, type BeforeToolCall } from "./permission.js";
 export { resolveInWorkspace, workspaceRelative, ToolInputError, SKIPPED_DIRECTORIES } from "./workspace.js";
-export { globToRegExp, globMatcher } from "./glob.js";
+export { globMatcher, globToRe2Source, MAX_GLOB_LENGTH } from "./glob.js";
 export { reportProgress, progressOf, type ToolProgress, type ProgressDetails } from "./progress.js";
 export type { WorkspaceToolOptions } from "./options.js";
 

@@ -1,25 +1,36 @@
 /**
- * `search_text`: ripgrep-like search of the workspace's text files, in JS: a regular expression or
- * a literal, an optional glob filter, node_modules and .git skipped, results capped, progress
- * reported per file through `onUpdate`.
+ * `search_text`: ripgrep-like search of the workspace's text files, in JS: an RE2 regular expression
+ * (linear time: no pattern can stall the event loop) or a literal, an optional glob filter,
+ * node_modules and .git skipped, symlinks not followed, reads and lines bounded, results capped,
+ * progress reported per file through `onUpdate`.
  */
-import { readFile, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
+import { RE2JS } from "re2js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
+import { openDirectory, openFileForRead, readBounded, type ConfinementMode } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { throwIfAborted, walk } from "./walk.js";
+import { describeSkipped, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
 export const MAX_SEARCH_FILE_BYTES = 1024 * 1024;
+/** Only this much of a line is matched against the pattern (the rest is not searched). */
+export const MAX_SEARCH_LINE_CHARS = 100_000;
+/** The text shown for a matching line. */
 const MAX_LINE_CHARS = 200;
+/** Matching yields to the event loop after about this many characters, so that abort is honoured. */
+const YIELD_EVERY_CHARS = 256 * 1024;
 
 export const searchTextParameters = z.object({
-  pattern: z.string().min(1).describe("A JavaScript regular expression, or literal text when literal is true."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe("A regular expression in RE2 syntax (JavaScript-like, without backreferences or lookaround), or literal text when literal is true."),
   literal: z.boolean().default(false).describe("Treat pattern as plain text, not a regular expression."),
   path: z.string().default(".").describe("File or directory to search, relative to the working directory."),
   glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**".'),
@@ -41,6 +52,8 @@ export interface SearchTextDetails {
   filesSearched: number;
   /** True when the search stopped at maxResults. */
   truncated: boolean;
+  /** Files and directories not searched: symlinks, unreadable, special, oversized or binary files. */
+  skipped: SkippedEntry[];
 }
 
 export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof searchTextParameters>, SearchTextDetails> {
@@ -49,28 +62,37 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
     name: "search_text",
     label: "Search text",
     description:
-      "Search the text files of the working directory for a regular expression (or literal text), like ripgrep. " +
-      "Returns matching lines as path:line: text. node_modules and .git are skipped; results are capped at maxResults.",
+      "Search the text files of the working directory for a regular expression (RE2 syntax) or literal text, like ripgrep. " +
+      "Returns matching lines as path:line: text. node_modules, .git and symbolic links are skipped; results are capped at maxResults.",
     parameters: searchTextParameters,
     async execute(_id, params, signal, onUpdate) {
-      let regex: RegExp;
-      try {
-        const source = params.literal ? params.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : params.pattern;
-        regex = new RegExp(source, params.ignoreCase ? "i" : "");
-      } catch (error) {
-        throw new ToolInputError(`Invalid regular expression ${JSON.stringify(params.pattern)}: ${(error as Error).message}. Set literal: true to search for the text as is.`);
-      }
+      const regex = compilePattern(params.pattern, params.literal, params.ignoreCase);
       const start = resolveInWorkspace(root, params.path);
-      const info = await stat(start).catch(() => undefined);
-      if (!info) throw new ToolInputError(`No such file or directory: ${params.path}`);
       const matchesGlob = params.glob ? globMatcher(params.glob) : () => true;
+      const shownStart = workspaceRelative(root, start);
+      const prefix = shownStart === "." ? "" : `${shownStart}/`;
 
       const candidates: string[] = [];
-      if (info.isDirectory()) {
-        for await (const entry of walk(start, { recursive: true, signal })) {
-          if (!entry.isDirectory && matchesGlob(workspaceRelative(root, entry.absolute))) candidates.push(entry.absolute);
+      const skipped: SkippedEntry[] = [];
+      const dir = await openDirectory(root, params.path, options.confinement).catch((error: Error) => {
+        if (/No such file/.test(error.message)) throw new ToolInputError(`No such file or directory: ${params.path}`);
+        if (/not a directory/i.test(error.message)) return undefined; // a file: searched alone (or refused when opened)
+        throw error;
+      });
+      if (dir) {
+        try {
+          const walking = walk(dir, { recursive: true, signal, realRoot: await realpath(root), skipped, mode: options.confinement });
+          for await (const entry of walking) {
+            const shown = prefix + entry.relative;
+            if (entry.kind === "symlink") skipped.push({ path: entry.relative, reason: "a symbolic link, not followed" });
+            else if (entry.kind === "file" && matchesGlob(shown)) candidates.push(shown);
+          }
+        } finally {
+          await dir.close();
         }
-      } else candidates.push(start);
+      } else candidates.push(shownStart);
+      // Entries found by the walk are shown relative to the workspace like the matches.
+      for (const entry of skipped) entry.path = prefix + entry.path;
 
       const pacer = createPacer(options.minDurationMs ?? 0, signal);
       const report = throttle(40);
@@ -78,20 +100,28 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       const matchedFiles = new Set<string>();
       let filesSearched = 0;
       let truncated = false;
-      for (const file of candidates) {
+      for (const shown of candidates) {
         throwIfAborted(signal);
-        const shown = workspaceRelative(root, file);
-        const text = await readText(file);
+        // A single file named by the call is refused with its reason; one found by the walk is skipped.
+        const text = await readText(root, shown, signal, options.confinement, dir ? skipped : undefined);
         filesSearched++;
         if (text !== undefined) {
           const lines = text.split(/\r?\n/);
+          let sinceYield = 0;
           for (let index = 0; index < lines.length; index++) {
-            if (!regex.test(lines[index])) continue;
+            const line = lines[index].length > MAX_SEARCH_LINE_CHARS ? lines[index].slice(0, MAX_SEARCH_LINE_CHARS) : lines[index];
+            sinceYield += line.length;
+            if (sinceYield > YIELD_EVERY_CHARS) {
+              sinceYield = 0;
+              await new Promise((resolve) => setImmediate(resolve));
+              throwIfAborted(signal);
+            }
+            if (!regex.test(line)) continue;
             if (matches.length >= params.maxResults) {
               truncated = true;
               break;
             }
-            matches.push({ path: shown, line: index + 1, text: clip(lines[index].trim()) });
+            matches.push({ path: shown, line: index + 1, text: clip(line.trim()) });
             matchedFiles.add(shown);
           }
         }
@@ -114,23 +144,52 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
         (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
       const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
       return {
-        content: [{ type: "text", text: [summary, ...lines].join("\n") }],
-        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated },
+        content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped, "") }],
+        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped },
       };
     },
   });
 }
 
-/** The file's text, or undefined for binary or oversized files. */
-async function readText(file: string): Promise<string | undefined> {
+/** RE2 (linear time); backreferences and lookaround, which need backtracking, get a clear error. */
+export function compilePattern(pattern: string, literal: boolean, ignoreCase: boolean): RE2JS {
+  const source = literal ? RE2JS.quote(pattern) : pattern;
   try {
-    const info = await stat(file);
-    if (info.size > MAX_SEARCH_FILE_BYTES) return undefined;
-    const buffer = await readFile(file);
-    if (buffer.subarray(0, 8000).includes(0)) return undefined;
-    return buffer.toString("utf8");
-  } catch {
+    return RE2JS.compile(source, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (error) {
+    if (/\\[1-9]|\(\?<?[=!]/.test(pattern)) {
+      throw new ToolInputError(
+        `Unsupported regular expression ${JSON.stringify(pattern)}: search_text uses RE2 syntax, which runs in linear time and has no ` +
+          "backreferences (\\1) or lookaround ((?=…), (?!…), (?<=…), (?<!…)). Search for a simpler pattern and filter the lines, or set literal: true.",
+      );
+    }
+    throw new ToolInputError(`Invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. Set literal: true to search for the text as is.`);
+  }
+}
+
+/**
+ * The file's text, or undefined for binary or oversized files and, when `skipped` is given (files
+ * found by a walk), for files that cannot be opened; a file named by the call throws instead.
+ */
+async function readText(root: string, shown: string, signal: AbortSignal | undefined, mode: ConfinementMode | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
+  let opened;
+  try {
+    opened = await openFileForRead(root, shown, mode);
+  } catch (error) {
+    if (!skipped || !(error instanceof ToolInputError)) throw error;
+    skipped.push({ path: shown, reason: error.message });
     return undefined;
+  }
+  try {
+    if (opened.stats.size > MAX_SEARCH_FILE_BYTES) {
+      skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
+      return undefined;
+    }
+    const { buffer, exceeded } = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal);
+    if (exceeded || buffer.subarray(0, 8000).includes(0)) return undefined;
+    return buffer.toString("utf8");
+  } finally {
+    await opened.handle.close();
   }
 }
 
