@@ -39,8 +39,9 @@ export async function writeInWorkspace(
     parent = await openDirectoryChain(realRoot, components, requested, true);
     target = `${parent.path}/${name}`;
   } else {
-    await mkdir(realParent, { recursive: true });
-    if ((await realpath(realParent)) !== realParent) throw new ToolInputError(`Path "${requested}" changed while it was opened; nothing was written.`);
+    await mkdir(realParent, { recursive: true }).catch((error) => Promise.reject(fsError(error, requested, true)));
+    const now = await realpath(realParent).catch((error) => Promise.reject(fsError(error, requested, true)));
+    if (now !== realParent) throw new ToolInputError(`Path "${requested}" changed while it was opened; nothing was written.`);
     target = path.join(realParent, name);
   }
   try {
