@@ -7,8 +7,8 @@ import { searchTextTool } from "./search-text.js";
 import { writeFileTool } from "./write-file.js";
 
 export { listFilesTool, listFilesParameters, type ListFilesDetails } from "./list-files.js";
-export { readFileTool, readFileParameters, MAX_READ_BYTES, MAX_READ_LINES, type ReadFileDetails } from "./read-file.js";
-export { searchTextTool, searchTextParameters, MAX_SEARCH_FILE_BYTES, type SearchMatch, type SearchTextDetails } from "./search-text.js";
+export { readFileTool, readFileParameters, MAX_READ_BYTES, MAX_READ_LINES, MAX_READ_LINE_CHARS, MAX_READ_CHARS, type ReadFileDetails } from "./read-file.js";
+export { searchTextTool, searchTextParameters, MAX_SEARCH_FILE_BYTES, MAX_SEARCH_LINE_CHARS, type SearchMatch, type SearchTextDetails } from "./search-text.js";
 export { writeFileTool, writeFileParameters, type WriteFileDetails } from "./write-file.js";
 export { permissionPolicy, type PermissionPolicyOptions, type PermissionRequest, type PermissionDecision, type BeforeToolCall } from "./permission.js";
 export { resolveInWorkspace, workspaceRelative, ToolInputError, SKIPPED_DIRECTORIES } from "./workspace.js";
