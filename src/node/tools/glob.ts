@@ -1,10 +1,11 @@
 /**
  * Globs: picomatch parses them (`*`, `**`, `?`, `[abc]`, `{a,b}`, POSIX classes), RE2 runs them.
- * picomatch's own regular expressions backtrack: ten `**∕d*` segments against a 30-level path take
+ * picomatch's own regular expressions backtrack: ten `**∕l*` segments against a 30-level path take
  * seconds in V8. Its output differs from RE2 syntax only in lookaheads that keep `.`/`..` segments
  * and empty names from matching; the tools only ever match normalized relative paths, which have
- * neither, so those lookaheads are dropped and the rest is compiled by RE2 (linear time). A glob that
- * still needs a lookahead (extglob negation `!(…)`) gets a clear error instead.
+ * neither, so those lookaheads are dropped (or, for "a segment is not empty", rewritten) and the
+ * rest is compiled by RE2 (linear time). test/node-tools/glob.test.ts checks the result against
+ * picomatch itself. A glob that still needs a lookahead (extglob negation `!(…)`) gets a clear error.
  *
  * A pattern without `/` matches a file's base name (as ripgrep's `-g` does); one with `/` matches
  * the workspace-relative path. Dotfiles match like any other name.
@@ -17,8 +18,8 @@ import { ToolInputError } from "./workspace.js";
 export const MAX_GLOB_LENGTH = 1000;
 
 const chars = picomatch.constants.globChars(false);
-/** picomatch's `.`/`..`-segment and non-empty guards, longest first so none is cut in half. */
-const GUARDS = [chars.NO_DOTS, chars.NO_DOTS_SLASH, chars.NO_DOT_SLASH, chars.NO_DOT, chars.ONE_CHAR].sort((a, b) => b.length - a.length);
+/** picomatch's `.`/`..`-segment guards, longest first so none is cut in half. */
+const DOT_GUARDS = [chars.NO_DOTS, chars.NO_DOTS_SLASH, chars.NO_DOT_SLASH, chars.NO_DOT].sort((a, b) => b.length - a.length);
 
 /** The glob as an RE2 pattern source (anchored). Throws `ToolInputError` for globs RE2 cannot run. */
 export function globToRe2Source(glob: string): string {
@@ -29,7 +30,11 @@ export function globToRe2Source(glob: string): string {
   } catch (error) {
     throw new ToolInputError(`Invalid glob ${JSON.stringify(glob)}: ${(error as Error).message}`);
   }
-  for (const guard of GUARDS) source = source.split(guard).join("");
+  for (const guard of DOT_GUARDS) source = source.split(guard).join("");
+  // `(?=.)` opens a segment: "not at the end". Segments are never empty here, so at a segment's start
+  // that holds unless everything before consumed the whole path, which only a globstar's `$` branch
+  // can do: that branch is dead when the guard follows it, and the guard is then moot.
+  source = source.split(`|$)${chars.ONE_CHAR}`).join(")").split(chars.ONE_CHAR).join("");
   if (/\(\?<?[=!]/.test(source)) {
     throw new ToolInputError(`Unsupported glob ${JSON.stringify(glob)}: negated extglobs like !(…) are not supported; use *, **, ?, [..] and {a,b}.`);
   }
