@@ -155,10 +155,12 @@ export async function confirmLocation(handle: FileHandle, stats: Stats, realRoot
     if (location === undefined || !isInside(realRoot, location)) throw outside;
     return;
   }
-  // No way to ask where a descriptor is: the path must still resolve, inside, to the same inode.
+  // No way to ask where a descriptor is: the path must still resolve, inside, to the same inode, and
+  // resolve the same after that inode was looked up (narrows, does not close, a directory swap).
   const now = await realpath(realPath).catch(() => undefined);
   const current = now === undefined ? undefined : await lstat(now).catch(() => undefined);
-  if (now === undefined || !isInside(realRoot, now) || !current || current.ino !== stats.ino || current.dev !== stats.dev) throw outside;
+  const again = current && (await realpath(realPath).catch(() => undefined));
+  if (now === undefined || again !== now || !isInside(realRoot, now) || !current || current.ino !== stats.ino || current.dev !== stats.dev) throw outside;
 }
 
 /** A filesystem error as the message the model sees. */
