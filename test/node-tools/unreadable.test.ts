@@ -1,16 +1,17 @@
 /**
  * Issue 15 item 6: one unreadable subdirectory no longer fails a whole recursive listing with a raw
  * EACCES. Root ignores file modes (and CI runs as root), so the tools run in a child process whose
- * privileges are dropped with `setpriv` to nobody (65534).
+ * privileges are dropped with `setpriv` to nobody (65534). The child is bundled into the temp
+ * directory first (esbuild, which tsx brings), so that nobody need not be able to read the checkout.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 
 const CHILD = path.join(import.meta.dirname, "unreadable-child.ts");
-const TSX = path.join(import.meta.dirname, "../../node_modules/tsx/dist/cli.mjs");
 const asRoot = process.getuid?.() === 0;
 const hasSetpriv = spawnSync("setpriv", ["--version"]).status === 0;
 if (asRoot && !hasSetpriv) {
@@ -25,7 +26,7 @@ afterAll(() => {
 });
 
 describe.skipIf(asRoot && !hasSetpriv)("issue 15 item 6: unreadable entries are skipped with a note", () => {
-  it("item 6: a recursive listing and a search go on past an unreadable directory and file", () => {
+  it("item 6: a recursive listing and a search go on past an unreadable directory and file", async () => {
     const ws = path.join(base, "ws");
     mkdirSync(path.join(ws, "open"), { recursive: true });
     mkdirSync(path.join(ws, "locked"));
@@ -36,8 +37,19 @@ describe.skipIf(asRoot && !hasSetpriv)("issue 15 item 6: unreadable entries are 
     chmodSync(path.join(ws, "locked"), 0o000);
     chmodSync(path.join(ws, "locked-file.txt"), 0o000);
 
+    const bundle = path.join(base, "child.mjs");
+    await build({
+      entryPoints: [CHILD],
+      outfile: bundle,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      logLevel: "silent",
+      // CommonJS dependencies (picomatch) call require() for Node's built-ins.
+      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    });
     const command = asRoot ? "setpriv" : process.execPath;
-    const args = [...(asRoot ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath] : []), TSX, CHILD, ws];
+    const args = [...(asRoot ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath] : []), bundle, ws];
     const output = execFileSync(command, args, { encoding: "utf8", cwd: tmpdir(), env: { ...process.env, HOME: tmpdir() } });
     const { uid, list, search, read } = JSON.parse(output.trim().split("\n").at(-1)!);
     expect(uid).not.toBe(0);

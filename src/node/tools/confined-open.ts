@@ -52,7 +52,7 @@ const fdPath = (handle: FileHandle) => `/proc/self/fd/${handle.fd}`;
 /** The real workspace root and the components from it to `requested`'s real location. */
 export async function locate(root: string, requested: string): Promise<{ realRoot: string; components: string[] }> {
   const absolute = resolveInWorkspace(root, requested);
-  const realRoot = await realpath(root);
+  const realRoot = await realRootOf(root);
   let real: string;
   try {
     real = await realpath(absolute);
@@ -62,6 +62,15 @@ export async function locate(root: string, requested: string): Promise<{ realRoo
   if (!isInside(realRoot, real)) throw new ToolInputError(`Path "${requested}" leads outside the working directory through a symbolic link.`);
   const relative = path.relative(realRoot, real);
   return { realRoot, components: relative === "" ? [] : relative.split(path.sep) };
+}
+
+/** The workspace root's real path; a missing root is a clear error, not a raw ENOENT. */
+export async function realRootOf(root: string): Promise<string> {
+  try {
+    return await realpath(root);
+  } catch (error) {
+    throw new ToolInputError(`The working directory ${root} cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+  }
 }
 
 /** A regular file of the workspace, opened for reading. */

@@ -8,7 +8,7 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, realpath, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { confirmLocation, defaultConfinementMode, fsError, kindOf, openDirectoryChain, type ConfinementMode, type DirectoryRef } from "./confined-open.js";
+import { confirmLocation, defaultConfinementMode, fsError, kindOf, openDirectoryChain, realRootOf, type ConfinementMode, type DirectoryRef } from "./confined-open.js";
 import { isInside, realpathOfExistingPart, resolveInWorkspace, ToolInputError } from "./workspace.js";
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -26,7 +26,7 @@ export async function writeInWorkspace(
 ): Promise<{ created: boolean }> {
   const absolute = resolveInWorkspace(root, requested);
   if (absolute === path.resolve(root)) throw new ToolInputError(`${requested} is a directory.`);
-  const realRoot = await realpath(root);
+  const realRoot = await realRootOf(root);
   const realParent = realpathOfExistingPart(path.dirname(absolute));
   if (!isInside(realRoot, realParent)) throw new ToolInputError(`Path "${requested}" leads outside the working directory through a symbolic link.`);
   const name = path.basename(absolute);

@@ -15,6 +15,8 @@ export { resolveInWorkspace, workspaceRelative, ToolInputError, SKIPPED_DIRECTOR
 export { globMatcher, globToRe2Source, MAX_GLOB_LENGTH } from "./glob.js";
 export { reportProgress, progressOf, type ToolProgress, type ProgressDetails } from "./progress.js";
 export type { WorkspaceToolOptions } from "./options.js";
+export { defaultConfinementMode, type ConfinementMode } from "./confined-open.js";
+export type { SkippedEntry } from "./walk.js";
 
 /** list_files, read_file, search_text and write_file over one working directory. */
 export function createWorkspaceTools(options: WorkspaceToolOptions = {}): AgentTool[] {

@@ -1,9 +1,8 @@
 /** `list_files`: the entries of a directory of the workspace, optionally recursive and glob-filtered. */
-import { realpath } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
-import { openDirectory } from "./confined-open.js";
+import { openDirectory, realRootOf } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
@@ -55,7 +54,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const collected: WalkEntry[] = [];
       const skipped: SkippedEntry[] = [];
       try {
-        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realpath(root), skipped, mode: options.confinement });
+        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped, mode: options.confinement });
         for await (const entry of walking) collected.push(entry);
       } finally {
         await opened.close();

@@ -4,12 +4,11 @@
  * node_modules and .git skipped, symlinks not followed, reads and lines bounded, results capped,
  * progress reported per file through `onUpdate`.
  */
-import { realpath } from "node:fs/promises";
 import { RE2JS } from "re2js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
-import { openDirectory, openFileForRead, readBounded, type ConfinementMode } from "./confined-open.js";
+import { openDirectory, openFileForRead, readBounded, realRootOf, type ConfinementMode } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
@@ -81,7 +80,7 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       });
       if (dir) {
         try {
-          const walking = walk(dir, { recursive: true, signal, realRoot: await realpath(root), skipped, mode: options.confinement });
+          const walking = walk(dir, { recursive: true, signal, realRoot: await realRootOf(root), skipped, mode: options.confinement });
           for await (const entry of walking) {
             const shown = prefix + entry.relative;
             if (entry.kind === "symlink") skipped.push({ path: entry.relative, reason: "a symbolic link, not followed" });
