@@ -161,6 +161,8 @@ describe.each(modes)("issue 15 item 4: FIFOs and devices never block or stream (
     expect(result.details.matches).toEqual([{ path: "README.md", line: 2, text: "hello" }]);
     expect(result.details.skipped).toEqual([{ path: "f", reason: "a FIFO, not read" }]);
     await expect(run(search, { pattern: "x", path: "f" })).rejects.toThrow(/not a regular file/);
+    await expect(run(tools(ws, mode).list, { path: "f" })).rejects.toThrow("Not a directory: f (use read_file for files)");
+    await expect(run(tools(ws, mode).list, { path: "README.md" })).rejects.toThrow("Not a directory: README.md (use read_file for files)");
     expect(textOf(await run(read, { path: "README.md" }))).toContain("hello");
   });
 

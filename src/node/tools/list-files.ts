@@ -7,7 +7,7 @@ import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 export const listFilesParameters = z.object({
@@ -80,7 +80,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const body = entries.length ? entries.join("\n") : "(empty)";
       return {
         content: [{ type: "text", text: `${summary}\n${body}${describeSkipped(skipped, prefix)}` }],
-        details: { path: shown, entries, files, directories, truncated, skipped },
+        details: { path: shown, entries, files, directories, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
       };
     },
   });

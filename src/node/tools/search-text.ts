@@ -13,7 +13,7 @@ import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
@@ -144,7 +144,7 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
       return {
         content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped, "") }],
-        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped },
+        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
       };
     },
   });

@@ -78,6 +78,9 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
   }
 }
 
+/** At most this many skipped entries are kept in a result's details (the text shows fewer). */
+export const MAX_SKIPPED_DETAILS = 1000;
+
 /** "path (reason)" lines for a result, at most `max` of them. */
 export function describeSkipped(skipped: readonly SkippedEntry[], prefix: string, max = 20): string {
   if (skipped.length === 0) return "";
