@@ -166,6 +166,17 @@ describe.each(modes)("issue 15 item 4: FIFOs and devices never block or stream (
     expect(textOf(await run(read, { path: "README.md" }))).toContain("hello");
   });
 
+  it("item 4: skipped entries of a subdirectory are named relative to the workspace", async () => {
+    const { ws, at } = layout();
+    mkdirSync(at("sub"));
+    execFileSync("mkfifo", [at("sub/p")]);
+    const { list, search } = tools(ws, mode);
+    const listed = await run<ListFilesDetails>(list, { path: "sub", recursive: true });
+    expect(listed.details.skipped).toEqual([{ path: "sub/p", reason: "a FIFO, not read" }]);
+    expect(textOf(listed)).toContain("skipped 1 entry: sub/p (a FIFO, not read)");
+    expect((await run<SearchTextDetails>(search, { pattern: "x", path: "sub" })).details.skipped).toEqual([{ path: "sub/p", reason: "a FIFO, not read" }]);
+  });
+
   it("item 4: a symlink to /dev/zero is not read (search_text . finishes, read_file refuses)", async () => {
     const { ws, at } = layout();
     symlinkSync("/dev/zero", at("zero"));

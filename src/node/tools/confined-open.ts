@@ -77,22 +77,27 @@ export async function realRootOf(root: string): Promise<string> {
 export async function openFileForRead(root: string, requested: string, mode = defaultConfinementMode()): Promise<OpenedFile> {
   const { realRoot, components } = await locate(root, requested);
   if (components.length === 0) throw new ToolInputError(`${requested} is a directory (use list_files)`);
-  let handle: FileHandle;
-  if (mode === "proc") {
-    const parent = await openDirectoryChain(realRoot, components.slice(0, -1), requested);
-    try {
-      handle = await open(`${parent.path}/${components.at(-1)}`, READ_FLAGS).catch((error) => Promise.reject(fsError(error, requested)));
-    } finally {
-      await parent.close();
-    }
-  } else {
-    handle = await open(path.join(realRoot, ...components), READ_FLAGS).catch((error) => Promise.reject(fsError(error, requested)));
+  const parent =
+    mode === "proc"
+      ? await openDirectoryChain(realRoot, components.slice(0, -1), requested)
+      : { path: path.join(realRoot, ...components.slice(0, -1)), close: async () => {} };
+  try {
+    return await openFileIn(parent, components.at(-1)!, realRoot, requested, mode);
+  } finally {
+    await parent.close();
   }
+}
+
+/** The regular file `name` of the open directory `parent`, opened for reading and checked. */
+export async function openFileIn(parent: DirectoryRef, name: string, realRoot: string, requested: string, mode = defaultConfinementMode()): Promise<OpenedFile> {
+  const handle = await open(mode === "proc" ? `${parent.path}/${name}` : path.join(parent.path, name), READ_FLAGS).catch((error) =>
+    Promise.reject(fsError(error, requested)),
+  );
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new ToolInputError(`${requested} is a directory (use list_files)`);
     if (!stats.isFile()) throw new ToolInputError(`${requested} is not a regular file (${kindOf(stats)}); only regular files are read.`);
-    await confirmLocation(handle, stats, realRoot, path.join(realRoot, ...components), requested, mode);
+    await confirmLocation(handle, stats, realRoot, path.join(parent.path, name), requested, mode);
     return { handle, stats };
   } catch (error) {
     await handle.close();

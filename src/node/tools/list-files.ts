@@ -7,7 +7,7 @@ import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, MAX_SKIPPED_DETAILS, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 export const listFilesParameters = z.object({
@@ -54,7 +54,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const collected: WalkEntry[] = [];
       const skipped: SkippedEntry[] = [];
       try {
-        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped, mode: options.confinement });
+        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped: skippedInto(skipped, prefix), mode: options.confinement });
         for await (const entry of walking) collected.push(entry);
       } finally {
         await opened.close();
@@ -79,7 +79,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
         (kept.some((entry) => entry.kind === "symlink") ? " (@ marks a symbolic link, not followed)" : "");
       const body = entries.length ? entries.join("\n") : "(empty)";
       return {
-        content: [{ type: "text", text: `${summary}\n${body}${describeSkipped(skipped, prefix)}` }],
+        content: [{ type: "text", text: `${summary}\n${body}${describeSkipped(skipped)}` }],
         details: { path: shown, entries, files, directories, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
       };
     },

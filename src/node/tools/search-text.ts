@@ -8,12 +8,12 @@ import { RE2JS } from "re2js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
-import { openDirectory, openFileForRead, readBounded, realRootOf, type ConfinementMode } from "./confined-open.js";
+import { openDirectory, openFileForRead, openFileIn, readBounded, realRootOf, type OpenedFile } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, MAX_SKIPPED_DETAILS, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
@@ -71,40 +71,65 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       const shownStart = workspaceRelative(root, start);
       const prefix = shownStart === "." ? "" : `${shownStart}/`;
 
-      const candidates: string[] = [];
       const skipped: SkippedEntry[] = [];
       const dir = await openDirectory(root, params.path, options.confinement).catch((error: Error) => {
         if (/No such file/.test(error.message)) throw new ToolInputError(`No such file or directory: ${params.path}`);
         if (/not a directory/i.test(error.message)) return undefined; // a file: searched alone (or refused when opened)
         throw error;
       });
-      if (dir) {
-        try {
-          const walking = walk(dir, { recursive: true, signal, realRoot: await realRootOf(root), skipped, mode: options.confinement });
-          for await (const entry of walking) {
-            const shown = prefix + entry.relative;
-            if (entry.kind === "symlink") skipped.push({ path: entry.relative, reason: "a symbolic link, not followed" });
-            else if (entry.kind === "file" && matchesGlob(shown)) candidates.push(shown);
-          }
-        } finally {
-          await dir.close();
-        }
-      } else candidates.push(shownStart);
-      // Entries found by the walk are shown relative to the workspace like the matches.
-      for (const entry of skipped) entry.path = prefix + entry.path;
+      const realRoot = await realRootOf(root);
+      const walkOptions = (into: SkippedEntry[]) => ({ recursive: true, signal, realRoot, skipped: skippedInto(into, prefix), mode: options.confinement });
 
-      const pacer = createPacer(options.minDurationMs ?? 0, signal);
-      const report = throttle(40);
-      const matches: SearchMatch[] = [];
-      const matchedFiles = new Set<string>();
-      let filesSearched = 0;
-      let truncated = false;
-      for (const shown of candidates) {
-        throwIfAborted(signal);
-        // A single file named by the call is refused with its reason; one found by the walk is skipped.
-        const text = await readText(root, shown, signal, options.confinement, dir ? skipped : undefined);
-        filesSearched++;
-        if (text !== undefined) {
+      /** The files to search, each opened from its directory while the walk holds it open. */
+      async function* files(): AsyncGenerator<{ shown: string; open: () => Promise<OpenedFile> }> {
+        if (!dir) {
+          yield { shown: shownStart, open: () => openFileForRead(root, params.path, options.confinement) };
+          return;
+        }
+        for await (const entry of walk(dir, walkOptions(skipped))) {
+          const shown = prefix + entry.relative;
+          if (entry.kind === "symlink") skipped.push({ path: shown, reason: "a symbolic link, not followed" });
+          else if (entry.kind === "file" && matchesGlob(shown)) {
+            yield { shown, open: () => openFileIn(entry.parent, entry.name, realRoot, shown, options.confinement) };
+          }
+        }
+      }
+
+      try {
+        // A first walk counts the files, for progress; the second reads them.
+        let total = 1;
+        if (dir) {
+          total = 0;
+          for await (const entry of walk(dir, walkOptions([]))) if (entry.kind === "file" && matchesGlob(prefix + entry.relative)) total++;
+        }
+        const pacer = createPacer(options.minDurationMs ?? 0, signal);
+        const report = throttle(40);
+        const matches: SearchMatch[] = [];
+        const matchedFiles = new Set<string>();
+        let filesSearched = 0;
+        let truncated = false;
+        for await (const file of files()) {
+          throwIfAborted(signal);
+          // A single file named by the call is refused with its reason; one found by the walk is skipped.
+          const text = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
+          filesSearched++;
+          total = Math.max(total, filesSearched); // the tree may have grown since it was counted
+          if (text !== undefined) truncated = await searchLines(text, file.shown);
+          await pacer.step(filesSearched, total);
+          report(
+            () =>
+              reportProgress(onUpdate, `${filesSearched}/${total} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
+                done: filesSearched,
+                total,
+                unit: "files",
+              }),
+            filesSearched === total,
+          );
+          if (truncated) break;
+        }
+
+        /** Adds the matching lines of one file; true when maxResults was reached. */
+        async function searchLines(text: string, shown: string): Promise<boolean> {
           const lines = text.split(/\r?\n/);
           let sinceYield = 0;
           for (let index = 0; index < lines.length; index++) {
@@ -116,36 +141,25 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
               throwIfAborted(signal);
             }
             if (!regex.test(line)) continue;
-            if (matches.length >= params.maxResults) {
-              truncated = true;
-              break;
-            }
+            if (matches.length >= params.maxResults) return true;
             matches.push({ path: shown, line: index + 1, text: clip(line.trim()) });
             matchedFiles.add(shown);
           }
+          return false;
         }
-        await pacer.step(filesSearched, candidates.length);
-        report(
-          () =>
-            reportProgress(onUpdate, `${filesSearched}/${candidates.length} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
-              done: filesSearched,
-              total: candidates.length,
-              unit: "files",
-            }),
-          filesSearched === candidates.length,
-        );
-        if (truncated) break;
-      }
 
-      const summary =
-        `${matches.length}${truncated ? "+" : ""} match${matches.length === 1 ? "" : "es"} in ${matchedFiles.size} file${matchedFiles.size === 1 ? "" : "s"} ` +
-        `(${filesSearched} searched)` +
-        (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
-      const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
-      return {
-        content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped, "") }],
-        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
-      };
+        const summary =
+          `${matches.length}${truncated ? "+" : ""} match${matches.length === 1 ? "" : "es"} in ${matchedFiles.size} file${matchedFiles.size === 1 ? "" : "s"} ` +
+          `(${filesSearched} searched)` +
+          (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
+        const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
+        return {
+          content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped) }],
+          details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
+        };
+      } finally {
+        await dir?.close();
+      }
     },
   });
 }
@@ -170,10 +184,10 @@ export function compilePattern(pattern: string, literal: boolean, ignoreCase: bo
  * The file's text, or undefined for binary or oversized files and, when `skipped` is given (files
  * found by a walk), for files that cannot be opened; a file named by the call throws instead.
  */
-async function readText(root: string, shown: string, signal: AbortSignal | undefined, mode: ConfinementMode | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
-  let opened;
+async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
+  let opened: OpenedFile;
   try {
-    opened = await openFileForRead(root, shown, mode);
+    opened = await open();
   } catch (error) {
     if (!skipped || !(error instanceof ToolInputError)) throw error;
     skipped.push({ path: shown, reason: error.message });

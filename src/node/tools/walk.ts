@@ -11,6 +11,9 @@ import { SKIPPED_DIRECTORIES } from "./workspace.js";
 export interface WalkEntry {
   /** Relative to the directory walked, with forward slashes. */
   relative: string;
+  /** The entry's name in `parent`, which stays open until the walk moves on to the next entry. */
+  name: string;
+  parent: DirectoryRef;
   kind: "file" | "directory" | "symlink";
   isDirectory: boolean;
 }
@@ -28,7 +31,7 @@ export interface WalkOptions {
   /** The real workspace root (children found outside it are not entered). */
   realRoot: string;
   /** Receives what was skipped. */
-  skipped: SkippedEntry[];
+  skipped: { push(entry: SkippedEntry): unknown };
   mode?: ConfinementMode;
 }
 
@@ -48,11 +51,11 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
     throwIfAborted(options.signal);
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isSymbolicLink()) {
-      yield { relative, kind: "symlink", isDirectory: false };
+      yield { relative, name: entry.name, parent: dir, kind: "symlink", isDirectory: false };
       continue;
     }
     if (entry.isFile()) {
-      yield { relative, kind: "file", isDirectory: false };
+      yield { relative, name: entry.name, parent: dir, kind: "file", isDirectory: false };
       continue;
     }
     if (!entry.isDirectory()) {
@@ -61,7 +64,7 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
     }
     // A recursive walk leaves node_modules and .git out entirely; a flat listing shows them.
     if (options.recursive && SKIPPED_DIRECTORIES.has(entry.name)) continue;
-    yield { relative, kind: "directory", isDirectory: true };
+    yield { relative, name: entry.name, parent: dir, kind: "directory", isDirectory: true };
     if (!options.recursive) continue;
     let child: DirectoryRef;
     try {
@@ -81,10 +84,15 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
 /** At most this many skipped entries are kept in a result's details (the text shows fewer). */
 export const MAX_SKIPPED_DETAILS = 1000;
 
+/** Collects skipped entries with `prefix` put before their paths (to make them workspace-relative). */
+export const skippedInto = (into: SkippedEntry[], prefix: string) => ({
+  push: (entry: SkippedEntry) => into.push({ path: prefix + entry.path, reason: entry.reason }),
+});
+
 /** "path (reason)" lines for a result, at most `max` of them. */
-export function describeSkipped(skipped: readonly SkippedEntry[], prefix: string, max = 20): string {
+export function describeSkipped(skipped: readonly SkippedEntry[], max = 20): string {
   if (skipped.length === 0) return "";
-  const shown = skipped.slice(0, max).map((entry) => `${prefix}${entry.path} (${entry.reason})`);
+  const shown = skipped.slice(0, max).map((entry) => `${entry.path} (${entry.reason})`);
   const more = skipped.length > max ? `, … ${skipped.length - max} more` : "";
   return `\nskipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"}: ${shown.join(", ")}${more}`;
 }
