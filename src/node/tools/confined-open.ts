@@ -221,9 +221,10 @@ export async function readBounded(handle: FileHandle, maxBytes: number, signal?:
     if (signal?.aborted) throw new Error("Aborted");
     const chunk = Buffer.allocUnsafe(Math.min(256 * 1024, maxBytes + 1 - length));
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
-    if (bytesRead === 0) break;
     chunks.push(chunk.subarray(0, bytesRead));
     length += bytesRead;
+    // A regular file reads short only at its end (as fs.readFile assumes).
+    if (bytesRead < chunk.length) break;
   }
   const buffer = Buffer.concat(chunks, length);
   return { buffer: buffer.subarray(0, Math.min(length, maxBytes)), exceeded: length > maxBytes };

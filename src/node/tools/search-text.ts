@@ -66,6 +66,7 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
     parameters: searchTextParameters,
     async execute(_id, params, signal, onUpdate) {
       const regex = compilePattern(params.pattern, params.literal, params.ignoreCase);
+      const anywhere = compilePattern(params.pattern, params.literal, params.ignoreCase, true);
       const start = resolveInWorkspace(root, params.path);
       const matchesGlob = params.glob ? globMatcher(params.glob) : () => true;
       const shownStart = workspaceRelative(root, start);
@@ -130,6 +131,9 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
 
         /** Adds the matching lines of one file; true when maxResults was reached. */
         async function searchLines(text: string, shown: string): Promise<boolean> {
+          // One pass over the whole file first: a line that matches is a match of the file's text
+          // read line by line (multiline, CRLF as LF), so a file without a hit needs no line split.
+          if (!anywhere.test(text.replace(/\r\n/g, "\n"))) return false;
           const lines = text.split(/\r?\n/);
           let sinceYield = 0;
           for (let index = 0; index < lines.length; index++) {
@@ -165,10 +169,10 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
 }
 
 /** RE2 (linear time); backreferences and lookaround, which need backtracking, get a clear error. */
-export function compilePattern(pattern: string, literal: boolean, ignoreCase: boolean): RE2JS {
+export function compilePattern(pattern: string, literal: boolean, ignoreCase: boolean, multiline = false): RE2JS {
   const source = literal ? RE2JS.quote(pattern) : pattern;
   try {
-    return RE2JS.compile(source, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    return RE2JS.compile(source, (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (multiline ? RE2JS.MULTILINE : 0));
   } catch (error) {
     if (/\\[1-9]|\(\?<?[=!]/.test(pattern)) {
       throw new ToolInputError(
