@@ -214,12 +214,15 @@ export function kindOf(stats: Stats): string {
 }
 
 /** Reads at most `maxBytes` (one more tells that the file is longer), checking `signal` between chunks. */
-export async function readBounded(handle: FileHandle, maxBytes: number, signal?: AbortSignal): Promise<{ buffer: Buffer; exceeded: boolean }> {
+export async function readBounded(handle: FileHandle, maxBytes: number, signal?: AbortSignal, sizeHint = 0): Promise<{ buffer: Buffer; exceeded: boolean }> {
   const chunks: Buffer[] = [];
   let length = 0;
+  // The first chunk fits the size fstat reported (plus one byte, to see growth): small files cost little.
+  let want = Math.min(sizeHint + 1, 256 * 1024);
   while (length <= maxBytes) {
     if (signal?.aborted) throw new Error("Aborted");
-    const chunk = Buffer.allocUnsafe(Math.min(256 * 1024, maxBytes + 1 - length));
+    const chunk = Buffer.allocUnsafe(Math.min(want, maxBytes + 1 - length));
+    want = 256 * 1024;
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
     chunks.push(chunk.subarray(0, bytesRead));
     length += bytesRead;

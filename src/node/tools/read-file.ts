@@ -53,7 +53,7 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
           throw new ToolInputError(`${params.path} is too large to read (${opened.stats.size} bytes); use search_text to find the lines you need.`);
         }
         // The size may change after fstat: the read itself is bounded too.
-        const read = await readBounded(opened.handle, MAX_READ_BYTES, signal);
+        const read = await readBounded(opened.handle, MAX_READ_BYTES, signal, opened.stats.size);
         if (read.exceeded) {
           throw new ToolInputError(`${params.path} is too large to read (more than ${MAX_READ_BYTES} bytes); use search_text to find the lines you need.`);
         }

@@ -202,7 +202,7 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
       skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
       return undefined;
     }
-    const { buffer, exceeded } = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal);
+    const { buffer, exceeded } = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal, opened.stats.size);
     if (exceeded || buffer.subarray(0, 8000).includes(0)) return undefined;
     return buffer.toString("utf8");
   } finally {
