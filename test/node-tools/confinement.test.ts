@@ -234,6 +234,18 @@ describe("issue 15 item 5: patterns and globs run in linear time", () => {
     expect(ms).toBeLessThan(5_000);
   });
 
+  it("item 5: anchors and classes match per line, with LF and CRLF line ends", async () => {
+    const { ws, at } = layout();
+    writeFileSync(at("crlf.txt"), "foo\r\nbar foo\r\n  bar\r\n");
+    writeFileSync(at("lf.txt"), "a\nb\n");
+    const search = searchTextTool({ cwd: ws });
+    const lines = async (pattern: string, file: string) => (await run<SearchTextDetails>(search, { pattern, path: file })).details.matches.map((m) => m.line);
+    expect(await lines("foo$", "crlf.txt")).toEqual([1, 2]);
+    expect(await lines("^bar", "crlf.txt")).toEqual([2]);
+    expect(await lines("^\\s+bar$", "crlf.txt")).toEqual([3]);
+    expect(await lines("a\\sb", "lf.txt")).toEqual([]); // never across lines
+  });
+
   it("item 5: backreferences and lookaround get a clear error", async () => {
     const { ws } = layout();
     const search = searchTextTool({ cwd: ws });
