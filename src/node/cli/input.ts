@@ -7,7 +7,9 @@
  * redraw, not 100,000. Bracketed paste (`ESC [200~ … ESC [201~`) inserts pasted text as typed
  * text: its newlines do not submit, so keys typed after a paste never merge into it.
  */
+import { EventEmitter } from "node:events";
 import { emitKeypressEvents } from "node:readline";
+import { StringDecoder } from "node:string_decoder";
 
 export interface Key {
   name?: string;
@@ -50,30 +52,80 @@ function dropLastWord(buffer: string): string {
   return buffer.slice(0, end);
 }
 
+const CHANGE: InputAction = Object.freeze({ type: "change" });
+
+/**
+ * Text appended a key at a time, in time linear in its length: keys go into a short string, kept
+ * flat in pieces of ~512 characters. (A string grown by `+=` per key is a tree of one node per
+ * key, and an array of one string per key is as bad: the garbage collector copies either one
+ * again and again as it grows.)
+ */
+export class TextBuilder {
+  private pieces: string[] = [];
+  private recent = "";
+  private size = 0;
+
+  get length(): number {
+    return this.size;
+  }
+
+  append(text: string): void {
+    this.size += text.length;
+    if (text.length >= 512) {
+      this.settle();
+      this.pieces.push(text);
+      return;
+    }
+    this.recent += text;
+    if (this.recent.length >= 512) this.settle();
+  }
+
+  toString(): string {
+    this.settle();
+    if (this.pieces.length > 1) this.pieces = [this.pieces.join("")];
+    return this.pieces[0] ?? "";
+  }
+
+  private settle(): void {
+    if (!this.recent) return;
+    // Reading a character flattens the string in place, so the piece keeps no per-key nodes.
+    this.recent.charCodeAt(0);
+    this.pieces.push(this.recent);
+    this.recent = "";
+  }
+}
+
 export class LineEditor {
-  buffer = "";
-  /** Inside a bracketed paste: its pieces, joined at paste-end. */
-  private paste: string[] | undefined;
+  private text = new TextBuilder();
+
+  get buffer(): string {
+    return this.text.toString();
+  }
+
+  set buffer(value: string) {
+    this.text = new TextBuilder();
+    this.text.append(value);
+  }
+  /** Inside a bracketed paste reported key by key (paste-start … paste-end): its pieces. */
+  private pasting: string[] | undefined;
 
   keypress(str: string | undefined, key: Key | undefined): InputAction[] {
     const name = key?.name;
     if (name === "paste-start") {
-      this.paste = [];
+      this.pasting = [];
       return [];
     }
-    if (this.paste) {
+    if (this.pasting) {
       if (name !== "paste-end") {
-        if (str) this.paste.push(str);
+        if (str) this.pasting.push(str);
         return [];
       }
-      const text = normalizePaste(this.paste.join(""));
-      this.paste = undefined;
-      if (!text) return [];
-      this.buffer += text;
-      return [{ type: "key", char: text }, { type: "change" }];
+      const text = this.pasting.join("");
+      this.pasting = undefined;
+      return this.paste(text);
     }
     if (key?.ctrl && name === "c") return [{ type: "interrupt" }];
-    if (key?.ctrl && name === "d") return this.buffer === "" ? [{ type: "eof" }] : [];
+    if (key?.ctrl && name === "d") return this.text.length === 0 ? [{ type: "eof" }] : [];
     if (name === "escape") return [{ type: "escape" }];
     if (name === "return" || name === "enter") {
       const text = this.buffer;
@@ -95,15 +147,23 @@ export class LineEditor {
     if (key?.ctrl || key?.meta) return [];
     // Escape sequences (arrows, function keys) carry no text.
     if (str === undefined || str === "" || str.startsWith("\x1b")) return [];
-    const printable = Array.from(str).filter((char) => char >= " " && char !== "\x7f").join("");
+    const printable = str.length === 1 ? (str >= " " && str !== "\x7f" ? str : "") : Array.from(str).filter((char) => char >= " " && char !== "\x7f").join("");
     if (!printable) return [];
-    this.buffer += printable;
-    return [{ type: "key", char: printable }, { type: "change" }];
+    this.text.append(printable);
+    return [{ type: "key", char: printable }, CHANGE];
+  }
+
+  /** Inserts pasted text (line breaks kept, they do not submit). */
+  paste(text: string): InputAction[] {
+    const normalized = normalizePaste(text);
+    if (!normalized) return [];
+    this.text.append(normalized);
+    return [{ type: "key", char: normalized }, CHANGE];
   }
 
   clear(): void {
     this.buffer = "";
-    this.paste = undefined;
+    this.pasting = undefined;
   }
 }
 
@@ -114,51 +174,98 @@ export interface KeyboardStream extends NodeJS.ReadableStream {
 
 const BRACKETED_PASTE_ON = "\x1b[?2004h";
 const BRACKETED_PASTE_OFF = "\x1b[?2004l";
+const PASTE_START = "\x1b[200~";
+const PASTE_END = "\x1b[201~";
+
+/**
+ * Splits terminal input into typed parts and bracketed pastes, across chunks (a marker may be cut
+ * between two). One `indexOf` per marker: the cost of a paste does not depend on its content.
+ */
+export class PasteSplitter {
+  private pasting = false;
+  private carry = "";
+  private pieces: string[] = [];
+
+  /** The parts of `chunk`, in order: `typed` text for the key decoder, finished `paste`s. */
+  split(chunk: string): { kind: "typed" | "paste"; text: string }[] {
+    const parts: { kind: "typed" | "paste"; text: string }[] = [];
+    let text = this.carry + chunk;
+    this.carry = "";
+    for (;;) {
+      const marker = this.pasting ? PASTE_END : PASTE_START;
+      const at = text.indexOf(marker);
+      if (at < 0) {
+        // Keep a tail that may be the start of a marker cut by the chunk boundary.
+        const keep = partialMarkerLength(text, marker);
+        const body = text.slice(0, text.length - keep);
+        this.carry = text.slice(text.length - keep);
+        if (this.pasting) this.pieces.push(body);
+        else if (body) parts.push({ kind: "typed", text: body });
+        return parts;
+      }
+      if (this.pasting) {
+        this.pieces.push(text.slice(0, at));
+        parts.push({ kind: "paste", text: this.pieces.join("") });
+        this.pieces = [];
+      } else if (at > 0) parts.push({ kind: "typed", text: text.slice(0, at) });
+      this.pasting = !this.pasting;
+      text = text.slice(at + marker.length);
+    }
+  }
+}
+
+/** The length of the longest end of `text` that begins `marker`. */
+function partialMarkerLength(text: string, marker: string): number {
+  for (let length = Math.min(marker.length - 1, text.length); length > 0; length--) {
+    if (marker.startsWith(text.slice(text.length - length))) return length;
+  }
+  return 0;
+}
 
 /**
  * Feeds `stdin` keypresses (raw mode) to `onAction` until `stop()`. With `terminal` (the TTY the
- * user sees), it turns bracketed paste on while started.
+ * user sees), it turns bracketed paste on while started. Node's keypress decoder reads a private
+ * emitter: bracketed pastes are taken out before it (one insertion instead of a keypress per
+ * character), and the `key` and `change` actions of one chunk are merged into one.
  */
 export class TerminalInput {
   readonly editor = new LineEditor();
-  /** Inside one `data` chunk: `key` and `change` actions wait for its end. */
+  private readonly keys = new EventEmitter();
+  private readonly splitter = new PasteSplitter();
+  private readonly decoder = new StringDecoder("utf8");
   private inChunk = false;
-  private pendingText = "";
+  private pendingText = new TextBuilder();
   private pendingChange = false;
-  private readonly chunkStart = () => {
+  private readonly onData = (data: Buffer | string) => {
+    const text = typeof data === "string" ? data : this.decoder.write(data);
     this.inChunk = true;
-  };
-  private readonly chunkEnd = () => {
-    this.inChunk = false;
-    this.flush();
-  };
-  private readonly listener = (str: string | undefined, key: Key | undefined) => {
-    for (const action of this.editor.keypress(str, key)) {
-      if (this.inChunk && action.type === "key") this.pendingText += action.char;
-      else if (this.inChunk && action.type === "change") this.pendingChange = true;
-      else {
-        this.flush();
-        this.onAction(action);
+    try {
+      for (const part of this.splitter.split(text)) {
+        if (part.kind === "typed") this.keys.emit("data", part.text);
+        else this.deliver(this.editor.paste(part.text));
       }
+    } finally {
+      this.inChunk = false;
+      this.flush();
     }
   };
+  private readonly onKeypress = (str: string | undefined, key: Key | undefined) => this.deliver(this.editor.keypress(str, key));
   private started = false;
 
   constructor(
     private readonly stdin: KeyboardStream,
     private readonly onAction: (action: InputAction) => void,
     private readonly terminal?: { write(text: string): unknown },
-  ) {}
+  ) {
+    emitKeypressEvents(this.keys as unknown as NodeJS.ReadableStream);
+    this.keys.on("keypress", this.onKeypress);
+  }
 
   start(): void {
     if (this.started) return;
     this.started = true;
-    emitKeypressEvents(this.stdin);
     this.stdin.setRawMode?.(true);
-    // The keypress decoder reads `data` once a keypress listener exists: these two run around it.
-    this.stdin.on("keypress", this.listener);
-    this.stdin.prependListener("data", this.chunkStart);
-    this.stdin.on("data", this.chunkEnd);
+    this.stdin.on("data", this.onData);
     this.terminal?.write(BRACKETED_PASTE_ON);
     this.stdin.resume();
   }
@@ -167,19 +274,28 @@ export class TerminalInput {
     if (!this.started) return;
     this.started = false;
     this.flush();
-    this.stdin.off("keypress", this.listener);
-    this.stdin.off("data", this.chunkStart);
-    this.stdin.off("data", this.chunkEnd);
+    this.stdin.off("data", this.onData);
     this.terminal?.write(BRACKETED_PASTE_OFF);
     this.stdin.setRawMode?.(false);
     this.stdin.pause();
   }
 
+  private deliver(actions: InputAction[]): void {
+    for (const action of actions) {
+      if (this.inChunk && action.type === "key") this.pendingText.append(action.char);
+      else if (this.inChunk && action.type === "change") this.pendingChange = true;
+      else {
+        this.flush();
+        this.onAction(action);
+      }
+    }
+  }
+
   /** Delivers the merged `key` and `change` of the keys so far. */
   private flush(): void {
-    const text = this.pendingText;
+    const text = this.pendingText.toString();
     const change = this.pendingChange;
-    this.pendingText = "";
+    this.pendingText = new TextBuilder();
     this.pendingChange = false;
     if (text) this.onAction({ type: "key", char: text });
     if (change) this.onAction({ type: "change" });
