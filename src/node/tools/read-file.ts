@@ -4,6 +4,7 @@ import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
+import { resolveLossyName } from "./lossy-name.js";
 import { createPacer } from "./pace.js";
 import { reportProgress } from "./progress.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
@@ -38,8 +39,10 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
       `Give startLine/endLine (1-based, inclusive) to read part of a long file; at most ${MAX_READ_LINES} lines per call.`,
     parameters: readFileParameters,
     async execute(_id, params, signal, onUpdate) {
-      const file = resolveInWorkspace(root, params.path);
-      const shown = workspaceRelative(root, file);
+      const resolved = resolveInWorkspace(root, params.path);
+      const shown = workspaceRelative(root, resolved);
+      // A name list_files showed with U+FFFD (not UTF-8) is opened by its real bytes.
+      const file = (await stat(resolved).catch(() => undefined)) ? resolved : (resolveLossyName(root, resolved) ?? resolved);
       const info = await stat(file).catch(() => undefined);
       if (!info) throw new ToolInputError(`No such file: ${params.path}`);
       if (info.isDirectory()) throw new ToolInputError(`${params.path} is a directory (use list_files)`);
@@ -80,7 +83,7 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
           reportProgress(onUpdate, `${done}/${count} lines`, { done, total: count, unit: "lines" });
         }
       }
-      const range = startLine === 1 && endLine === totalLines ? `${totalLines} lines` : `lines ${startLine}-${endLine} of ${totalLines}`;
+      const range = startLine === 1 && endLine === totalLines ? `${totalLines} line${totalLines === 1 ? "" : "s"}` : `lines ${startLine}-${endLine} of ${totalLines}`;
       const note = truncated ? `\n… (cut at ${MAX_READ_LINES} lines; continue with startLine ${endLine + 1})` : "";
       return {
         content: [{ type: "text", text: `${shown} (${range})\n${out.join("\n")}${note}` }],
