@@ -2,7 +2,8 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/node/cli/app.js";
-import { LineEditor } from "../../src/node/cli/input.js";
+import { EventEmitter } from "node:events";
+import { LineEditor, PasteSplitter, TerminalInput, type InputAction, type KeyboardStream } from "../../src/node/cli/input.js";
 import { inputTail } from "../../src/node/cli/renderer.js";
 import { checkTrace, makeRepo, ttyIO } from "./fixture.js";
 
@@ -139,5 +140,25 @@ describe("issue 16: pasting into the prompt loop", () => {
       // The echo is cut; the model got all of it.
       expect(tty.output()).toContain(`… (${pasted.length.toLocaleString("en-US")} characters in all)`);
     });
+  });
+});
+
+describe("issue 16: pastes split across chunks", () => {
+  it("finds the markers wherever the chunks cut them; a lone ESC is not held back", () => {
+    const splitter = new PasteSplitter();
+    expect(splitter.split("ab\x1b[200~one")).toEqual([{ kind: "typed", text: "ab" }]);
+    expect(splitter.split(" two\x1b[20")).toEqual([]);
+    expect(splitter.split("1~cd")).toEqual([{ kind: "paste", text: "one two" }, { kind: "typed", text: "cd" }]);
+    expect(splitter.split("\x1b")).toEqual([{ kind: "typed", text: "\x1b" }]);
+  });
+
+  it("Esc acts at once (no wait for the rest of an escape sequence)", () => {
+    const stdin = Object.assign(new EventEmitter(), { isTTY: true, setRawMode() {}, resume() {}, pause() {} });
+    const actions: InputAction[] = [];
+    const input = new TerminalInput(stdin as unknown as KeyboardStream, (action) => actions.push(action));
+    input.start();
+    stdin.emit("data", Buffer.from("\x1b"));
+    expect(actions).toEqual([{ type: "escape" }]);
+    input.stop();
   });
 });

@@ -195,8 +195,10 @@ export class PasteSplitter {
       const marker = this.pasting ? PASTE_END : PASTE_START;
       const at = text.indexOf(marker);
       if (at < 0) {
-        // Keep a tail that may be the start of a marker cut by the chunk boundary.
-        const keep = partialMarkerLength(text, marker);
+        // In a paste, keep a tail that may be the start of the end marker, cut by the chunk
+        // boundary. (Outside one, a lone ESC is the Esc key; a cut start marker goes to the
+        // keypress decoder, which reports paste-start and paste-end to the editor.)
+        const keep = this.pasting ? partialMarkerLength(text, marker) : 0;
         const body = text.slice(0, text.length - keep);
         this.carry = text.slice(text.length - keep);
         if (this.pasting) this.pieces.push(body);
@@ -241,7 +243,10 @@ export class TerminalInput {
     this.inChunk = true;
     try {
       for (const part of this.splitter.split(text)) {
-        if (part.kind === "typed") this.keys.emit("data", part.text);
+        // A chunk that is only ESC is the Esc key (terminals send a sequence in one write): no
+        // need to wait, as the decoder does, half a second for the rest of a sequence.
+        if (part.kind === "typed" && part.text === "\x1b") this.deliver(this.editor.keypress("\x1b", { name: "escape", sequence: "\x1b" }));
+        else if (part.kind === "typed") this.keys.emit("data", part.text);
         else this.deliver(this.editor.paste(part.text));
       }
     } finally {
