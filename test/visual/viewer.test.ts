@@ -261,7 +261,7 @@ describe.skipIf(skipWithoutChromium)("issue 16: the viewer in Chromium", () => {
   it("shows tokens and cost: per response in the transcript and the records, and the run's totals", { timeout: 60_000 }, async () => {
     const { page } = await open();
     const usage = sampleUsage();
-    const total = await page.$eval("#usage tr.total", (row) => ({ tokens: Number(row.getAttribute("data-total-tokens")), cells: [...row.querySelectorAll("td")].map((cell) => cell.textContent) }));
+    const total = await page.$eval("#usage tr.total", (row) => ({ tokens: Number(row.getAttribute("data-total-tokens")), cells: Array.from(row.querySelectorAll("td"), (cell) => cell.textContent) }));
     expect(total.tokens).toBe(usage.total);
     expect(total.cells).toEqual(["all", String(usage.responses), usage.input.toLocaleString("en-US"), usage.output.toLocaleString("en-US"), "0 / 0", usage.total.toLocaleString("en-US"), "$0"]);
     await page.keyboard.press("End");
