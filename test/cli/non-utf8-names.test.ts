@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listFilesTool, readFileTool } from "../../src/node/index.js";
+import { listFilesTool, readFileTool, searchTextTool, type SearchTextDetails } from "../../src/node/index.js";
 import { run, textOf } from "../node-tools/fixture.js";
 
 let root: string;
@@ -32,6 +32,11 @@ describe.skipIf(process.platform === "darwin")("issue 16: non-UTF-8 file names",
     expect(listed).toBe("caf\uFFFD.txt");
     const result = await run(readFileTool({ cwd: root }), { path: listed });
     expect(textOf(result)).toBe("caf\uFFFD.txt (1 line)\n1│ un café");
+  });
+
+  it("search_text reads it too", async () => {
+    const result = await run(searchTextTool({ cwd: root }), { pattern: "un café", literal: true });
+    expect((result.details as SearchTextDetails).matches.map((match) => [match.path, match.line])).toEqual([["caf\uFFFD.txt", 1]]);
   });
 
   it("a lossy name that is a symlink out of the directory is refused", async () => {

@@ -4,6 +4,7 @@
  * reported per file through `onUpdate`.
  */
 import { readFile, stat } from "node:fs/promises";
+import { resolveLossyName } from "./lossy-name.js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
@@ -81,7 +82,7 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       for (const file of candidates) {
         throwIfAborted(signal);
         const shown = workspaceRelative(root, file);
-        const text = await readText(file);
+        const text = await readText(file, root);
         filesSearched++;
         if (text !== undefined) {
           const lines = text.split(/\r?\n/);
@@ -122,8 +123,10 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
 }
 
 /** The file's text, or undefined for binary or oversized files. */
-async function readText(file: string): Promise<string | undefined> {
+async function readText(path: string, root: string): Promise<string | undefined> {
   try {
+    // A name that is not UTF-8 was decoded with U+FFFD by the walk: open it by its real bytes.
+    const file = (await stat(path).catch(() => undefined)) ? path : (resolveLossyName(root, path) ?? path);
     const info = await stat(file);
     if (info.size > MAX_SEARCH_FILE_BYTES) return undefined;
     const buffer = await readFile(file);
