@@ -57,7 +57,11 @@ export async function locate(root: string, requested: string): Promise<{ realRoo
   try {
     real = await realpath(absolute);
   } catch (error) {
-    throw fsError(error, requested);
+    // A final name shown with U+FFFD (not UTF-8 on disk) does not exist as a string: locate its
+    // directory, and let the open find the entry by its bytes.
+    const base = path.basename(absolute);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !base.includes("\uFFFD")) throw fsError(error, requested);
+    real = path.join(await realpath(path.dirname(absolute)).catch((again) => Promise.reject(fsError(again, requested))), base);
   }
   if (!isInside(realRoot, real)) throw new ToolInputError(`Path "${requested}" leads outside the working directory through a symbolic link.`);
   const relative = path.relative(realRoot, real);
@@ -90,9 +94,14 @@ export async function openFileForRead(root: string, requested: string, mode = de
 
 /** The regular file `name` of the open directory `parent`, opened for reading and checked. */
 export async function openFileIn(parent: DirectoryRef, name: string, realRoot: string, requested: string, mode = defaultConfinementMode()): Promise<OpenedFile> {
-  const handle = await open(mode === "proc" ? `${parent.path}/${name}` : path.join(parent.path, name), READ_FLAGS).catch((error) =>
-    Promise.reject(fsError(error, requested)),
-  );
+  const target = mode === "proc" ? `${parent.path}/${name}` : path.join(parent.path, name);
+  const handle = await open(target, READ_FLAGS).catch(async (error: NodeJS.ErrnoException) => {
+    // A name list_files showed with U+FFFD (not UTF-8 on disk) is opened by its real bytes, with
+    // the same flags and checks (a symlink is still refused).
+    const lossy = error.code === "ENOENT" ? await lossyEntry(parent.path, name) : undefined;
+    if (lossy) return open(Buffer.concat([Buffer.from(`${parent.path}${path.sep}`), lossy]), READ_FLAGS).catch((again) => Promise.reject(fsError(again, requested)));
+    return Promise.reject(fsError(error, requested));
+  });
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new ToolInputError(`${requested} is a directory (use list_files)`);
@@ -231,4 +240,12 @@ export async function readBounded(handle: FileHandle, maxBytes: number, signal?:
   }
   const buffer = Buffer.concat(chunks, length);
   return { buffer: buffer.subarray(0, Math.min(length, maxBytes)), exceeded: length > maxBytes };
+}
+
+/** The one entry of `directory` whose name decodes (lossily, as `readdir` shows it) to `name`. */
+async function lossyEntry(directory: string, name: string): Promise<Buffer | undefined> {
+  if (!name.includes("\uFFFD")) return undefined;
+  const entries = await readdir(directory, { encoding: "buffer" }).catch(() => [] as Buffer[]);
+  const matches = entries.filter((entry) => entry.toString("utf8") === name);
+  return matches.length === 1 ? matches[0] : undefined;
 }

@@ -104,7 +104,7 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
       }
       const cutByChars = lastLine < endLine;
       const truncated = endLine < wanted || cutByChars;
-      const range = startLine === 1 && lastLine === totalLines ? `${totalLines} lines` : `lines ${startLine}-${lastLine} of ${totalLines}`;
+      const range = startLine === 1 && lastLine === totalLines ? `${totalLines} line${totalLines === 1 ? "" : "s"}` : `lines ${startLine}-${lastLine} of ${totalLines}`;
       const limit = cutByChars ? `${MAX_READ_CHARS} characters` : `${MAX_READ_LINES} lines`;
       const note = truncated ? `\n… (cut at ${limit}; continue with startLine ${lastLine + 1})` : "";
       return {
