@@ -30,6 +30,7 @@ import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
+import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
@@ -86,7 +87,10 @@ export class Agent {
   private tools: AgentTool[];
   private replay: { messages: AgentMessage[]; systemPrompt: string } | undefined;
 
-  constructor(options: AgentOptions) {
+  /** Throws a `TypeError` when `options.streamFn` is absent and no default is set (`setDefaultStreamFn`). */
+  constructor(options: AgentOptions = {}) {
+    // Resolved first, so a missing stream function fails here rather than at the first prompt().
+    this.streamFunction = resolveStreamFn(options.streamFn);
     const initial = options.initialState ?? {};
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = options.transformContext;
@@ -97,7 +101,6 @@ export class Agent {
     this.prepareRequest = options.prepareRequest;
     this.prepareNextTurn = options.prepareNextTurn;
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
-    this.streamFunction = options.streamFn;
     this.toolExecution = options.toolExecution ?? "parallel";
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;

@@ -58,7 +58,7 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
   else if (withSignal) config.prepareNextTurn = (_turn, signal) => withSignal(signal);
   for (const key of STREAM_OPTION_KEYS) {
     const value = args.streamOptions[key];
-    if (value !== undefined) (config as Record<string, unknown>)[key] = value;
+    if (value !== undefined) Object.assign(config, { [key]: value });
   }
   return config;
 }

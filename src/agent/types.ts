@@ -9,6 +9,7 @@ import type {
   AgentLoopTurnUpdate,
   AgentMessage,
   AgentTool,
+  LoopStreamOptions,
   Message,
   Model,
   PrepareNextTurnContext,
@@ -78,24 +79,17 @@ export interface AgentHooks {
 
 /**
  * Options the reference forwards to its stream function; forwarded here as stream options when
- * set (what they mean is up to the stream function).
+ * set (what they mean is up to the stream function; `identity` goes over `DEFAULT_AGENT_IDENTITY`).
  */
-export interface AgentStreamOptions {
-  /** Session identifier for cache-aware providers. */
-  sessionId?: string;
-  thinkingBudgets?: Partial<Record<ThinkingLevel, number>>;
-  transport?: string;
-  maxRetryDelayMs?: number;
-  onPayload?: (...args: any[]) => unknown;
-  onResponse?: (...args: any[]) => unknown;
-  onProviderStreamEvent?: (...args: any[]) => unknown;
-  identity?: unknown;
-}
+export type AgentStreamOptions = Pick<
+  LoopStreamOptions,
+  "sessionId" | "thinkingBudgets" | "transport" | "maxRetryDelayMs" | "onPayload" | "onResponse" | "onProviderStreamEvent" | "identity"
+>;
 
 export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   initialState?: AgentInitialState;
-  /** The provider seam (see `StreamFn`); required. */
-  streamFn: StreamFn;
+  /** The provider seam (see `StreamFn`). Default: the one set with `setDefaultStreamFn`; with none set, the constructor throws. */
+  streamFn?: StreamFn;
   /** Default `"one-at-a-time"`. */
   steeringMode?: QueueMode;
   /** Default `"one-at-a-time"`. */
