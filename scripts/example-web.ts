@@ -222,7 +222,8 @@ export async function startExampleServer(options: ExampleServerOptions = {}): Pr
 /** POST /api/stream: the page's `streamProxy` request, answered by Claude with the server's key and model. */
 function anthropicProxy(options: AnthropicProxyOptions) {
   const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
-  const model = anthropicModel(options.model ?? DEFAULT_MODEL, baseURL ? { baseUrl: baseURL } : {});
+  // An unknown --model is priced like the default model rather than refused (a local demo).
+  const model = anthropicModel(options.model ?? DEFAULT_MODEL, baseURL ? { baseUrl: baseURL } : {}, { fallback: DEFAULT_MODEL });
   const token = randomBytes(24).toString("base64url");
   const handle = createStreamProxyHandler(anthropicStreamFn({ apiKey: options.apiKey }), { authToken: token, resolveModel: () => model });
   return { model, token, handle };

@@ -141,6 +141,24 @@ export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessag
 
 export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 
+/** Dollars per million tokens, for every token kind of a request. */
+export interface ModelCostRates {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Rates that apply to the whole request when its prompt (input + cache read + cache write tokens) exceeds `inputTokensAbove`. */
+export interface ModelCostTier extends ModelCostRates {
+  inputTokensAbove: number;
+}
+
+export interface ModelCost extends ModelCostRates {
+  /** Long-context pricing; the tier with the highest threshold the prompt exceeds wins. */
+  tiers?: ModelCostTier[];
+}
+
 export interface Model {
   id: string;
   name: string;
@@ -149,8 +167,8 @@ export interface Model {
   baseUrl?: string;
   reasoning: boolean;
   input: ("text" | "image")[];
-  /** Prices in dollars per million tokens. */
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** Prices in dollars per million tokens; `tiers` replace them for long prompts. */
+  cost: ModelCost;
   contextWindow: number;
   maxTokens: number;
 }
