@@ -58,7 +58,12 @@ export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "i
  */
 export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
 
-/** The hooks an Agent passes to each run; each is read when the run starts. */
+/**
+ * The hooks an Agent passes to each run; each is read when the run starts. Their contracts are
+ * those of `AgentLoopConfig`: none may throw, and one that does ends the run cleanly with an
+ * assistant failure message (R56), except `beforeToolCall`/`afterToolCall`, whose throw becomes
+ * that call's error tool result (R21, R23).
+ */
 export interface AgentHooks {
   /** Default: keep user, assistant, toolResult and system messages, drop app-defined ones. */
   convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
@@ -68,7 +73,7 @@ export interface AgentHooks {
   afterToolCall?: AgentLoopConfig["afterToolCall"];
   finishTurn?: AgentLoopConfig["finishTurn"];
   prepareRequest?: AgentLoopConfig["prepareRequest"];
-  /** Before every turn but the first, without the turn (the reference's form). */
+  /** Before every turn but the first, without the turn (the reference's form). Returns an update or `undefined`, as `AgentLoopConfig.prepareNextTurn`. */
   prepareNextTurn?: (signal?: AbortSignal) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
   /** Before every turn but the first, with the completed turn. Wins over `prepareNextTurn`. */
   prepareNextTurnWithContext?: (
