@@ -6,7 +6,7 @@ import { Agent, proxyStreamFn, type Model } from "xstate-agent-loop";
 import { connectBrowserInspector } from "xstate-agent-loop/inspect";
 
 // Plain data from your server: the model descriptor and a token for its stream proxy.
-const { model, proxyToken } = (await (await fetch("/api/config")).json()) as { model: Model; proxyToken: string };
+const { model, proxyToken }: { model: Model; proxyToken: string } = await (await fetch("/api/config")).json();
 const agent = new Agent({
   // pi's stream proxy protocol (`streamProxy`): POST /api/stream; the server holds the API key.
   streamFn: proxyStreamFn({ proxyUrl: location.origin, authToken: proxyToken }),
