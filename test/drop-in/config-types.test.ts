@@ -42,7 +42,7 @@ describe("issue 16: AgentLoopConfig is closed, pi's stream options compile, prov
     const lines = source.split("\n");
     // The line after each marker, numbered as in the stripped text (markers replaced by blank lines).
     const marked = lines.flatMap((line, index) => (line.trim().startsWith(MARK) ? [index + 2] : []));
-    expect(marked.length).toBe(6);
+    expect(marked.length).toBe(8);
     const stripped = lines.map((line) => (line.trim().startsWith(MARK) ? "" : line)).join("\n");
     const without = errorLines(stripped, options, asIs.program);
     expect([...new Set(without.lines)].sort((a, b) => a - b)).toEqual(marked);
