@@ -4,7 +4,7 @@
  * on the same server), and both of ours end to end through the loop. Servers bind 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { streamProxy as piStreamProxy } from "@earendil-works/pi-agent-core";
+import { Agent as PiAgent, streamProxy as piStreamProxy } from "@earendil-works/pi-agent-core";
 import {
   runAgentLoop,
   streamProxy,
@@ -220,6 +220,22 @@ describe("issue 16: our streamProxy against a scripted server speaking the proto
 });
 
 describe("issue 16: our client and our server through the loop", () => {
+  it("the reference's own Agent, its streamFn being the reference's streamProxy, runs a turn against our server", async () => {
+    const upstream = scriptedStreamFn([{ content: [text("hello from our server")] }]);
+    const server = await proxyServer(upstream);
+    // The reference's types are pi-ai's; at runtime its Agent takes our plain model and its client's stream.
+    const agent = new PiAgent({
+      initialState: { systemPrompt: "Be brief.", model: scriptedModel as never },
+      streamFn: ((model: never, ctx: never, options: Record<string, unknown>) =>
+        piStreamProxy(model, ctx, { ...options, proxyUrl: server.url, authToken: TOKEN })) as never,
+    });
+    await agent.prompt("hi");
+    const last = agent.state.messages.at(-1) as { role: string; content: unknown; stopReason: string };
+    expect(last).toMatchObject({ role: "assistant", stopReason: "stop", content: [{ type: "text", text: "hello from our server" }] });
+    // The reference sends its system prompt as a system message, which our stream function receives.
+    expect(upstream.calls[0].context.messages.map((m) => m.role)).toEqual(["system", "user"]);
+  });
+
   it("a run through proxyStreamFn and createStreamProxyHandler adds the same messages as a direct run", async () => {
     const script: ScriptedResponse[] = [{ content: [toolCall("echo", { text: "hi" }, "c1")] }, { content: [text("done")] }];
     const tools = [
