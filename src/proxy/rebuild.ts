@@ -2,6 +2,7 @@
  * Rebuilds full `AssistantMessageEvent`s from the proxy's partial-less events: one live
  * `AssistantMessage` grows with each event and rides along as `partial` (as a provider's does).
  */
+import { parse as parsePartialJson } from "partial-json";
 import type { AssistantMessage, AssistantMessageEvent, Model, ToolCall } from "../types.js";
 import { emptyUsage } from "../providers/assistant-stream.js";
 import type { ProxyAssistantMessageEvent } from "./wire.js";
@@ -114,10 +115,10 @@ export class ProxyMessageBuilder {
   }
 }
 
-/** The arguments parsed so far, when the streamed text is already a complete JSON object. */
+/** The arguments parsed so far from incomplete JSON text (`{"path":"ab` → `{ path: "ab" }`), as the reference shows them. */
 function partialArguments(text: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(text);
+    const value: unknown = parsePartialJson(text);
     return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

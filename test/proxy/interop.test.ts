@@ -146,6 +146,42 @@ describe("issue 16: our streamProxy against a scripted server speaking the proto
     expect(texts).toEqual(["hel", "hello"]);
   });
 
+  it("each event's partial equals the reference's at that event (partial tool arguments included)", async () => {
+    // The server sends one event, then waits until the client has handled it, so each partial is seen as it was.
+    const wire: ProxyAssistantMessageEvent[] = [
+      { type: "start" },
+      { type: "toolcall_start", contentIndex: 0, id: "c1", toolName: "read" },
+      { type: "toolcall_delta", contentIndex: 0, delta: '{"path":"ab' },
+      { type: "toolcall_delta", contentIndex: 0, delta: 'c","n":[1,' },
+      { type: "toolcall_end", contentIndex: 0, toolCall: { type: "toolCall", id: "c1", name: "read", arguments: { path: "abc", n: [1, 2] } } },
+      { type: "done", reason: "toolUse", usage: USAGE },
+    ];
+    let handled: (() => void) | undefined;
+    const server = await listen(async (req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const event of wire) {
+        const next = new Promise<void>((resolve) => (handled = resolve));
+        res.write(`data: ${JSON.stringify(event)}\n\n`);
+        await next;
+      }
+      res.end();
+    });
+    servers.push(server);
+    const partials = async (client: typeof streamProxy) => {
+      const seen: unknown[] = [];
+      for await (const event of client(scriptedModel, context, { proxyUrl: server.url, authToken: TOKEN })) {
+        seen.push("partial" in event ? structuredClone(event.partial.content) : event.type);
+        handled?.();
+      }
+      return seen;
+    };
+    const ours = await partials(streamProxy);
+    expect(ours).toEqual(await partials(referenceStreamProxy));
+    expect(ours[2]).toEqual([{ type: "toolCall", id: "c1", name: "read", arguments: { path: "ab" } }]);
+    expect(ours[3]).toEqual([{ type: "toolCall", id: "c1", name: "read", arguments: { path: "abc", n: [1] } }]);
+  });
+
   const failures: [string, (res: import("node:http").ServerResponse) => void][] = [
     ["a JSON error status", (res) => res.writeHead(401, { "content-type": "application/json" }).end('{"error":"bad token"}')],
     ["a plain error status", (res) => res.writeHead(500).end("boom")],
