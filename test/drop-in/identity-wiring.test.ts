@@ -1,7 +1,8 @@
 /**
  * Issue 16, "merge config.identity over DEFAULT_AGENT_IDENTITY on every request": what the stream
- * function receives from the loop and from an Agent. Green once the request path computes its
- * options with src/loop/stream-options.ts `streamOptionsOf`.
+ * function receives from the loop and from an Agent. The Agent merges in its loop config
+ * (src/agent/loop-config.ts); the loop functions once the request path (src/actors/run-deps.ts)
+ * computes its options with src/loop/stream-options.ts `streamOptionsOf`.
  */
 import { describe, expect, it } from "vitest";
 import { Agent, DEFAULT_AGENT_IDENTITY, defaultConvertToLlm, runAgentLoop } from "../../src/index.js";
