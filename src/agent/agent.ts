@@ -29,6 +29,7 @@ import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
+import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
@@ -96,7 +97,10 @@ export class Agent {
     return new Agent(options, snapshot);
   }
 
-  constructor(options: AgentOptions, restored?: unknown) {
+  /** Throws a `TypeError` when `options.streamFn` is absent and no default is set (`setDefaultStreamFn`). */
+  constructor(options: AgentOptions = {}, restored?: unknown) {
+    // Resolved first, so a missing stream function fails here rather than at the first prompt().
+    this.streamFunction = resolveStreamFn(options.streamFn);
     const initial = options.initialState ?? {};
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = options.transformContext;
@@ -107,7 +111,6 @@ export class Agent {
     this.prepareRequest = options.prepareRequest;
     this.prepareNextTurn = options.prepareNextTurn;
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
-    this.streamFunction = options.streamFn;
     this.toolExecution = options.toolExecution ?? "parallel";
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;

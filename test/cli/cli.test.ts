@@ -129,7 +129,8 @@ describe("provider error", () => {
     const { io, stdout } = fakeIO(root, { env: { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: url } });
     expect(await runCli(["--trace", tracePath, "hello"], io)).toBe(1);
     expect(requests.some((headers) => headers.includes(key))).toBe(true);
-    expect(stdout()).toContain("claude-sonnet-5-5 via Anthropic");
+    // The default model is in the price table now, so the label names it.
+    expect(stdout()).toContain("Claude Sonnet 5.5 (claude-sonnet-5-5) via Anthropic");
     expect(stdout()).toMatch(/✗ error: .*invalid x-api-key/);
     const text = readFileSync(tracePath, "utf8");
     expect(text).not.toContain(key);

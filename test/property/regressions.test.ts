@@ -3,7 +3,7 @@
  * smallest deterministic scenario.
  */
 import { describe, expect, it } from "vitest";
-import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
+import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
 
 describe("regressions", () => {
   // Found by the property suite (sink "macrotask", a parallel batch of two calls, the first one
@@ -40,7 +40,7 @@ describe("regressions", () => {
     await runAgentLoop(
       [{ role: "user", content: "hi", timestamp: 1 }],
       { messages: [], tools: [tool("a"), tool("b")] },
-      { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       sink,
       undefined,
       scriptedStreamFn([{ content: [toolCall("a", {}, "A"), toolCall("b", {}, "B")] }, { content: [text("done")] }]),

@@ -15,7 +15,7 @@ import type {
   ScriptedBlock,
   ScriptedResponse,
 } from "../../src/index.js";
-import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
 export type Outcome = "success" | "throw" | "isError" | "terminate";
 
@@ -252,7 +252,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     };
   })();
 
-  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), messages as never), toolExecution: scenario.toolExecution };
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), defaultConvertToLlm(messages)), toolExecution: scenario.toolExecution };
   if (scenario.beforeToolCall) {
     config.beforeToolCall = async ({ toolCall: call }) => {
       entered("beforeToolCall", call.id);

@@ -4,8 +4,7 @@ import type { ThinkingLevel } from "../../types.js";
 
 /**
  * The newest Sonnet the installed @anthropic-ai/sdk knows (it warns that claude-sonnet-4-5 reaches
- * end-of-life on 2026-11-30). The provider's price table does not list it yet, so its cost is
- * estimated with Sonnet-class prices.
+ * end-of-life on 2026-11-30); the provider's price table has its figures.
  */
 export const DEFAULT_MODEL = "claude-sonnet-5-5";
 const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
