@@ -4,6 +4,7 @@
  * (`./anthropic`, `./inspect`, `./node`).
  */
 export * from "./types.js";
+export { AgentInputError, HookResultError, ToolResultError } from "./boundary/errors.js";
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from "./api/agent-loop.js";
 export { runToolCall, type RunToolCallOptions } from "./api/run-tool-call.js";
 export type { RunOptions, RunActor } from "./api/start-run.js";

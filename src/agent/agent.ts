@@ -31,6 +31,10 @@ import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
+import { checkMessage, checkMessages } from "../boundary/messages.js";
+import { checkModel } from "../boundary/model.js";
+import { checkPromptInput } from "../boundary/prompt-input.js";
+import { checkTools } from "../boundary/tools.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -88,6 +92,9 @@ export class Agent {
 
   constructor(options: AgentOptions) {
     const initial = options.initialState ?? {};
+    if (initial.model !== undefined) checkModel(initial.model, "initialState.model");
+    checkTools(initial.tools, "initialState.tools");
+    if (initial.messages !== undefined) checkMessages(initial.messages, "initialState.messages");
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = options.transformContext;
     this.getApiKey = options.getApiKey;
@@ -166,10 +173,12 @@ export class Agent {
 
   /** Queue a message for the next drain point after the current turn (or the next run's start). */
   steer(message: AgentMessage): void {
+    checkMessage(message, "steer(message)");
     this.session.send({ type: "STEER", message });
   }
   /** Queue a message for when the agent would otherwise stop. */
   followUp(message: AgentMessage): void {
+    checkMessage(message, "followUp(message)");
     this.session.send({ type: "FOLLOW_UP", message });
   }
   clearSteeringQueue(): void {
@@ -219,6 +228,7 @@ export class Agent {
   prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
   prompt(input: string, images?: ImageContent[]): Promise<void>;
   async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
+    checkPromptInput(input, images);
     if (this.busy) {
       throw new Error("Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.");
     }
@@ -298,6 +308,7 @@ export class Agent {
         return agent.context.model;
       },
       set model(model: Model) {
+        checkModel(model, "state.model");
         agent.session.send({ type: "SET_MODEL", model });
       },
       get thinkingLevel() {
@@ -310,12 +321,13 @@ export class Agent {
         return agent.tools;
       },
       set tools(tools: AgentTool[]) {
-        agent.tools = tools.slice();
+        agent.tools = (checkTools(tools, "state.tools") ?? []).slice();
       },
       get messages() {
         return agent.context.messages;
       },
       set messages(messages: AgentMessage[]) {
+        checkMessages(messages, "state.messages");
         agent.session.send({ type: "SET_MESSAGES", messages: messages.slice() });
       },
       get isStreaming() {

@@ -5,6 +5,7 @@
 import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { AgentEventStream } from "../bridge/event-stream.js";
 import { checkRunArguments, startRun, type RunOptions } from "./start-run.js";
+import { checkLoopArguments } from "../boundary/run-arguments.js";
 
 /** R1: a new run with `prompts`. Returns at once; events are buffered until a consumer attaches. */
 export function agentLoop(
@@ -16,6 +17,7 @@ export function agentLoop(
   options?: RunOptions,
 ): AgentEventStream {
   checkRunArguments(prompts, context, config, streamFn);
+  checkLoopArguments(prompts, context, config, signal);
   return observe(prompts, context, config, signal, streamFn!, options);
 }
 
@@ -28,6 +30,7 @@ export function agentLoopContinue(
   options?: RunOptions,
 ): AgentEventStream {
   checkRunArguments(null, context, config, streamFn);
+  checkLoopArguments(null, context, config, signal);
   return observe(null, context, config, signal, streamFn!, options);
 }
 
@@ -42,6 +45,7 @@ export function runAgentLoop(
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
   checkRunArguments(prompts, context, config, streamFn);
+  checkLoopArguments(prompts, context, config, signal);
   return startRun({ prompts, context, config, sink: emit, signal, streamFn: streamFn!, options });
 }
 
@@ -55,6 +59,7 @@ export function runAgentLoopContinue(
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
   checkRunArguments(null, context, config, streamFn);
+  checkLoopArguments(null, context, config, signal);
   return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: streamFn!, options });
 }
 

@@ -20,6 +20,7 @@ import type { RunDeps } from "../actors/run-deps.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
+import { checkToolCallArguments } from "../boundary/tool-call-arguments.js";
 
 export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
   tools: readonly AgentTool[];
@@ -31,7 +32,16 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
   onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
 }
 
-export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
+/**
+ * Bad arguments (a signal that is not an `AbortSignal`, tools that are not tools) throw an
+ * `AgentInputError` synchronously, at the call; once running, it never rejects.
+ */
+export function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
+  checkToolCallArguments(toolCall, options);
+  return run(toolCall, options);
+}
+
+async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
     const signal = options.signal ?? new AbortController().signal;
     const events = new EventQueue(
