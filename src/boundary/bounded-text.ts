@@ -42,8 +42,10 @@ export const MAX_JSON_ITEMS = 50;
  */
 export function boundJson(value: unknown, max = MAX_ERROR_TEXT, indent?: number): string {
   let text: string | undefined;
+  // One string may take half the room, so the fields around it still show.
+  const maxString = Math.ceil(max / 2);
   const shorten = (_key: string, item: unknown): unknown => {
-    if (typeof item === "string" && item.length > max) return `${item.slice(0, max)}… [${item.length - max} more characters]`;
+    if (typeof item === "string" && item.length > maxString) return `${item.slice(0, maxString)}… [${item.length - maxString} more characters]`;
     if (Array.isArray(item) && item.length > MAX_JSON_ITEMS) return [...item.slice(0, MAX_JSON_ITEMS), `… ${item.length - MAX_JSON_ITEMS} more`];
     return item;
   };

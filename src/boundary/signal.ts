@@ -9,7 +9,6 @@ import { AgentInputError } from "./errors.js";
 /** `signal`, checked: undefined, or an `AbortSignal` (any realm, or a spec-shaped polyfill). */
 export function checkSignal(value: unknown, field = "signal"): AbortSignal | undefined {
   if (value === undefined) return undefined;
-  if (typeof AbortSignal !== "undefined" && value instanceof AbortSignal) return value;
   if (isSignalLike(value)) return value;
   throw new AgentInputError(field, `${field} must be an AbortSignal (e.g. new AbortController().signal), got ${describeValue(value)}`);
 }
@@ -17,6 +16,7 @@ export function checkSignal(value: unknown, field = "signal"): AbortSignal | und
 function isSignalLike(value: unknown): value is AbortSignal {
   if (typeof value !== "object" || value === null) return false;
   try {
+    if (typeof AbortSignal !== "undefined" && value instanceof AbortSignal) return true;
     const signal = value as Partial<AbortSignal>;
     return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
   } catch {
