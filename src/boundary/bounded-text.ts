@@ -61,6 +61,14 @@ export function boundJson(value: unknown, max = MAX_ERROR_TEXT, indent?: number)
   return boundText(text ?? String(value), max);
 }
 
+/**
+ * A list of allowed values as a failure line quotes it: JSON-like, the first `max` values (each
+ * cut to 60 characters), then `… N more`: `["v0","v1", … 999998 more]`.
+ */
+export function boundValues(values: readonly unknown[], max = 10): string {
+  return `[${boundList(values, max, (value) => boundJson(value, 60), ",")}]`;
+}
+
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }

@@ -1,6 +1,6 @@
 /** `Agent.prompt()`'s argument: text (with images), one message, or several (R52). */
 import { blocksProblem } from "./content.js";
-import { isArray } from "./describe-value.js";
+import { describeValue, isArray } from "./describe-value.js";
 import { AgentInputError } from "./errors.js";
 import { checkMessage, checkMessages } from "./messages.js";
 import { problemText } from "./problem.js";
@@ -14,5 +14,5 @@ export function checkPromptInput(input: unknown, images: unknown): void {
   }
   if (isArray(input)) checkMessages(input, "prompt");
   else if (typeof input === "object" && input !== null) checkMessage(input, "prompt");
-  else checkMessage(input, "prompt (text, a message or an array of messages)");
+  else throw new AgentInputError("prompt", `prompt must be text, a message or an array of messages, got ${describeValue(input)}`);
 }

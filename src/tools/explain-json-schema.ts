@@ -12,7 +12,7 @@ import type { OutputUnit } from "@cfworker/json-schema";
 import { UNRESOLVED_REF, type CompiledSchema } from "./compiled-schema.js";
 import { dedupeLines, type FailureLine } from "./failure-line.js";
 import { jsonKind } from "./json-kind.js";
-import { boundJson, boundText } from "../boundary/bounded-text.js";
+import { boundJson, boundText, boundValues } from "../boundary/bounded-text.js";
 import { formatPath, pointerSegments } from "./path.js";
 import { APPLICATORS } from "./applicators.js";
 import { pruneUnions } from "./prune-unions.js";
@@ -101,7 +101,7 @@ function keywordProblem(keyword: string, node: Record<string, unknown>): string 
   switch (keyword) {
     case "enum":
       // Bounded: a schema may list a million values, and this line is repeated per failing item.
-      return `expected one of ${boundJson(node.enum, VALUE_CHARS)}`;
+      return `expected one of ${Array.isArray(node.enum) ? boundValues(node.enum) : boundJson(node.enum, VALUE_CHARS)}`;
     case "const":
       return `expected ${boundJson(node.const, VALUE_CHARS)}`;
     case "minimum":
