@@ -7,11 +7,13 @@
  * until the run calls the src/boundary checks on hook and tool outputs (see the README section
  * "Library boundary" and the boundary report). The checks themselves are tested in checks.test.ts.
  */
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runAgentLoop, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentLoopConfig, type AgentMessage, type AgentTool, type AssistantMessage, type ToolResultMessage } from "../../src/index.js";
 import { messageProblem } from "../../src/boundary/index.js";
 import { baseConfig, ok, tool, user } from "../loop/helpers.js";
 import { watchCrashes, type CrashWatch } from "./crash-watch.js";
+import { boundaryProblems, boundaryScenarioArb, playBoundary } from "../property/boundary-scenario.js";
 
 let crashes: CrashWatch;
 beforeEach(() => void (crashes = watchCrashes()));
@@ -95,4 +97,27 @@ describe("issue 15 item 10 (wired): a tool result with garbage never breaks late
     const { messages } = await run({}, [tool("t", async () => ok("fine"))]);
     expect(resultText(toolResults(messages)[0])).toBe("fine");
   });
+});
+
+describe("issue 15 fuzz (wired): unreadable models and contexts from preparation hooks", () => {
+  it("every run ends with agent_end, one result per call, no crash, and a well-formed transcript (200 runs)", async () => {
+    const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : 20261130;
+    await fc.assert(
+      fc.asyncProperty(boundaryScenarioArb({ wired: true }), async (scenario) => {
+        const watch = watchCrashes();
+        try {
+          const run = await playBoundary(scenario);
+          const problems = boundaryProblems(run, await watch.settle());
+          for (const message of run.messages) {
+            const problem = messageProblem(message);
+            if (problem) problems.push(`malformed message in the transcript: ${problem.field} ${problem.problem}`);
+          }
+          if (problems.length > 0) throw new Error(problems.slice(0, 6).join("\n"));
+        } finally {
+          watch.stop();
+        }
+      }),
+      { numRuns: 200, seed: SEED, timeout: 5_000 },
+    );
+  }, 60_000);
 });
