@@ -34,3 +34,10 @@ export function isSecretKeyName(key: string): boolean {
   if (SECRET_NAMES.has(name)) return true;
   return SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
+
+/** Credential-shaped strings: Anthropic keys, other `sk-` style keys and bearer tokens. */
+export const SECRET_PATTERNS: readonly RegExp[] = [
+  /sk-ant-[A-Za-z0-9_-]{4,}/g,
+  /\bsk-[A-Za-z0-9_-]{20,}/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+];

@@ -6,7 +6,7 @@
  * nothing), because @statelyai/inspect may serialize a buffered event twice.
  */
 import type { AnyEventObject, InspectionEvent } from "xstate";
-import { isSecretKeyName, normalizeKeyName } from "../boundary/secret-keys.js";
+import { isSecretKeyName, normalizeKeyName, SECRET_PATTERNS } from "../boundary/secret-keys.js";
 
 export interface SanitizeOptions {
   /**
@@ -44,12 +44,6 @@ export const UNREADABLE = "[unreadable]";
 /** An image's `data` once sanitized; only this exact shape is kept as it is (idempotence). */
 const IMAGE_SUMMARY = /^<\d+ bytes>$/;
 
-/** Anthropic keys, other `sk-` style keys and bearer tokens. */
-const SECRET_PATTERNS: readonly RegExp[] = [
-  /sk-ant-[A-Za-z0-9_-]{4,}/g,
-  /\bsk-[A-Za-z0-9_-]{20,}/g,
-  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
-];
 
 interface Resolved {
   summarize: boolean;

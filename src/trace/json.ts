@@ -1,5 +1,6 @@
 /** JSON-safe copies of arbitrary values (tool details may hold anything) and secret redaction. */
 import type { JsonValue } from "../types.js";
+import { SECRET_PATTERNS } from "../boundary/secret-keys.js";
 
 /** Nesting deeper than this becomes `"[…]"` (a `toJSON` returning fresh objects forever ends here). */
 const MAX_DEPTH = 100;
@@ -55,11 +56,13 @@ function objectToJsonSafe(object: object, ancestors: object[]): JsonValue | unde
   return out;
 }
 
-const ANTHROPIC_KEY = /sk-ant-[A-Za-z0-9_-]{8,}/g;
-
-/** Replaces every occurrence of the given secrets, and anything shaped like an Anthropic key. */
+/**
+ * Replaces every occurrence of the given secrets, and anything shaped like a credential (an
+ * Anthropic or other `sk-` key, a bearer token; the inspector's sanitizer uses the same patterns).
+ */
 export function redact(line: string, secrets: readonly string[]): string {
-  let out = line.replace(ANTHROPIC_KEY, "[redacted]");
+  let out = line;
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
   for (const secret of secrets) {
     if (secret.length >= 4) out = out.split(secret).join("[redacted]");
   }

@@ -119,7 +119,7 @@ describe("issue 15 item 7: the trace recorder", () => {
     const lines: string[] = [];
     const recorder = createTraceRecorder({ write: (line) => void lines.push(line) });
     const leaky = tool("leaky", async () =>
-      ok("done", { details: { ...hostileDetails(), headers: { "x-auth-token": "hunter2-token", cookie: "sid=hunter2" }, ANTHROPIC_API_KEY: "hunter2-key" } }),
+      ok("done", { details: { ...hostileDetails(), headers: { "x-auth-token": "hunter2-token", cookie: "sid=hunter2" }, ANTHROPIC_API_KEY: "hunter2-key", log: "sent Bearer hunter2hunter2" } }),
     );
     await runAgentLoop(
       [user("hi")],
