@@ -48,6 +48,21 @@ export function checkPolledMessages(hook: string, value: unknown): AgentMessage[
   return value as AgentMessage[];
 }
 
+/** `transformContext`: the messages to convert for this request (an array, never absent). */
+export function checkTransformedMessages(value: unknown, hook = "transformContext"): AgentMessage[] {
+  const problem = messagesProblem(value, "");
+  if (problem) fail(hook, problem);
+  return value as AgentMessage[];
+}
+
+/** `getApiKey`: a key or nothing (the loop then falls back to `config.apiKey`). Never echoes the value. */
+export function checkApiKey(value: unknown, hook = "getApiKey"): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  // The value may be a key in the wrong wrapper: name its type only, never its content.
+  if (typeof value !== "string") fail(hook, { field: "", problem: `must be a string or undefined, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}` });
+  return value;
+}
+
 /** `{context?, model?, thinkingLevel?}`, shared by both preparation hooks. */
 function stateUpdateProblem(value: Record<string, unknown>, hook: string): Problem | undefined {
   const context = field(hook, value, "context");

@@ -16,6 +16,8 @@ export {
   checkTurnDecision,
   checkBeforeToolCallResult,
   checkAfterToolCallResult,
+  checkTransformedMessages,
+  checkApiKey,
 } from "./hook-results.js";
 export { boundText, boundList, boundJson, utf8Bytes, MAX_ERROR_TEXT } from "./bounded-text.js";
 export { isSecretKeyName } from "./secret-keys.js";

@@ -9,7 +9,9 @@ import {
   boundList,
   boundText,
   checkAfterToolCallResult,
+  checkApiKey,
   checkBeforeToolCallResult,
+  checkTransformedMessages,
   checkMessage,
   checkMessages,
   checkModel,
@@ -171,6 +173,8 @@ describe("issue 15 items 10, 13: hook results", () => {
       expect(check(undefined)).toBeUndefined();
     }
     expect(checkPolledMessages("getSteeringMessages", undefined)).toEqual([]);
+    expect(checkApiKey(undefined)).toBeUndefined();
+    expect(checkApiKey("k")).toBe("k");
   });
   it('getSteeringMessages resolving "abc" or non-messages', () => {
     expect(thrown(() => checkPolledMessages("getSteeringMessages", "abc"))).toMatchObject({
@@ -191,6 +195,9 @@ describe("issue 15 items 10, 13: hook results", () => {
     ["beforeToolCall", () => checkBeforeToolCallResult({ block: "yes" }), "block", 'beforeToolCall returned an invalid result: block must be a boolean, got a string ("yes")'],
     ["afterToolCall", () => checkAfterToolCallResult({ content: null }), "content", "afterToolCall returned an invalid result: content must be an array of content blocks, got null"],
     ["afterToolCall", () => checkAfterToolCallResult({ content: "x" }), "content", 'afterToolCall returned an invalid result: content must be an array of content blocks, got a string ("x")'],
+    ["transformContext", () => checkTransformedMessages("abc"), "result", 'transformContext returned an invalid result: the result must be an array of messages, got a string ("abc")'],
+    ["transformContext", () => checkTransformedMessages(undefined), "result", "transformContext returned an invalid result: the result must be an array of messages, got undefined"],
+    ["getApiKey", () => checkApiKey({ key: "sk-ant-secret" }), "result", "getApiKey returned an invalid result: the result must be a string or undefined, got object"],
   ])("%s: a malformed result names the hook and the field (case %#)", (hook, run, field, message) => {
     expect(thrown(run)).toMatchObject({ name: "HookResultError", hook, field, message });
   });

@@ -72,6 +72,8 @@ describe("issue 15 item 13 (wired): malformed run-hook results are clean R56 fai
     ["prepareRequest returning {context: {messages: 5}}", { prepareRequest: async () => ({ context: { messages: 5 } }) as never }, "prepareRequest returned an invalid result: context.messages must be an array of messages, got a number (5)"],
     ["prepareNextTurn returning {context: {messages: [], tools: \"x\"}}", { prepareNextTurn: async () => ({ context: { messages: [], tools: "x" } }) as never }, 'prepareNextTurn returned an invalid result: context.tools must be an array of tools, got a string ("x")'],
     ["prepareNextTurn returning {messages: [\"abc\"]}", { prepareNextTurn: async () => ({ messages: ["abc"] }) as never }, 'prepareNextTurn returned an invalid result: messages[0] must be a message object with a role, got a string ("abc")'],
+    ["transformContext resolving \"abc\"", { transformContext: async () => "abc" as never }, 'transformContext returned an invalid result: the result must be an array of messages, got a string ("abc")'],
+    ["getApiKey resolving {key}", { getApiKey: async () => ({ key: "k" }) as never }, "getApiKey returned an invalid result: the result must be a string or undefined, got object"],
   ])("%s", async (_name, config, errorMessage) => {
     const { messages } = await run(config as Partial<AgentLoopConfig>, [tool("t")]);
     const last = lastAssistant(messages);
