@@ -15,10 +15,16 @@ export function checkLoopArguments(prompts: unknown, context: unknown, config: u
   checkSignal(signal, "signal");
   if (prompts !== null) checkMessages(prompts, "prompts");
   if (isRecord(context)) {
-    const c = context as Partial<AgentContext>;
-    checkMessages(c.messages, "context.messages");
-    const tools = readField(c, "tools");
-    checkTools("threw" in tools ? Symbol("unreadable") : tools.value, "context.tools");
+    checkMessages(valueOf(context, "messages"), "context.messages");
+    checkTools(valueOf(context, "tools"), "context.tools");
   }
-  if (isRecord(config)) checkModel((config as Partial<AgentLoopConfig>).model, "config.model");
+  if (isRecord(config)) checkModel(valueOf(config, "model"), "config.model");
 }
+
+/** A field's value; a throwing getter reads as a value no check accepts (and the check names the field). */
+function valueOf(object: object, key: keyof AgentContext | keyof AgentLoopConfig): unknown {
+  const read = readField(object, key);
+  return "threw" in read ? UNREADABLE : read.value;
+}
+
+const UNREADABLE = Symbol("unreadable");
