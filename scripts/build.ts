@@ -39,22 +39,22 @@ interface Stamp {
 }
 
 /** The files the build reads: the compiled sources, the configs, this script and the compiler's version. */
-function inputFiles(): string[] {
+function inputFiles(root: string): string[] {
   const files = ["tsconfig.json", "tsconfig.build.json", "scripts/build.ts", "node_modules/typescript/package.json"];
   for (const dir of ["machines", "src"]) {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })) {
-      if (entry.isFile() && entry.name.endsWith(".ts")) files.push(relative(ROOT, join(entry.parentPath, entry.name)));
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true, recursive: true })) {
+      if (entry.isFile() && entry.name.endsWith(".ts")) files.push(relative(root, join(entry.parentPath, entry.name)));
     }
   }
   return files.sort();
 }
 
 /** A hash over the names and contents of the build's inputs (≈100 files: a few milliseconds). */
-export function buildInputsHash(): string {
+export function buildInputsHash(root = ROOT): string {
   const hash = createHash("sha256");
-  for (const file of inputFiles()) {
+  for (const file of inputFiles(root)) {
     hash.update(`${file}\0`);
-    hash.update(readFileSync(join(ROOT, file)));
+    hash.update(readFileSync(join(root, file)));
     hash.update("\0");
   }
   return hash.digest("hex");
