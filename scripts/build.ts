@@ -1,15 +1,14 @@
 /**
  * The library build, the one `npm run build` runs: a clean `dist/` compiled by
- * `tsc -p tsconfig.build.json`, then one top-level entry file per public entry, so the package's
- * `exports` read `dist/index.js`, `dist/anthropic.js`, … while the compiled tree keeps machines/
- * and src/ apart.
+ * `tsc -p tsconfig.build.json`, then the top-level entry files of scripts/entry-shims.mjs.
  *
  *   npm run build                     always builds
  *   tsx scripts/build.ts --if-stale   builds only when dist/ is missing or stale
  *
- * Tests and `npm run example:web` call `ensureLibraryBuilt()`: "stale" means the build's inputs
- * (their content, not their mtimes: a fresh clone gives every file the clone's time) differ from
- * those of the build that wrote dist/, or dist/ changed since (e.g. a bare `tsc` wrote it).
+ * Tests, `npm run example:web` and `npm pack` call `ensureLibraryBuilt()`: "stale" means a file
+ * package.json publishes from dist/ is missing, the build's inputs (their content, not their
+ * mtimes: a fresh clone gives every file the clone's time) differ from those of the build that
+ * wrote dist/, or dist/ changed since (e.g. a bare `tsc` wrote it).
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -21,26 +20,18 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 
-/** The public entries: `dist/<name>.js` re-exports the compiled module. */
-export const ENTRIES: Record<string, string> = {
-  index: "./src/index.js",
-  anthropic: "./src/providers/anthropic/index.js",
-  inspect: "./src/inspect/index.js",
-  node: "./src/node/index.js",
-};
-
 /** Outside dist/, so `npm pack` never ships it and `rm -rf dist` leaves nothing that vouches for a missing build. */
 const STAMP = join(ROOT, "node_modules/.cache/xstate-agent-loop/build.json");
 
 interface Stamp {
   inputs: string;
-  /** mtime of every entry file as this build wrote them: any other writer makes dist/ stale. */
+  /** mtime of every published file as this build wrote them: any other writer makes dist/ stale. */
   outputs: Record<string, number>;
 }
 
 /** The files the build reads: the compiled sources, the configs, this script and the compiler's version. */
 function inputFiles(root: string): string[] {
-  const files = ["tsconfig.json", "tsconfig.build.json", "scripts/build.ts", "node_modules/typescript/package.json"];
+  const files = ["tsconfig.json", "tsconfig.build.json", "scripts/build.ts", "scripts/entry-shims.mjs", "node_modules/typescript/package.json"];
   for (const dir of ["machines", "src"]) {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true, recursive: true })) {
       if (entry.isFile() && entry.name.endsWith(".ts")) files.push(relative(root, join(entry.parentPath, entry.name)));
@@ -60,21 +51,32 @@ export function buildInputsHash(root = ROOT): string {
   return hash.digest("hex");
 }
 
-function entryOutputs(): Record<string, number> | null {
+/** Every dist/ file package.json names (`main`, `types`, `bin`, `exports`), relative to the root. */
+export function publishedFiles(root = ROOT): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    main?: string;
+    types?: string;
+    bin?: Record<string, string>;
+    exports?: Record<string, string | Record<string, string>>;
+  };
+  const exported = Object.values(pkg.exports ?? {}).flatMap((target) => (typeof target === "string" ? [target] : Object.values(target)));
+  const files = [pkg.main, pkg.types, ...Object.values(pkg.bin ?? {}), ...exported].flatMap((file) => (file ? [file.replace(/^\.\//, "")] : []));
+  return [...new Set(files.filter((file) => file.startsWith("dist/")))].sort();
+}
+
+function publishedOutputs(): Record<string, number> | null {
   const outputs: Record<string, number> = {};
-  for (const name of Object.keys(ENTRIES)) {
-    for (const file of [`${name}.js`, `${name}.d.ts`]) {
-      const info = statSync(join(DIST, file), { throwIfNoEntry: false });
-      if (!info) return null;
-      outputs[file] = info.mtimeMs;
-    }
+  for (const file of publishedFiles()) {
+    const info = statSync(join(ROOT, file), { throwIfNoEntry: false });
+    if (!info) return null;
+    outputs[file] = info.mtimeMs;
   }
   return outputs;
 }
 
 /** Why dist/ must be rebuilt, or null when it is up to date. */
 export function staleReason(): string | null {
-  const outputs = entryOutputs();
+  const outputs = publishedOutputs();
   if (!outputs) return "dist/ is missing or incomplete";
   let stamp: Stamp;
   try {
@@ -92,21 +94,22 @@ async function buildLibrary(): Promise<void> {
   // Hashed before compiling: a source edited during the build leaves dist/ stale, as it should.
   const inputs = buildInputsHash();
   rmSync(DIST, { recursive: true, force: true });
-  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+  await run("tsc", [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"]);
+  await run("entry-shims", [join(ROOT, "scripts/entry-shims.mjs")]);
+  const outputs = publishedOutputs();
+  if (!outputs) throw new Error(`the build did not write every file package.json publishes: ${publishedFiles().join(", ")}`);
+  mkdirSync(dirname(STAMP), { recursive: true });
+  writeFileSync(STAMP, JSON.stringify({ inputs, outputs } satisfies Stamp));
+}
+
+/** Runs a Node script with this Node (so a Node 24 leg builds with 24), in the project root. */
+async function run(name: string, args: string[]): Promise<void> {
   const code = await new Promise<number | null>((done, fail) => {
-    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
     child.once("error", fail);
     child.once("exit", done);
   });
-  if (code !== 0) throw new Error(`library build failed (tsc exit code ${code})`);
-  for (const [name, target] of Object.entries(ENTRIES)) {
-    writeFileSync(join(DIST, `${name}.js`), `export * from "${target}";\n`);
-    writeFileSync(join(DIST, `${name}.d.ts`), `export * from "${target}";\n`);
-  }
-  const outputs = entryOutputs();
-  if (!outputs) throw new Error("library build wrote no entry files");
-  mkdirSync(dirname(STAMP), { recursive: true });
-  writeFileSync(STAMP, JSON.stringify({ inputs, outputs } satisfies Stamp));
+  if (code !== 0) throw new Error(`library build failed (${name} exit code ${code})`);
 }
 
 /**

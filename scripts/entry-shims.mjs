@@ -1,0 +1,15 @@
+// After tsc: top-level entry files in dist/ for each public entry, so the package's files read
+// `dist/index.js`, `dist/anthropic.js`, … while the compiled tree keeps machines/ and src/ apart.
+import { mkdirSync, writeFileSync } from "node:fs";
+
+const entries = {
+  index: "./src/index.js",
+  anthropic: "./src/providers/anthropic/index.js",
+  inspect: "./src/inspect/index.js",
+  node: "./src/node/index.js",
+};
+mkdirSync("dist", { recursive: true });
+for (const [name, target] of Object.entries(entries)) {
+  writeFileSync(`dist/${name}.js`, `export * from "${target}";\n`);
+  writeFileSync(`dist/${name}.d.ts`, `export * from "${target}";\n`);
+}
