@@ -19,7 +19,7 @@ import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } fr
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
-import type { RunContext, RunInput, ToolCallOutcome, TurnUpdate } from "./run.types.js";
+import type { RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
 import {
   appended,
   batchTerminates,
@@ -33,7 +33,7 @@ import {
 } from "./run.helpers.js";
 import { getPlaceholderFor } from "./placeholders.js";
 import type { createStepsWorker } from "../src/actors/steps-worker.js";
-import { toolCallMachine, type ToolCallInput, type ToolCallParentEvent } from "./tool-call.machine.js";
+import { toolCallMachine, type ToolCallInput } from "./tool-call.machine.js";
 import {
   isStepReply,
   replyOutput,
@@ -50,9 +50,9 @@ export type { RunContext, RunInput, StateUpdate, TurnSnapshot, TurnUpdate } from
 
 export type ToolDoneEvent = DoneActorEvent<ToolCallOutcome, `tool:${number}`>;
 export type ToolErrorEvent = ErrorActorEvent<unknown, `tool:${number}`>;
-export type RunEvent = ToolCallParentEvent | ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort;
+export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort;
 
-type RunStepName = Exclude<keyof StepJobs, "prepareToolCall" | "gateToolCall" | "executeToolCall" | "finalizeToolCall">;
+type RunStepName = Exclude<keyof StepJobs, "executeToolCall" | "finalizeToolCall">;
 
 const toolChildId = (index: number) => `tool:${index}` as const;
 const indexOfChild = (actorId: string) => Number(actorId.slice("tool:".length));
@@ -68,6 +68,12 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
   resolveApiKey: (context) => ({ provider: context.model.provider }),
   streamResponse: (context) => ({ messages: context.request.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }),
   finishTurn: turnSnapshot,
+  // R24, R25: a sequential batch preflights the call in progress, a parallel one every call.
+  preflightCalls: (context) => {
+    const batch = context.turn.batch!;
+    const calls = batch.calls.map((toolCall, index) => ({ index, toolCall }));
+    return { calls: batch.mode === "sequential" ? [calls[batch.cursor]] : calls, gate: context.settings.hooks.beforeToolCall };
+  },
 };
 
 /** A step state: asks for its job on entry (and on `step.reissue`), cancels it if left before the reply. */
@@ -83,9 +89,11 @@ const reply = replyOutput;
 /** R5, R41: the response, appended to the transcript. */
 const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => reply(event, "streamResponse") } as const;
 
-/** R21: the batch's next call starts (its `tool_execution_start`, then its actor). */
-const startSequentialCall = { type: "startCall", params: { mode: "sequential" } } as const;
-const startParallelCall = { type: "startCall", params: { mode: "parallel" } } as const;
+/** The immediate result of a sequential batch's call in progress (its preflight failed it). */
+const immediateOutcome = {
+  type: "appendResult",
+  params: ({ context }: { context: RunContext }) => context.turn.batch!.outcomes[context.turn.batch!.cursor]!,
+} as const;
 
 /** R4a: `turn_start` on the edge that enters the next turn's message injection. */
 const openTurn = ["emitTurnStart", "markTurnOpen"] as const;
@@ -115,7 +123,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
   ] as const;
 }
 
-type Condition = "settlesLastCall" | "allCallsSettled" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps";
+type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps";
 
 /** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
@@ -257,29 +265,34 @@ export const runMachine = setup({
       }
       enqueue.assign({ ...appended(context, results), turn: { ...context.turn, toolResults: results } });
     }),
-    startBatch: assign(({ context }) => {
+    startBatch: assign(({ context }, { mode }: { mode: ToolBatch["mode"] }) => {
       const calls = toolCallsOf(context.turn.assistant!);
-      return { turn: { ...context.turn, batch: { calls, cursor: 0, outcomes: calls.map(() => null) } } };
+      return { turn: { ...context.turn, batch: { calls, mode, cursor: 0, outcomes: calls.map(() => null) } } };
     }),
-    // R21: tool_execution_start with the model's raw arguments, then the call's actor, which
-    // prepares the call once the start reached the sink.
-    startCall: enqueueActions(({ context, event, enqueue }, { mode }: { mode: ToolCallInput["mode"] }) => {
-      const index = context.turn.batch!.cursor;
-      const call = context.turn.batch!.calls[index];
-      const { beforeToolCall, afterToolCall } = context.settings.hooks;
-      enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
-      const input: ToolCallInput = { index, toolCall: call, mode, hooks: { beforeToolCall, afterToolCall }, startedAt: timeOf(event as { type: string }, context.startedAt) };
-      enqueue.spawnChild("toolCall", { id: toolChildId(index), input });
+    // R21, R25: the preflight's immediate results (their tool_execution_end was emitted by the step).
+    recordImmediateResults: assign(({ context, event }) => {
+      const batch = context.turn.batch!;
+      const outcomes = batch.outcomes.slice();
+      for (const preflight of reply(event, "preflightCalls")) {
+        if (!preflight.ready) outcomes[preflight.index] = { index: preflight.index, result: preflight.result, isError: true, settledAt: preflight.settledAt };
+      }
+      return { turn: { ...context.turn, batch: { ...batch, outcomes } } };
     }),
-    // R25: a preflight is done; the next call starts.
+    // R22, R25: every call that passed its preflight executes now, each in its own actor.
+    spawnPassedCalls: enqueueActions(({ context, event, enqueue }) => {
+      const batch = context.turn.batch!;
+      const startedAt = timeOf(event as { type: string }, context.startedAt);
+      const { afterToolCall } = context.settings.hooks;
+      for (const preflight of reply(event, "preflightCalls")) {
+        if (!preflight.ready) continue;
+        const input: ToolCallInput = { index: preflight.index, toolCall: batch.calls[preflight.index], args: preflight.args, afterToolCall, startedAt };
+        enqueue.spawnChild("toolCall", { id: toolChildId(preflight.index), input });
+      }
+    }),
+    // R24: the next call of a sequential batch.
     advanceCursor: assign(({ context }) => {
       const batch = context.turn.batch!;
       return { turn: { ...context.turn, batch: { ...batch, cursor: batch.cursor + 1 } } };
-    }),
-    // R25: every call that passed its preflight executes now, together.
-    executeCalls: enqueueActions(({ context, enqueue }) => {
-      const { outcomes } = context.turn.batch!;
-      for (let index = 0; index < outcomes.length; index++) if (outcomes[index] === null) enqueue.sendTo(toolChildId(index), { type: "tool.execute" });
     }),
     // R22, R26: the call's actor is stopped as soon as it settled (bounded children).
     stopCall: stopChild((_, index: number) => toolChildId(index)),
@@ -300,8 +313,7 @@ export const runMachine = setup({
       const batch = context.turn.batch!;
       const outcomes = batch.outcomes.slice();
       outcomes[outcome.index] = outcome;
-      const cursor = outcome.index === batch.cursor ? batch.cursor + 1 : batch.cursor;
-      return { turn: { ...context.turn, batch: { calls: batch.calls, cursor, outcomes } } };
+      return { turn: { ...context.turn, batch: { ...batch, outcomes } } };
     }),
     // R24: a sequential call's result message, before the next call starts.
     appendResult: enqueueActions(({ context, enqueue }, outcome: ToolCallOutcome) => {
@@ -363,10 +375,11 @@ export const runMachine = setup({
     },
     responseCallsTools: ({ event }) => toolCallsOf(reply(event, "streamResponse")).length > 0,
     responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(reply(event, "streamResponse"))),
-    // Decided before the transition's actions settle the call: is another call still to start?
+    // R24: does a sequential batch have a call after the one in progress?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
-    // ... and is this the batch's last outstanding call?
-    allCallsSettled: ({ context }) => context.turn.batch!.outcomes.every((outcome) => outcome !== null),
+    // R21: every call the preflight saw ended with an immediate result (nothing to execute).
+    preflightPassesNoCall: ({ event }) => reply(event, "preflightCalls").every((preflight) => !preflight.ready),
+    // Decided before the transition's actions settle the call: is this the batch's last outstanding call?
     settlesLastCall: ({ context }) => context.turn.batch!.outcomes.filter((outcome) => outcome === null).length === 1,
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
@@ -471,10 +484,14 @@ export const runMachine = setup({
                   { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
                   {
                     guard: and(["responseCallsTools", "responseRunsSequentially"]),
-                    target: "#run.turn.executingTools.runningSequentially",
-                    actions: [appendAssistant, "startBatch"],
+                    target: "#run.turn.executingTools.preflightingCall",
+                    actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
                   },
-                  { guard: "responseCallsTools", target: "#run.turn.executingTools.preflighting", actions: [appendAssistant, "startBatch"] },
+                  {
+                    guard: "responseCallsTools",
+                    target: "#run.turn.executingTools.preflightingCalls",
+                    actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
+                  },
                   ...toTurnEnd(undefined, [appendAssistant]),
                 ],
               },
@@ -486,49 +503,48 @@ export const runMachine = setup({
           entry: "rejectTruncatedCalls",
           always: [...toTurnEnd(undefined, [])],
         },
-        // R20–R29: the tool batch, one spawned actor per call, started one by one in source order.
+        // R20–R29: the tool batch. Every call is preflighted in source order (start, preparation,
+        // beforeToolCall, an immediate result at once); each call that passed executes in its own
+        // spawned actor.
         executingTools: {
-          initial: "preflighting",
+          initial: "preflightingCalls",
           states: {
-            // R24: each call runs to its result message before the next starts.
+            // R24: one call at a time, from its start to its result message.
+            preflightingCall: {
+              ...step("preflightCalls"),
+              on: {
+                "step.preflightCalls.done": [
+                  { guard: and(["preflightPassesNoCall", "hasLaterCall"]), target: "preflightingCall", reenter: true, actions: ["recordImmediateResults", immediateOutcome, "advanceCursor"] },
+                  ...toTurnEnd("preflightPassesNoCall", ["recordImmediateResults", immediateOutcome]),
+                  { target: "runningSequentially", actions: "spawnPassedCalls" },
+                ],
+              },
+            },
             runningSequentially: {
-              entry: startSequentialCall,
               on: {
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", actions: [...settle("done", true), startSequentialCall] },
+                  { guard: "hasLaterCall", target: "preflightingCall", actions: [...settle("done", true), "advanceCursor"] },
                   ...toTurnEnd(undefined, settle("done", true)),
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", actions: [...settle("crashed", true), startSequentialCall] },
+                  { guard: "hasLaterCall", target: "preflightingCall", actions: [...settle("crashed", true), "advanceCursor"] },
                   ...toTurnEnd(undefined, settle("crashed", true)),
                 ],
               },
             },
-            // R21, R25: a call is started and prepared (and gated) before the next starts; it
-            // passed (tool.ready) or settled at once (an immediate result). After the last, the
-            // passed calls execute together.
-            preflighting: {
-              entry: startParallelCall,
+            // R21, R25: every call, in source order, in one step.
+            preflightingCalls: {
+              ...step("preflightCalls"),
               on: {
-                "tool.ready": [
-                  { guard: "hasLaterCall", actions: ["advanceCursor", startParallelCall] },
-                  { target: "runningInParallel", actions: ["advanceCursor", "executeCalls"] },
-                ],
-                "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", actions: [...settle("done", false), startParallelCall] },
-                  { target: "runningInParallel", actions: [...settle("done", false), "executeCalls"] },
-                ],
-                "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", actions: [...settle("crashed", false), startParallelCall] },
-                  { target: "runningInParallel", actions: [...settle("crashed", false), "executeCalls"] },
+                "step.preflightCalls.done": [
+                  ...toTurnEnd("preflightPassesNoCall", ["recordImmediateResults", "appendResults"]),
+                  { target: "runningInParallel", actions: ["recordImmediateResults", "spawnPassedCalls"] },
                 ],
               },
             },
             // R25: concurrent execution, settled in completion order; once every call settled,
             // the result messages in source order.
             runningInParallel: {
-              // (Every call may have settled in its preflight already.)
-              always: [...toTurnEnd("allCallsSettled", ["appendResults"])],
               on: {
                 "xstate.done.actor.*": [
                   ...toTurnEnd("settlesLastCall", [...settle("done", false), "appendResults"]),

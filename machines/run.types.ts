@@ -57,7 +57,9 @@ export interface ToolCallOutcome {
 /** The tool batch of the current turn. */
 export interface ToolBatch {
   calls: ToolCall[];
-  /** Index of the next call to start (calls start one by one, in source order: R21, R24, R25). */
+  /** R20: how the batch runs. */
+  mode: ToolExecutionMode;
+  /** Sequential batches: the index of the call in progress (R24). */
   cursor: number;
   /** Finalized outcomes by source index (R26: exactly one each). */
   outcomes: (ToolCallOutcome | null)[];

@@ -23,11 +23,13 @@ import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
 import type { AfterToolCallResult, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
-/** What a call's preparation decided (R21): validated arguments, or an immediate result. */
-export type Preparation = { ready: true; args: unknown } | { ready: false; result: AgentToolResult };
-
-/** What `beforeToolCall` decided, normalized (R21). */
-export type GateDecision = { allowed: true } | { allowed: false; result: AgentToolResult };
+/**
+ * What a call's preflight decided (R21): validated arguments to execute with, or an immediate
+ * result (not found, invalid, blocked, aborted) whose `tool_execution_end` was already emitted.
+ */
+export type Preflight =
+  | { index: number; ready: true; args: unknown }
+  | { index: number; ready: false; result: AgentToolResult; settledAt: number };
 
 /** What `execute` produced (R22); `executed: false` when it did not run (R29, R13). */
 export interface ExecutionOutcome {
@@ -56,9 +58,13 @@ export interface StepJobs {
   /** Calls the stream function; the worker emits the message events itself (R41). */
   streamResponse: { input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel }; output: AssistantMessage };
   finishTurn: { input: TurnSnapshot; output: "continue" | "end" | null };
-  /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
-  prepareToolCall: { input: { toolCall: ToolCall }; output: Preparation };
-  gateToolCall: { input: ToolStepInput; output: GateDecision };
+  /**
+   * R21, R24, R25: each call in source order: its `tool_execution_start`, then (once the sink has
+   * it) the abort check, lookup, `prepareArguments`, validation of a copy of the arguments and
+   * `beforeToolCall` (when `gate`); an immediate result's `tool_execution_end` at once. A
+   * sequential batch preflights one call at a time, a parallel batch all of them in one step.
+   */
+  preflightCalls: { input: { calls: { index: number; toolCall: ToolCall }[]; gate: boolean }; output: Preflight[] };
   executeToolCall: { input: ToolStepInput; output: ExecutionOutcome };
   finalizeToolCall: { input: ToolStepInput & { result: AgentToolResult; isError: boolean }; output: AfterToolCallResult | undefined };
 }

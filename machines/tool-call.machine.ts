@@ -1,24 +1,20 @@
 /**
- * One tool call (R21–R23, R25, R29), spawned by the run machine as `tool:<index in batch>`.
+ * One tool call's execution (R22, R23, R26, R29), spawned by the run machine as
+ * `tool:<index in batch>` once the call passed its preflight (R21: start, preparation,
+ * `beforeToolCall`, which the run's `preflightCalls` step runs, in source order).
  *
- *   preparing ─▶ gating ─▶ (awaitingExecution) ─▶ executing ─▶ finalizing ─▶ settled
- *       └──────────┴── immediate result (error, block, abort) ─────────────────────▲
+ *   executing ─▶ finalizing ─▶ settled
+ *       └─────────────────────────▲  (no afterToolCall, or the call did not run)
  *
- * Every step that runs app code is a state that asks the run's step worker (`steps.ts`) for its
- * job and leaves on the reply: preparation (abort check, lookup, `prepareArguments`, validation),
- * `beforeToolCall`, `execute` and `afterToolCall` (gating and finalizing only when the hook is
- * configured). No app code runs in a transition (R15), and each job starts only after the call's
- * `tool_execution_start` reached the sink (R21).
- *
- * Parallel batches (R25): calls are started and prepared one by one; a prepared call says so
- * (`tool.ready`), so the run starts the next, and waits in `awaitingExecution` for the run's
- * `tool.execute`, sent to the batch once every preflight is done. The call's output is its one
- * result (R26); the run reports its `tool_execution_end`.
+ * Each step that runs app code is a state that asks the run's step worker (`steps.ts`) for its
+ * job and leaves on the reply: `execute`, then `afterToolCall` when it is configured and the tool
+ * ran. No app code runs in a transition (R15). The output is the call's one result (R26); the run
+ * reports its `tool_execution_end`.
  *
  * Context and input are plain data: the call finds the run's worker as its parent's `steps`
  * child, so a restored call is wired again without any actor reference in its context (R13).
  */
-import { assign, sendParent, setup, type AnyActorRef } from "xstate";
+import { assign, setup, type AnyActorRef } from "xstate";
 import type { AgentToolResult, ToolCall } from "../src/types.js";
 import { applyAfterToolCall, errorResult, errorText } from "../src/loop/tool-results.js";
 import type { ToolCallOutcome } from "./run.types.js";
@@ -28,34 +24,29 @@ export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
   index: number;
   toolCall: ToolCall;
-  /** `"parallel"`: wait for `tool.execute` after the preflight (R25). */
-  mode: "sequential" | "parallel";
-  hooks: { beforeToolCall: boolean; afterToolCall: boolean };
-  /** When the call started (the time of an immediate result before any step replied). */
+  /** The validated arguments (a copy; the transcript keeps what the model sent). */
+  args: unknown;
+  /** Whether `afterToolCall` is configured (R23). */
+  afterToolCall: boolean;
+  /** When the call was spawned (the time of a result no step reply carried). */
   startedAt: number;
 }
 
 export type ToolCallOutput = ToolCallOutcome;
 
 export interface ToolCallContext extends ToolCallInput {
-  /** Validated arguments (a copy; the transcript keeps what the model sent). */
-  args: unknown;
-  /** Set once the call has a result, immediate or executed. */
+  /** Set once `execute` settled. */
   result: AgentToolResult | null;
   isError: boolean;
   durationMs?: number;
   settledAt: number;
 }
 
-export type ToolCallEvent = { type: "tool.execute" } | StepReply | StepReissue;
+export type ToolCallEvent = StepReply | StepReissue;
 
-export type ToolCallParentEvent = { type: "tool.ready"; index: number };
-
-type ToolStepName = "prepareToolCall" | "gateToolCall" | "executeToolCall" | "finalizeToolCall";
+type ToolStepName = "executeToolCall" | "finalizeToolCall";
 
 const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
-  prepareToolCall: (context) => ({ toolCall: context.toolCall }),
-  gateToolCall: (context) => ({ toolCall: context.toolCall, args: context.args }),
   executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args }),
   finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
 };
@@ -97,11 +88,6 @@ export const toolCallMachine = setup({
       const job = currentStep<ToolStepName>(self);
       if (job) stepsWorkerOf(self).send(stepRequest(job, toolStepInput[job](context) as never, self, true));
     },
-    recordArgs: assign(({ event }) => {
-      const preparation = reply(event, "prepareToolCall");
-      return preparation.ready ? { args: preparation.args } : {};
-    }),
-    settle: assign(({ context, event }, result: AgentToolResult) => ({ result, isError: true, settledAt: timeOf(event, context.startedAt) })),
     settleWithThrown: assign(({ context, event }) => ({
       result: errorResult(errorText((event as { error?: unknown }).error)),
       isError: true,
@@ -117,65 +103,30 @@ export const toolCallMachine = setup({
       ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
     })),
-    /** R25: this call's preflight passed; the run may start the next one. */
-    reportReady: sendParent(({ context }): ToolCallParentEvent => ({ type: "tool.ready", index: context.index })),
   },
   guards: {
-    isImmediate: ({ event }) => !reply(event, "prepareToolCall").ready,
-    hasBeforeToolCall: ({ context }) => context.hooks.beforeToolCall,
-    isBlocked: ({ event }) => !reply(event, "gateToolCall").allowed,
-    runsInParallel: ({ context }) => context.mode === "parallel",
-    // R23, R29: only a call that executed is finalized.
-    isFinalized: ({ context, event }) => context.hooks.afterToolCall && reply(event, "executeToolCall").executed,
+    // R23, R29, R13: only a call that executed is finalized.
+    isFinalized: ({ context, event }) => context.afterToolCall && reply(event, "executeToolCall").executed,
   },
 }).createMachine({
   id: "toolCall",
   context: ({ input }) => ({
     index: input.index,
     toolCall: input.toolCall,
-    mode: input.mode,
-    hooks: input.hooks,
+    args: input.args,
+    afterToolCall: input.afterToolCall,
     startedAt: input.startedAt,
-    args: undefined,
     result: null,
     isError: false,
     settledAt: input.startedAt,
   }),
-  initial: "preparing",
+  initial: "executing",
   on: {
-    // R21, R22, R23: a step that throws is an error result.
+    // R22, R23: a step that throws is an error result.
     "step.failed": { target: ".settled", actions: "settleWithThrown" },
     "step.reissue": { actions: "reissueStep" },
   },
   states: {
-    // R21: abort check, lookup, prepareArguments, validation.
-    preparing: {
-      ...step("prepareToolCall"),
-      on: {
-        "step.prepareToolCall.done": [
-          { guard: "isImmediate", target: "settled", actions: { type: "settle", params: ({ event }) => immediateResult(event) } },
-          { guard: "hasBeforeToolCall", target: "gating", actions: "recordArgs" },
-          { guard: "runsInParallel", target: "awaitingExecution", actions: "recordArgs" },
-          { target: "executing", actions: "recordArgs" },
-        ],
-      },
-    },
-    // R21: beforeToolCall may block (with reason and terminate); a throw is an error result.
-    gating: {
-      ...step("gateToolCall"),
-      on: {
-        "step.gateToolCall.done": [
-          { guard: "isBlocked", target: "settled", actions: { type: "settle", params: ({ event }) => blockedResult(event) } },
-          { guard: "runsInParallel", target: "awaitingExecution" },
-          { target: "executing" },
-        ],
-      },
-    },
-    // R25: this preflight is done; the run executes the batch's passed calls together.
-    awaitingExecution: {
-      entry: "reportReady",
-      on: { "tool.execute": "executing" },
-    },
     // R22: execute, forwarding updates; durationMs on the injected monotonic clock.
     executing: {
       ...step("executeToolCall"),
@@ -202,13 +153,3 @@ export const toolCallMachine = setup({
     settledAt: context.settledAt,
   }),
 });
-
-function immediateResult(event: ToolCallEvent): AgentToolResult {
-  const preparation = reply(event, "prepareToolCall");
-  return preparation.ready ? errorResult("unreachable: the call was prepared") : preparation.result;
-}
-
-function blockedResult(event: ToolCallEvent): AgentToolResult {
-  const decision = reply(event, "gateToolCall");
-  return decision.allowed ? errorResult("unreachable: the call was allowed") : decision.result;
-}

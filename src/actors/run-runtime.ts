@@ -44,6 +44,8 @@ export interface RunRuntime {
   apiKey: { next: string | undefined };
   /** What tool hooks see: the message that issued the calls and the current context. */
   hookContext(): { assistantMessage: AssistantMessage; context: AgentContext };
+  /** Calls whose `tool_execution_start` was emitted (R55: each gets a result even if the run fails). */
+  readonly startedCalls: Set<string>;
 }
 
 export { RestoreError } from "../loop/restore-error.js";
@@ -93,6 +95,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     abort,
     abortSignal: (reason) => controller.abort(reason),
     apiKey: { next: undefined },
+    startedCalls: new Set(),
     hookContext: () => {
       const context = (owner.getSnapshot() as { context: RunContext }).context;
       return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };

@@ -51,7 +51,7 @@ export async function streamResponse(runtime: RunRuntime, request: StreamRequest
       }
       if (event.type === "start") {
         partial = event.partial;
-        const delivery = events.push({ type: "message_start", message: partial });
+        const delivery = events.push({ type: "message_start", message: { ...partial } });
         if (delivery) await delivery;
         continue;
       }
@@ -61,7 +61,7 @@ export async function streamResponse(runtime: RunRuntime, request: StreamRequest
       // Each update its own shallow copy of the partial, as in the reference: a listener that
       // keeps one sees that update's message, not the live object.
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
-      const delivery = events.push({ type: "message_update", message: Object.assign({}, partial), assistantMessageEvent: event });
+      const delivery = events.push({ type: "message_update", message: { ...partial }, assistantMessageEvent: event });
       if (delivery) await delivery;
     }
     // R41: a stream that ends without a terminal event falls back to result().

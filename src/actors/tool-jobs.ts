@@ -3,7 +3,8 @@
  * `afterToolCall`, each run by the step worker for one call's state.
  */
 import type { AfterToolCallResult, AgentToolResult } from "../types.js";
-import type { ExecutionOutcome, GateDecision, Preparation, StepJobs } from "../../machines/steps.js";
+import type { ExecutionOutcome, Preflight, StepJobs } from "../../machines/steps.js";
+import type { AgentEvent, ToolCall } from "../types.js";
 import { validateToolArguments } from "../tools/index.js";
 import { abortedResult, blockedResult, errorResult, errorText, interruptedResult, toolNotFoundResult } from "../loop/tool-results.js";
 import { toPlainData } from "../loop/plain-data.js";
@@ -15,29 +16,32 @@ import { toolExecutionContext } from "./sub-runs.js";
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
 export const toolJobs = {
-  /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
-  async prepareToolCall(runtime: RunRuntime, { toolCall: call }: Input<"prepareToolCall">): Promise<Preparation> {
-    if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
-    const tool = runtime.tools.find(call.name);
-    if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
-    let raw: unknown = call.arguments;
-    if (tool.prepareArguments) {
+  /**
+   * R21, R24, R25: for each call in order: `tool_execution_start` (delivered before anything
+   * else happens), preparation, `beforeToolCall`; an immediate result ends at once.
+   */
+  async preflightCalls(runtime: RunRuntime, { calls, gate }: Input<"preflightCalls">, { signal }: JobScope): Promise<Preflight[]> {
+    const preflights: Preflight[] = [];
+    for (const { index, toolCall } of calls) {
+      await delivered(runtime, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+      runtime.startedCalls.add(toolCall.id);
+      // A preflight never fails the run: whatever throws is that call's error result (R21, R26).
+      let decision: Decision;
       try {
-        raw = tool.prepareArguments(raw);
+        decision = prepareCall(runtime, toolCall);
       } catch (error) {
-        return { ready: false, result: errorResult(errorText(error)) };
+        decision = { ready: false, result: errorResult(errorText(error)) };
       }
+      if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal);
+      if (decision.ready) {
+        preflights.push({ index, ready: true, args: decision.args });
+        continue;
+      }
+      // R25: an immediate result is reported at once, before the next call starts.
+      await delivered(runtime, { type: "tool_execution_end", toolCallId: toolCall.id, toolName: toolCall.name, result: decision.result, isError: true });
+      preflights.push({ index, ready: false, result: decision.result, settledAt: runtime.clock.now() });
     }
-    const validation = validateToolArguments(tool, { arguments: raw, argumentsError: call.argumentsError });
-    return validation.ok ? { ready: true, args: toPlainData(validation.args) } : { ready: false, result: errorResult(validation.message) };
-  },
-
-  /** R21: `beforeToolCall`, normalized; an abort that came while it ran wins. */
-  async gateToolCall(runtime: RunRuntime, input: Input<"gateToolCall">, { signal }: JobScope): Promise<GateDecision> {
-    const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall: input.toolCall, args: input.args }, signal));
-    if (signal.aborted) return { allowed: false, result: abortedResult() };
-    if (decision?.block) return { allowed: false, result: blockedResult(decision.reason, decision.terminate) };
-    return { allowed: true };
+    return preflights;
   },
 
   /** R22, R29, R13: run `execute`, forwarding updates until it settles; durationMs on the injected clock. */
@@ -74,3 +78,40 @@ export const toolJobs = {
     return override ? toPlainData(override) : undefined;
   },
 };
+
+type Decision = { ready: true; args: unknown } | { ready: false; result: AgentToolResult };
+
+/** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
+function prepareCall(runtime: RunRuntime, call: ToolCall): Decision {
+  if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
+  const tool = runtime.tools.find(call.name);
+  if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
+  let raw: unknown = call.arguments;
+  if (tool.prepareArguments) {
+    try {
+      raw = tool.prepareArguments(raw);
+    } catch (error) {
+      return { ready: false, result: errorResult(errorText(error)) };
+    }
+  }
+  const validation = validateToolArguments(tool, { arguments: raw, argumentsError: call.argumentsError });
+  return validation.ok ? { ready: true, args: toPlainData(validation.args) } : { ready: false, result: errorResult(validation.message) };
+}
+
+/** R21: `beforeToolCall`, normalized; a throw is an error result; an abort that came while it ran wins. */
+async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, signal: AbortSignal): Promise<Decision> {
+  try {
+    const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall, args }, signal));
+    if (signal.aborted) return { ready: false, result: abortedResult() };
+    if (decision?.block) return { ready: false, result: blockedResult(decision.reason, decision.terminate) };
+    return { ready: true, args };
+  } catch (error) {
+    return { ready: false, result: errorResult(errorText(error)) };
+  }
+}
+
+/** Pushes `event` and waits until the sink is idle again (R21: what follows comes after it). */
+async function delivered(runtime: RunRuntime, event: AgentEvent): Promise<void> {
+  runtime.events.push(event);
+  for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+}

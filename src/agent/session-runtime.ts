@@ -161,7 +161,7 @@ export class SessionRuntime {
   async emitFailure(): Promise<void> {
     const run = this.active;
     if (!run) return;
-    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, run.sinkFailure?.error, this.clock.now());
+    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, run.sinkFailure?.error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
     const signal = run.runtime?.signal ?? new AbortController().signal;
     try {
       for (const event of events) await this.dispatch(event, signal);

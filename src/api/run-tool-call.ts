@@ -37,9 +37,7 @@ async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<Age
   try {
     const actor = createActor((host ??= provideToolCallHost(requireRuntime)), {
       input: {
-        index: 0,
         toolCall,
-        mode: "sequential",
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
         startedAt: systemClock.now(),
       },

@@ -117,25 +117,29 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
 
 /**
  * R55: the events that close a run whose runtime failed, from its last context: an `Operation
- * aborted` result for every started call without one, `turn_start` if no turn is open, the
+ * aborted` result for every started call (`started`: their ids) without one, `turn_start` if no turn is open, the
  * assistant failure message, `turn_end`, and `agent_end` with every message of the run.
  */
-export function failureEvents(context: RunContext, error: unknown, at: number): { events: AgentEvent[]; messages: AgentMessage[] } {
+export function failureEvents(
+  context: RunContext,
+  error: unknown,
+  at: number,
+  started: ReadonlySet<string>,
+): { events: AgentEvent[]; messages: AgentMessage[] } {
   const events: AgentEvent[] = [];
   const added: AgentMessage[] = [];
   const batch = context.turn.open ? context.turn.batch : null;
   if (batch) {
     const answered = new Set(context.turn.toolResults.map((message) => message.toolCallId));
-    for (let index = 0; index < Math.min(batch.cursor + 1, batch.calls.length); index++) {
-      const call = batch.calls[index];
-      if (answered.has(call.id)) continue;
+    batch.calls.forEach((call, index) => {
+      if (!started.has(call.id) || answered.has(call.id)) return;
       const outcome = batch.outcomes[index];
       const result = outcome?.result ?? abortedResult();
       if (!outcome) events.push({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
       const message = toolResultMessage(call, result, outcome?.isError ?? true, outcome?.durationMs, at);
       events.push({ type: "message_start", message }, { type: "message_end", message });
       added.push(message);
-    }
+    });
   }
   const message = failureMessage(context, errorText(error), at);
   const messages = context.newMessages.concat(added, message);
@@ -148,7 +152,7 @@ export function failureEvents(context: RunContext, error: unknown, at: number): 
 
 /** Pushes `failureEvents` to the run's queue; returns the messages the run added. */
 export function endAfterDefect(runtime: RunRuntime, context: RunContext, error: unknown): AgentMessage[] {
-  const failure = failureEvents(context, error, runtime.clock.now());
+  const failure = failureEvents(context, error, runtime.clock.now(), runtime.startedCalls);
   for (const event of failure.events) runtime.events.push(event);
   return failure.messages;
 }

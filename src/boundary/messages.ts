@@ -10,9 +10,23 @@ import { describeValue, isArray, isRecord, readField } from "./describe-value.js
 import { AgentInputError } from "./errors.js";
 import { fieldPath, problemText, type Problem } from "./problem.js";
 
+/**
+ * Messages already found well-formed. A transcript passes the loop's boundary on every run; each
+ * message is checked once, so a run costs what its new messages cost, not its transcript's length.
+ * (A message mutated after it was checked is the app's to keep well-formed.)
+ */
+const wellFormed = new WeakSet<object>();
+
 /** The first problem of one message, or undefined when it is a well-formed `AgentMessage`. */
 export function messageProblem(value: unknown, path = ""): Problem | undefined {
   if (!isRecord(value)) return { field: path, problem: `must be a message object with a role, got ${describeValue(value)}` };
+  if (wellFormed.has(value)) return undefined;
+  const problem = firstProblem(value, path);
+  if (!problem) wellFormed.add(value);
+  return problem;
+}
+
+function firstProblem(value: Record<string, unknown>, path: string): Problem | undefined {
   const role = readField(value, "role");
   if ("threw" in role) return { field: fieldPath(path, "role"), problem: "could not be read (its getter threw)" };
   if (typeof role.value !== "string" || role.value === "") {

@@ -35,13 +35,18 @@ export function truncatedCallResult(toolCall: ToolCall): AgentToolResult {
   );
 }
 
+/** What was thrown, as text. Never throws itself: a revoked proxy or a throwing getter was thrown too. */
 export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
   try {
+    if (error instanceof Error) return String(error.message);
+    if (typeof error === "string") return error;
     return JSON.stringify(error) ?? String(error);
   } catch {
-    return String(error);
+    try {
+      return String(error);
+    } catch {
+      return "[unreadable error]";
+    }
   }
 }
 

@@ -91,7 +91,19 @@ function asRestoredAt<T>(value: T, point: RestorePoint): T {
   return walk(comparable(value)) as T;
 }
 
-const expectedSuffix = (events: AgentEvent[], point: RestorePoint) => asRestoredAt(events.slice(point.delivered), point);
+/**
+ * The uninterrupted run's events after `point`. A preflight in flight at the snapshot is issued
+ * again (R13): the restored run emits its calls' `tool_execution_start` (and an immediate result's
+ * `tool_execution_end`) again, as a re-issued request emits its `message_start` again. Those are
+ * the trailing tool events before the snapshot (nothing else comes between a preflight's events).
+ */
+function expectedSuffix(events: AgentEvent[], point: RestorePoint): AgentEvent[] {
+  let from = point.delivered;
+  if (point.state.includes("preflighting")) {
+    while (from > 0 && (events[from - 1].type === "tool_execution_start" || events[from - 1].type === "tool_execution_end")) from--;
+  }
+  return asRestoredAt(events.slice(from), point);
+}
 
 function resultsPerCall(messages: AgentMessage[]): Map<string, number> {
   const counts = new Map<string, number>();
