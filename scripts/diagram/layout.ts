@@ -122,10 +122,22 @@ export function edgeLabelLines(edges: GraphEdge[]): string[] {
     // Eventless arrows have their own style (see the legend), so "always" is not written on them.
     const named = events.filter((event) => event !== "always");
     const shown = named.length > 0 ? [...named, ...(named.length < events.length ? ["always"] : [])].join(", ") : "";
-    const bracket = guard ? `[${guard.replace(/^\((.*)\)$/, "$1")}]` : "";
+    const bracket = guard ? `[${withoutOuterParentheses(guard)}]` : "";
     const text = [shown, bracket].filter(Boolean).join(" ");
     return text === "" ? [] : wrapText(text, STYLE.labelFont, STYLE.labelMaxWidth);
   });
+}
+
+/** `(a && b)` → `a && b`; `(a) || (b)` stays as it is. */
+export function withoutOuterParentheses(text: string): string {
+  if (!text.startsWith("(") || !text.endsWith(")")) return text;
+  let depth = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    if (text[i] === "(") depth++;
+    else if (text[i] === ")") depth--;
+    if (depth === 0) return text;
+  }
+  return text.slice(1, -1);
 }
 
 function labelSize(lines: string[], fontSize: number): { width: number; height: number } {

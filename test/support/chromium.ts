@@ -6,10 +6,16 @@
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 
-export const CHROMIUM = "/usr/bin/chromium";
+/** `chromium` from PATH (Debian: `apt-get install chromium`), else Debian's path. */
+export const CHROMIUM =
+  (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, "chromium"))
+    .find((path) => existsSync(path)) ?? "/usr/bin/chromium";
 
 export const CHROMIUM_ARGS = [
   "--headless",
