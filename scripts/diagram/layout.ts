@@ -33,7 +33,7 @@ export const STYLE = {
   statePadding: 10,
   labelPadding: 2,
   /** Edge labels wrap at spaces beyond this width. */
-  labelMaxWidth: 170,
+  labelMaxWidth: 120,
   margin: 8,
 } as const;
 

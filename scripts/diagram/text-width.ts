@@ -38,7 +38,13 @@ export function textWidth(text: string, fontSize: number, bold = false): number 
 export function wrapText(text: string, fontSize: number, maxWidth: number): string[] {
   const lines: string[] = [];
   let line = "";
+  // An operator stays at the end of the line it continues: `a &&` / `b`, never `&&` alone.
+  const words: string[] = [];
   for (const word of text.split(" ")) {
+    if (words.length > 0 && /^(&&|\|\||,)$/.test(word)) words[words.length - 1] += ` ${word}`;
+    else words.push(word);
+  }
+  for (const word of words) {
     const candidate = line === "" ? word : `${line} ${word}`;
     if (line !== "" && textWidth(candidate, fontSize) > maxWidth) {
       lines.push(line);
