@@ -40,6 +40,8 @@ export const STYLE = {
 export interface DiagramState {
   id: string;
   key: string;
+  /** What the box says: the key, and `(parallel)` after a parallel state's. */
+  label: string;
   type: StateType;
   composite: boolean;
   box: Box;
@@ -71,7 +73,8 @@ export interface DiagramDot {
 }
 export interface Diagram {
   id: string;
-  title: string;
+  /** The machine and its file, then a legend of the arrow styles the diagram uses. */
+  title: string[];
   width: number;
   height: number;
   /** Outer states first, so drawing in order puts children over their parents. */
@@ -106,6 +109,7 @@ const LAYOUT: LayoutOptions = {
 };
 
 const lineHeight = (fontSize: number) => fontSize * STYLE.lineHeight;
+const stateLabel = (node: GraphNode) => (node.type === "parallel" ? `${node.key} (parallel)` : node.key);
 const initialId = (node: GraphNode) => `${node.id}.__initial`;
 const noteId = (node: GraphNode) => `${node.id}.__transitions`;
 
@@ -182,9 +186,7 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
       const title = lineHeight(STYLE.compositeFont) + 6;
       elk.layoutOptions["elk.padding"] = `[top=${Math.ceil(title + 6)},left=10,bottom=10,right=10]`;
       elk.layoutOptions["elk.nodeSize.constraints"] = "MINIMUM_SIZE";
-      elk.layoutOptions["elk.nodeSize.minimum"] = `(${Math.ceil(textWidth(node.key, STYLE.compositeFont, true) + 24)},40)`;
-    } else {
-      elk.layoutOptions["elk.padding"] = `[top=${STYLE.margin + Math.ceil(lineHeight(STYLE.titleFont)) + 6},left=${STYLE.margin},bottom=${STYLE.margin},right=${STYLE.margin}]`;
+      elk.layoutOptions["elk.nodeSize.minimum"] = `(${Math.ceil(textWidth(stateLabel(node), STYLE.compositeFont, true) + 24)},40)`;
     }
     return elk;
   };
@@ -275,6 +277,15 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
     addEdge(`${junction}->${first.target}`, junction, first.target, first.kind, first.lines);
   }
 
+  const legend = [
+    ...(edges.some((edge) => edge.kind === "always") ? ["light arrows: eventless (always)"] : []),
+    ...(edges.some((edge) => edge.kind === "internal") ? ["dashed: targetless"] : []),
+    ...(junctions > 0 ? ["small dot: the same transition from several states"] : []),
+  ];
+  const title = [`${graph.name}  (${graph.source})`, ...(legend.length > 0 ? [legend.join(" · ")] : [])];
+  const titleHeight = Math.ceil(title.length * lineHeight(STYLE.titleFont));
+  root.layoutOptions!["elk.padding"] = `[top=${STYLE.margin + titleHeight + 6},left=${STYLE.margin},bottom=${STYLE.margin},right=${STYLE.margin}]`;
+
   const laid = await new elkBundled.default().layout(root);
 
   const boxOf = (node: ElkNode): Box => ({ x: round(node.x ?? 0), y: round(node.y ?? 0), width: round(node.width ?? 0), height: round(node.height ?? 0) });
@@ -284,7 +295,7 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
   const collect = (node: ElkNode) => {
     for (const child of node.children ?? []) {
       const state = byId.get(child.id);
-      if (state) states.push({ id: state.id, key: state.key, type: state.type, composite: composite(state), box: boxOf(child) });
+      if (state) states.push({ id: state.id, key: state.key, label: stateLabel(state), type: state.type, composite: composite(state), box: boxOf(child) });
       else if (noteLines.has(child.id)) notes.push({ id: child.id, lines: noteLines.get(child.id)!, box: boxOf(child) });
       else dots.push({ id: child.id, kind: dotIds.has(child.id) ? "junction" : "initial", box: boxOf(child) });
     }
@@ -301,8 +312,9 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
 
   return {
     id: graph.id,
-    title: `${graph.name}  (${graph.source})`,
-    width: round(laid.width ?? 0),
+    title,
+    // The title may be wider than a small machine.
+    width: round(Math.max(laid.width ?? 0, ...title.map((line) => Math.ceil(textWidth(line, STYLE.titleFont)) + 2 * STYLE.margin))),
     height: round(laid.height ?? 0),
     states,
     dots,

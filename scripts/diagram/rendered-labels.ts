@@ -26,6 +26,8 @@ export interface RenderedLabel {
   textLength: number;
   /** For a state label: whether it lies inside its state's outline. */
   insideOwner: boolean;
+  /** Whether it lies inside the SVG (is not clipped). */
+  insideSvg: boolean;
 }
 
 /** A page showing `svg` at most `width` px wide (scaled down proportionally if wider). */
@@ -39,6 +41,7 @@ export function renderedLabels(page: Page): Promise<RenderedLabel[]> {
   return page.evaluate(() => {
     const svg = document.querySelector("main > svg") as SVGSVGElement;
     const scale = svg.getScreenCTM()!.a;
+    const frame = svg.getBoundingClientRect();
     return Array.from(svg.querySelectorAll("text")).map((text) => {
       const cls = text.getAttribute("class") ?? "";
       const group = text.closest("g[id]");
@@ -61,6 +64,7 @@ export function renderedLabels(page: Page): Promise<RenderedLabel[]> {
         bold: Number(getComputedStyle(text).fontWeight) >= 600,
         textLength: Math.max(...(spans.length > 0 ? spans : [text]).map((line) => line.getComputedTextLength())),
         insideOwner,
+        insideSvg: box.left >= frame.left && box.right <= frame.right && box.top >= frame.top && box.bottom <= frame.bottom,
       } as const;
     });
   });
