@@ -40,7 +40,7 @@ export const STYLE = {
 export interface DiagramState {
   id: string;
   key: string;
-  /** What the box says: the key, and `(parallel)` after a parallel state's. */
+  /** What the box says: the key, with `(parallel)` or `(history)` after it for those states. */
   label: string;
   type: StateType;
   composite: boolean;
@@ -84,6 +84,13 @@ export interface Diagram {
   edges: DiagramEdge[];
 }
 
+/**
+ * elkjs is pinned to 0.10.2: 0.11 and 0.12 throw inside ELK ("Cannot read properties of undefined")
+ * when model order is used with `INCLUDE_CHILDREN`, and model order is what keeps the loops readable.
+ * 0.10.2 still throws on some graphs when model order also orders nodes and edges (an edge from a
+ * nested state to an outer one whose compound has no other way out); those are laid out again
+ * without it (FALLBACK), which is as deterministic, only wider.
+ */
 const LAYOUT: LayoutOptions = {
   "elk.algorithm": "layered",
   "elk.direction": "DOWN",
@@ -107,9 +114,10 @@ const LAYOUT: LayoutOptions = {
   "elk.json.shapeCoords": "ROOT",
   "elk.json.edgeCoords": "ROOT",
 };
+const FALLBACK: LayoutOptions = { "elk.layered.considerModelOrder.strategy": "NONE" };
 
 const lineHeight = (fontSize: number) => fontSize * STYLE.lineHeight;
-const stateLabel = (node: GraphNode) => (node.type === "parallel" ? `${node.key} (parallel)` : node.key);
+const stateLabel = (node: GraphNode) => (node.type === "parallel" || node.type === "history" ? `${node.key} (${node.type})` : node.key);
 const initialId = (node: GraphNode) => `${node.id}.__initial`;
 const noteId = (node: GraphNode) => `${node.id}.__transitions`;
 
@@ -286,7 +294,20 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
   const titleHeight = Math.ceil(title.length * lineHeight(STYLE.titleFont));
   root.layoutOptions!["elk.padding"] = `[top=${STYLE.margin + titleHeight + 6},left=${STYLE.margin},bottom=${STYLE.margin},right=${STYLE.margin}]`;
 
-  const laid = await new elkBundled.default().layout(root);
+  let laid: ElkNode;
+  try {
+    laid = await new elkBundled.default().layout(root);
+  } catch {
+    const withFallback = (node: ElkNode): ElkNode => ({
+      ...node,
+      ...(node.children ? { layoutOptions: { ...node.layoutOptions, ...FALLBACK }, children: node.children.map(withFallback) } : {}),
+    });
+    try {
+      laid = await new elkBundled.default().layout(withFallback(root));
+    } catch (error) {
+      throw new Error(`ELK could not lay out ${graph.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
 
   const boxOf = (node: ElkNode): Box => ({ x: round(node.x ?? 0), y: round(node.y ?? 0), width: round(node.width ?? 0), height: round(node.height ?? 0) });
   const states: DiagramState[] = [];

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { createMachine } from "xstate";
 import { buildGraph } from "../../scripts/diagram/graph.js";
 import { layoutDiagram, STYLE, withoutOuterParentheses } from "../../scripts/diagram/layout.js";
 import { diagramPage, overlappingLabels, README_WIDTH, renderedLabels } from "../../scripts/diagram/rendered-labels.js";
@@ -72,6 +73,30 @@ async function machines(): Promise<{ file: string; machine: Definition }[]> {
   const { machines: loaded } = await loadMachines();
   return loaded.map(({ name, machine }) => ({ file: name, machine: machine as unknown as Definition }));
 }
+
+/**
+ * Every shape the pipeline must draw, whatever the machines become: a parallel state with regions,
+ * a history state, a final state, a self-loop, a targetless transition, a transition of the
+ * machine itself, and one event (`FAIL`) taken to the same state from three states.
+ */
+const shapesMachine = createMachine({
+  id: "shapes",
+  initial: "idle",
+  on: { RESET: ".idle" },
+  states: {
+    idle: { on: { GO: "working", FAIL: "failing", TICK: { actions: [] } } },
+    working: { on: { FAIL: "failing", RETRY: { target: "working", reenter: true }, SPLIT: "both", BACK: "idle" } },
+    both: {
+      type: "parallel",
+      states: {
+        left: { initial: "reading", states: { reading: { on: { FAIL: "#shapes.failing" } }, resume: { type: "history" } } },
+        right: { initial: "writing", states: { writing: {} } },
+      },
+    },
+    failing: { always: "done" },
+    done: { type: "final" },
+  },
+});
 
 /** A transition's label as drawn: eventless ones show only their guard, outer parentheses dropped. */
 function expectedLabel(event: string, guard: unknown, sources: Map<string, string>): string[] {
@@ -174,6 +199,24 @@ describe("generated diagrams", async () => {
     expect(overlappingLabels([box(0, 0), box(10, 0), box(0, 10)])).toEqual([]);
   });
 
+  it("issue 14 item 8: draws parallel, history and final states, loops, and merges identical transitions", async () => {
+    const graph = buildGraph(shapesMachine as never, "shapes.machine", "test");
+    const diagram = await layoutDiagram(graph);
+    const svg = toSvg(diagram);
+    expect(checkXml(svg)).toEqual([]);
+    for (const state of statesOf(shapesMachine as unknown as Definition)) expect(svg, state.path).toContain(`id="${state.path}"`);
+    expect(svg).toContain(">both (parallel)<");
+    expect(svg).toContain(">resume (history)<");
+    // FAIL from three states: three unlabelled segments into one junction, one label from there on.
+    const fail = diagram.edges.filter((edge) => edge.label?.lines.includes("FAIL"));
+    expect(fail).toHaveLength(1);
+    expect(diagram.dots.filter((dot) => dot.kind === "junction")).toHaveLength(1);
+    expect(diagram.edges.filter((edge) => !edge.arrow)).toHaveLength(3);
+    expect(diagram.edges.find((edge) => edge.kind === "internal")?.label?.lines).toEqual(["TICK"]);
+    expect(diagram.notes.map((note) => note.lines[0])).toEqual(["in any state:"]);
+    expect(diagram.title[1]).toContain("eventless");
+  });
+
   it("prettifies actor events and guards", () => {
     expect(labelOfEvent("")).toBe("always");
     expect(labelOfEvent("xstate.done.actor.0.run.x", new Map([["0.run.x", "convertToLlm"]]))).toBe("done: convertToLlm");
@@ -226,15 +269,17 @@ describe.skipIf(skipWithoutChromium)("issue 14 item 8: diagrams at 900 px in Chr
     const browser = await launchChromium({ width: README_WIDTH, height: 800 });
     try {
       const page = await browser.context.newPage();
-      for (const { file, machine } of all) {
-        const svg = readFileSync(join(OUT, `${file}.svg`), "utf8");
+      const shapes = { file: "shapes.machine", machine: shapesMachine as unknown as Definition };
+      const shapesSvg = toSvg(await layoutDiagram(buildGraph(shapesMachine as never, "shapes.machine", "test/visual/diagrams.test.ts")));
+      for (const { file, machine } of [...all, shapes]) {
+        const svg = file === shapes.file ? shapesSvg : readFileSync(join(OUT, `${file}.svg`), "utf8");
         await page.setContent(diagramPage(svg));
         const labels = await renderedLabels(page);
         const states = labels.filter((label) => label.kind === "state");
         for (const state of statesOf(machine)) {
           const label = states.find((l) => l.owner === state.path);
           expect(label, `label of ${state.path}`).toBeDefined();
-          expect([state.key, `${state.key} (parallel)`]).toContain(label!.text);
+          expect(label!.text).toBe(state.type === "parallel" || state.type === "history" ? `${state.key} (${state.type})` : state.key);
           expect(label!.fontPx, `${file}: ${state.path} font size`).toBeGreaterThanOrEqual(11);
           expect(label!.insideOwner, `${file}: ${state.path} label inside its box`).toBe(true);
         }
