@@ -171,7 +171,7 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
   const toElk = (node: GraphNode): ElkNode => {
     const elk: ElkNode = { id: node.id, layoutOptions: {} };
     if (!composite(node)) {
-      elk.width = Math.ceil(textWidth(node.key, STYLE.stateFont) + 2 * STYLE.statePadding);
+      elk.width = Math.ceil(textWidth(stateLabel(node), STYLE.stateFont) + 2 * STYLE.statePadding);
       elk.height = STYLE.stateHeight;
       return elk;
     }
