@@ -14,7 +14,7 @@
  * inside a job (stream deltas, tool updates) straight to the run's event sink, in one order. The
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
-import { and, assign, emit, enqueueActions, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
+import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
@@ -31,12 +31,13 @@ import {
   toolCallsOf,
   turnSnapshot,
 } from "./run.helpers.js";
+import { getPlaceholderFor } from "./placeholders.js";
+import type { createStepsWorker } from "../src/actors/steps-worker.js";
 import { toolCallMachine, type ToolCallInput, type ToolCallParentEvent } from "./tool-call.machine.js";
 import {
   isStepReply,
   replyOutput,
   stepRequest,
-  stepWorkerPlaceholder,
   timeOf,
   type RunAbort,
   type StepJobs,
@@ -81,6 +82,10 @@ const reply = replyOutput;
 
 /** R5, R41: the response, appended to the transcript. */
 const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => reply(event, "streamResponse") } as const;
+
+/** R21: the batch's next call starts (its `tool_execution_start`, then its actor). */
+const startSequentialCall = { type: "startCall", params: { mode: "sequential" } } as const;
+const startParallelCall = { type: "startCall", params: { mode: "parallel" } } as const;
 
 /** R4a: `turn_start` on the edge that enters the next turn's message injection. */
 const openTurn = ["emitTurnStart", "markTurnOpen"] as const;
@@ -162,7 +167,7 @@ export const runMachine = setup({
   },
   actors: {
     /** The run's step worker (`steps.ts`): runs each step's job and replies. Provided by the runtime. */
-    steps: stepWorkerPlaceholder("run machine"),
+    steps: getPlaceholderFor<typeof createStepsWorker>("steps"),
     toolCall: toolCallMachine,
   },
   actions: {
@@ -321,7 +326,8 @@ export const runMachine = setup({
     emitTurnEnd: emit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
     markTurnClosed: assign({ turn: ({ context }) => ({ ...context.turn, open: false }) }),
     recordFailure: assign(({ context, event }) => {
-      const error = (event as { error?: unknown }).error;
+      assertEvent(event, "step.failed");
+      const error = event.error;
       // A stream that threw after `start` closed its partial itself; it belongs to the run.
       const partial = error && typeof error === "object" && "partial" in error ? (error.partial as AssistantMessage) : undefined;
       return { failure: errorText(error), ...(partial ? appended(context, [partial]) : {}) };
@@ -364,8 +370,11 @@ export const runMachine = setup({
     settlesLastCall: ({ context }) => context.turn.batch!.outcomes.filter((outcome) => outcome === null).length === 1,
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
-    continuesInnerLoop: ({ context }) =>
-      (context.turn.toolResults.length > 0 && !everyResultTerminates(context)) || context.pending.length > 0,
+    continuesInnerLoop: or([and(["hasToolResults", not("everyResultTerminates")]), "hasPendingMessages"]),
+    hasToolResults: ({ context }) => context.turn.toolResults.length > 0,
+    // R27: every finalized result of the batch says `terminate`.
+    everyResultTerminates: ({ context }) => batchTerminates(context.turn.batch),
+    hasPendingMessages: ({ context }) => context.pending.length > 0,
     receivedFollowUps: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
     decidedContinue: ({ context }) => context.turn.decision === "continue",
@@ -483,14 +492,14 @@ export const runMachine = setup({
           states: {
             // R24: each call runs to its result message before the next starts.
             runningSequentially: {
-              entry: { type: "startCall", params: { mode: "sequential" } },
+              entry: startSequentialCall,
               on: {
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("done", true) },
+                  { guard: "hasLaterCall", actions: [...settle("done", true), startSequentialCall] },
                   ...toTurnEnd(undefined, settle("done", true)),
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "runningSequentially", reenter: true, actions: settle("crashed", true) },
+                  { guard: "hasLaterCall", actions: [...settle("crashed", true), startSequentialCall] },
                   ...toTurnEnd(undefined, settle("crashed", true)),
                 ],
               },
@@ -499,18 +508,18 @@ export const runMachine = setup({
             // passed (tool.ready) or settled at once (an immediate result). After the last, the
             // passed calls execute together.
             preflighting: {
-              entry: { type: "startCall", params: { mode: "parallel" } },
+              entry: startParallelCall,
               on: {
                 "tool.ready": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: "advanceCursor" },
+                  { guard: "hasLaterCall", actions: ["advanceCursor", startParallelCall] },
                   { target: "runningInParallel", actions: ["advanceCursor", "executeCalls"] },
                 ],
                 "xstate.done.actor.*": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("done", false) },
+                  { guard: "hasLaterCall", actions: [...settle("done", false), startParallelCall] },
                   { target: "runningInParallel", actions: [...settle("done", false), "executeCalls"] },
                 ],
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "preflighting", reenter: true, actions: settle("crashed", false) },
+                  { guard: "hasLaterCall", actions: [...settle("crashed", false), startParallelCall] },
                   { target: "runningInParallel", actions: [...settle("crashed", false), "executeCalls"] },
                 ],
               },
@@ -590,11 +599,6 @@ export const runMachine = setup({
 });
 
 export type RunActorRef = ActorRefFrom<typeof runMachine>;
-
-/** R27: every finalized result of the batch says `terminate`. */
-function everyResultTerminates(context: RunContext): boolean {
-  return batchTerminates(context.turn.batch);
-}
 
 function resultMessage(context: RunContext, outcome: ToolCallOutcome): ToolResultMessage {
   return toolResultMessage(context.turn.batch!.calls[outcome.index], outcome.result, outcome.isError, outcome.durationMs, outcome.settledAt);

@@ -15,7 +15,9 @@
  * finds its hooks, tools and listeners through the session it runs in (its parent), never through
  * context or events, so any number of sessions share one actor system (R14).
  */
-import { assertEvent, assign, fromPromise, setup } from "xstate";
+import { assertEvent, assign, setup } from "xstate";
+import { getPlaceholderFor } from "./placeholders.js";
+import type { createEmitFailureActor, createSettleEventsActor } from "../src/agent/session-actors.js";
 import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
@@ -46,6 +48,8 @@ export interface SessionContext {
   errorMessage: string | null;
   /** Tokens and cost of every assistant message and tool result so far (not cleared by `RESET`). */
   usage: Usage;
+  /** How many messages the transcript had when the current run started (see `adoptRunOutput`); -1 once the app replaced it. */
+  runStart: number;
 }
 
 export type SessionEvent =
@@ -88,9 +92,9 @@ export const sessionMachine = setup({
   actors: {
     run: runMachine,
     /** Resolves once the run's listeners have handled every event it produced. */
-    settleEvents: fromPromise<void>(notProvided("settleEvents")),
+    settleEvents: getPlaceholderFor<typeof createSettleEventsActor>("settleEvents"),
     /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
-    emitFailure: fromPromise<void>(notProvided("emitFailure")),
+    emitFailure: getPlaceholderFor<typeof createEmitFailureActor>("emitFailure"),
   },
   actions: {
     /** Abort the current run's signal, which the listeners hold until the session is idle (R54). */
@@ -101,9 +105,18 @@ export const sessionMachine = setup({
     finishRun: notProvided("finishRun"),
     beginRun: assign(({ context, event }) => {
       assertEvent(event, "run.start");
-      const next: Partial<SessionContext> = { errorMessage: null };
+      const next: Partial<SessionContext> = { errorMessage: null, runStart: context.messages.length };
       if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
       return next;
+    }),
+    // R12, R13: the run's output is what it added. The transcript normally has it already (each
+    // message joins at its `message_end`); a session restored mid-run missed the ones delivered to
+    // the Agent that persisted it, so the output is authoritative.
+    adoptRunOutput: assign(({ context, event }) => {
+      const output = (event as { output?: AgentMessage[] }).output ?? [];
+      const joined = context.messages.length - context.runStart;
+      if (context.runStart < 0 || joined === output.length) return {};
+      return { messages: context.messages.slice(0, context.runStart).concat(output) };
     }),
     enqueue: assign(({ context, event }) => {
       assertEvent(event, ["queue.steer", "queue.followUp"]);
@@ -148,6 +161,7 @@ export const sessionMachine = setup({
     modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
     errorMessage: null,
     usage: emptyUsage(),
+    runStart: input.messages.length,
   }),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {
@@ -156,7 +170,8 @@ export const sessionMachine = setup({
     "queue.take": { actions: "dequeue" },
     "queue.clear": { actions: "clearQueue" },
     "queue.setMode": { actions: "setQueueMode" },
-    "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages }) },
+    // (A transcript replaced mid-run is the app's: the run's output is not adopted over it.)
+    "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages, runStart: -1 }) },
     "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
     "run.messageEnd": { actions: "appendMessage" },
@@ -189,7 +204,7 @@ export const sessionMachine = setup({
               assertEvent(event, "run.start");
               return event.input;
             },
-            onDone: "settling",
+            onDone: { target: "settling", actions: "adoptRunOutput" },
             onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
           },
           initial: "active",

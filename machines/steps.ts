@@ -112,19 +112,6 @@ export type StepWorkerSnapshot = Snapshot<undefined> & { restored: boolean };
 
 export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, undefined>;
 
-/** The machines' placeholder for the worker: the runtime provides the real one. */
-export function stepWorkerPlaceholder(machine: string): StepWorkerLogic {
-  return {
-    transition: (snapshot) => snapshot,
-    start: () => {
-      throw new Error(`${machine}: the "steps" worker is not provided`);
-    },
-    getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined, restored: false }),
-    getPersistedSnapshot: (snapshot) => snapshot,
-    restoreSnapshot: (snapshot) => snapshot as StepWorkerSnapshot,
-  };
-}
-
 /** The output of the reply `event` to `job` (a transition taken only on that reply). */
 export function replyOutput<K extends StepName>(event: { type: string }, job: K): StepJobs[K]["output"] {
   if (event.type !== `step.${job}.done`) throw new Error(`expected step.${job}.done, got ${event.type}`);

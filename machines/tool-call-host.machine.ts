@@ -4,8 +4,10 @@
  * run does, so the call finds it the same way (its parent's `steps` child).
  */
 import { assign, setup } from "xstate";
+import { getPlaceholderFor } from "./placeholders.js";
+import type { createStepsWorker } from "../src/actors/steps-worker.js";
 import { toolCallMachine, type ToolCallInput, type ToolCallOutput } from "./tool-call.machine.js";
-import { stepWorkerPlaceholder } from "./steps.js";
+
 
 export const toolCallHostMachine = setup({
   types: {
@@ -14,7 +16,7 @@ export const toolCallHostMachine = setup({
     output: {} as ToolCallOutput,
   },
   actors: {
-    steps: stepWorkerPlaceholder("tool-call host"),
+    steps: getPlaceholderFor<typeof createStepsWorker>("steps"),
     toolCall: toolCallMachine,
   },
 }).createMachine({

@@ -130,7 +130,17 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: "toolCall",
-  context: ({ input }) => ({ ...input, args: undefined, result: null, isError: false, settledAt: input.startedAt }),
+  context: ({ input }) => ({
+    index: input.index,
+    toolCall: input.toolCall,
+    mode: input.mode,
+    hooks: input.hooks,
+    startedAt: input.startedAt,
+    args: undefined,
+    result: null,
+    isError: false,
+    settledAt: input.startedAt,
+  }),
   initial: "preparing",
   on: {
     // R21, R22, R23: a step that throws is an error result.

@@ -7,6 +7,8 @@ const entries = {
   anthropic: "./src/providers/anthropic/index.js",
   inspect: "./src/inspect/index.js",
   node: "./src/node/index.js",
+  proxy: "./src/proxy/index.js",
+  testing: "./src/testing/index.js",
 };
 mkdirSync("dist", { recursive: true });
 for (const [name, target] of Object.entries(entries)) {

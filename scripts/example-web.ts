@@ -6,19 +6,18 @@
  *   npm run example:web -- --anthropic     Claude through a local proxy; ANTHROPIC_API_KEY stays here
  *   npm run example:web -- --port 0 --model claude-haiku-4-5
  *
- * Routes: /  /assets/*   GET /api/config (which model the page runs)
- *         POST /api/stream (only with --anthropic): the page's StreamFn posts the request context;
- *         the server runs `anthropicStreamFn` with its own key and model, and answers with the
- *         assistant events as server-sent events (`data: <json>`), each without the repeated
- *         `partial` message: `*_start`/`*_end` events carry the content block (`block`) instead,
- *         deltas only the delta (examples/web-chat/src/proxy-stream.ts rebuilds the partial).
+ * Routes: /  /assets/*   GET /api/config (which model the page runs, and the proxy's token)
+ *         POST /api/stream (only with --anthropic): the stream proxy protocol of pi's `streamProxy`
+ *         (`createStreamProxyHandler` from `xstate-agent-loop/proxy`; the page uses `streamProxy`
+ *         through `proxyStreamFn`): the server runs `anthropicStreamFn` with its own key and model.
  *
- * The proxy takes only `context` and `reasoning`/`maxTokens` from the page: model, base URL and
- * key are the server's. It answers only same-origin requests to 127.0.0.1/localhost (no CORS, a
- * Host check against DNS rebinding, `Origin` checked), so other sites cannot spend the key.
+ * The model is always the server's (`resolveModel`), and the key never leaves this process. The
+ * proxy answers only same-origin requests to 127.0.0.1/localhost (no CORS, a Host check against
+ * DNS rebinding, `Origin` checked) that carry this server's random bearer token, so other sites
+ * and other local processes cannot spend the key.
  */
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -26,8 +25,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { AssistantMessageEvent, Model, StreamFn, StreamOptions, TranscriptContext } from "../src/types.js";
+import type { Model } from "../src/types.js";
 import { anthropicModel, anthropicStreamFn } from "../src/providers/anthropic/index.js";
+import { createStreamProxyHandler, PROXY_STREAM_PATH } from "../src/proxy/index.js";
 import { DEFAULT_MODEL } from "../src/node/cli/args.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -35,7 +35,6 @@ export const EXAMPLE_DIR = join(ROOT, "examples/web-chat");
 export const EXAMPLE_OUT_DIR = join(EXAMPLE_DIR, "dist");
 export const DEFAULT_PORT = 5174;
 const LIBRARY_ENTRY = join(ROOT, "dist/src/index.js");
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Building
@@ -116,18 +115,6 @@ export async function buildExample(options: { quiet?: boolean } = {}): Promise<s
 }
 
 // ---------------------------------------------------------------------------------------------
-// The proxy's wire format
-// ---------------------------------------------------------------------------------------------
-
-/** One assistant event as the proxy sends it (see the header comment). */
-export function toWire(event: AssistantMessageEvent): Record<string, unknown> {
-  if (event.type === "start" || event.type === "done" || event.type === "error") return event;
-  const { partial, ...rest } = event;
-  if (event.type.endsWith("_delta")) return rest;
-  return { ...rest, block: partial.content[event.contentIndex] };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Serving
 // ---------------------------------------------------------------------------------------------
 
@@ -185,17 +172,17 @@ export async function startExampleServer(options: ExampleServerOptions = {}): Pr
     const port = new URL(origin).port;
     if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return send(res, 403, "forbidden host\n");
     const path = decodeURIComponent(new URL(req.url ?? "/", origin).pathname);
-    if (path === "/api/stream") {
+    if (path === PROXY_STREAM_PATH) {
       if (!proxy) return send(res, 404, "start the server with --anthropic to use the proxy\n");
       if (req.method !== "POST") return send(res, 405, "method not allowed\n");
       const from = req.headers.origin;
       if (from !== undefined && from !== `http://${req.headers.host}`) return send(res, 403, "cross-origin requests are refused\n");
       if (!String(req.headers["content-type"] ?? "").startsWith("application/json")) return send(res, 415, "expected application/json\n");
-      return proxy.stream(req, res);
+      return proxy.handle(req, res);
     }
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "method not allowed\n");
     if (path === "/api/config") {
-      const config = proxy ? { provider: "anthropic", model: proxy.model } : { provider: "scripted" };
+      const config = proxy ? { provider: "anthropic", model: proxy.model, proxyToken: proxy.token } : { provider: "scripted" };
       return send(res, 200, JSON.stringify(config), TYPES[".json"]);
     }
     if (path === "/favicon.ico") return send(res, 204, "");
@@ -232,50 +219,14 @@ export async function startExampleServer(options: ExampleServerOptions = {}): Pr
   };
 }
 
-/** POST /api/stream: the page's request, answered by Claude with the server's key. */
+/** POST /api/stream: the page's `streamProxy` request, answered by Claude with the server's key and model. */
 function anthropicProxy(options: AnthropicProxyOptions) {
   const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
-  const model = anthropicModel(options.model ?? DEFAULT_MODEL, baseURL ? { baseUrl: baseURL } : {});
-  const streamFn: StreamFn = anthropicStreamFn({ apiKey: options.apiKey });
-
-  const stream = async (req: IncomingMessage, res: ServerResponse) => {
-    const body = JSON.parse((await readBody(req)).toString("utf8")) as { context?: TranscriptContext; options?: StreamOptions };
-    if (!body.context || !Array.isArray(body.context.messages)) {
-      res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("expected { context: { messages: [...] } }\n");
-      return;
-    }
-    const controller = new AbortController();
-    // The page aborted (or went away): abort the upstream request.
-    res.once("close", () => {
-      if (!res.writableFinished) controller.abort();
-    });
-    const streamOptions: StreamOptions = { signal: controller.signal };
-    if (typeof body.options?.reasoning === "string") streamOptions.reasoning = body.options.reasoning;
-    if (typeof body.options?.maxTokens === "number") streamOptions.maxTokens = body.options.maxTokens;
-    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
-    for await (const event of await streamFn(model, { messages: body.context.messages }, streamOptions)) {
-      if (res.destroyed) break;
-      res.write(`data: ${JSON.stringify(toWire(event))}\n\n`);
-    }
-    res.end();
-  };
-  return { model, stream };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error("request body too large"));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.once("end", () => resolveBody(Buffer.concat(chunks)));
-    req.once("error", reject);
-  });
+  // An unknown --model is priced like the default model rather than refused (a local demo).
+  const model = anthropicModel(options.model ?? DEFAULT_MODEL, baseURL ? { baseUrl: baseURL } : {}, { fallback: DEFAULT_MODEL });
+  const token = randomBytes(24).toString("base64url");
+  const handle = createStreamProxyHandler(anthropicStreamFn({ apiKey: options.apiKey }), { authToken: token, resolveModel: () => model });
+  return { model, token, handle };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 /**
  * xstate-agent-loop: the pi agent loop as an explicit XState v5 statechart. This root entry is
  * Node-free (browsers, edge runtimes); Node-only and optional parts live in subpaths
- * (`./anthropic`, `./inspect`, `./node`).
+ * (`./anthropic`, `./inspect`, `./node`, `./proxy`, `./testing`).
  */
 export * from "./types.js";
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from "./api/agent-loop.js";
+export { setDefaultStreamFn } from "./api/default-stream-fn.js";
+export { DEFAULT_AGENT_IDENTITY, mergeIdentity, formatUserAgent } from "./identity/index.js";
+export { streamProxy, proxyStreamFn, type ProxyStreamOptions } from "./proxy/client.js";
+export type { ProxyAssistantMessageEvent } from "./proxy/wire.js";
 export { runToolCall, type RunToolCallOptions } from "./api/run-tool-call.js";
 export type { RunOptions, RunActor } from "./api/start-run.js";
 export {
@@ -26,6 +30,7 @@ export type { RunInput, RunContext, HookFlags, ToolBatch } from "../machines/run
 export { defineTool, toolDeclaration, validateToolArguments } from "./tools/index.js";
 export type { ZodToolDefinition, JsonSchemaToolDefinition } from "./tools/index.js";
 export { replayTranscript, systemMessageFor, declareToolChanges } from "./transcript/index.js";
+// Test helpers: their home is `xstate-agent-loop/testing`; re-exported here for compatibility.
 export {
   scriptedStreamFn,
   scriptedModel,

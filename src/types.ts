@@ -5,6 +5,9 @@
  * of `AgentLoopConfig`, which never enter machine context.
  */
 import type { z } from "zod";
+import type { ClientIdentity } from "./identity/index.js";
+
+export type { ClientIdentity, ClientAttribution, UserAgentMode } from "./identity/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Content and messages
@@ -138,6 +141,24 @@ export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessag
 
 export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 
+/** Dollars per million tokens, for every token kind of a request. */
+export interface ModelCostRates {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Rates that apply to the whole request when its prompt (input + cache read + cache write tokens) exceeds `inputTokensAbove`. */
+export interface ModelCostTier extends ModelCostRates {
+  inputTokensAbove: number;
+}
+
+export interface ModelCost extends ModelCostRates {
+  /** Long-context pricing; the tier with the highest threshold the prompt exceeds wins. */
+  tiers?: ModelCostTier[];
+}
+
 export interface Model {
   id: string;
   name: string;
@@ -146,8 +167,8 @@ export interface Model {
   baseUrl?: string;
   reasoning: boolean;
   input: ("text" | "image")[];
-  /** Prices in dollars per million tokens. */
-  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** Prices in dollars per million tokens; `tiers` replace them for long prompts. */
+  cost: ModelCost;
   contextWindow: number;
   maxTokens: number;
 }
@@ -176,13 +197,87 @@ export interface TranscriptContext {
   messages: Message[];
 }
 
-/** Options the loop passes to the stream function: the config's pass-through options plus these. */
-export interface StreamOptions {
-  apiKey?: string;
+/**
+ * Provider-specific stream options, added by declaration merging (as `CustomAgentMessages`):
+ *
+ * ```ts
+ * declare module "xstate-agent-loop" {
+ *   interface CustomStreamOptions { topK?: number }
+ * }
+ * ```
+ *
+ * Every field declared here is accepted by `AgentLoopConfig` and passed to the stream function.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface CustomStreamOptions {}
+
+/** Prompt cache retention preference; providers map it to what they support. */
+export type CacheRetention = "none" | "short" | "long";
+
+/** Token budgets per thinking level (token-based providers). */
+export interface ThinkingBudgets {
+  minimal?: number;
+  low?: number;
+  medium?: number;
+  high?: number;
+}
+
+/**
+ * The stream options of pi-ai 1.6's `SimpleStreamOptions`, so config written for pi compiles. The
+ * loop passes each one set in `AgentLoopConfig` to the stream function untouched; what it means is
+ * up to the stream function (the Anthropic provider reads `maxTokens`, `reasoning`, `identity` and
+ * `headers`; see `anthropicStreamFn`). Providers add theirs through `CustomStreamOptions`.
+ */
+export interface LoopStreamOptions extends CustomStreamOptions {
+  /** Ignored in a config: the stream function always gets the run's signal (the `signal` argument). */
   signal?: AbortSignal;
+  apiKey?: string;
+  /** Thinking level requested; absent means off. */
   reasoning?: ThinkingLevel;
+  temperature?: number;
+  /** Extra sampling parameters merged into the request body (OpenAI-compatible providers). */
+  samplingParams?: Record<string, unknown>;
   maxTokens?: number;
+  /** Session identifier for cache-aware providers. */
   sessionId?: string;
+  /** Default `"short"`. */
+  cacheRetention?: CacheRetention;
+  /** Do not use or record server-side continuation state for this request. */
+  disableContinuation?: boolean;
+  /** Extra HTTP headers; they override provider defaults, and `null` removes a default header. */
+  headers?: Record<string, string | null>;
+  /** How the request identifies the app, merged field by field over `DEFAULT_AGENT_IDENTITY` on every request. */
+  identity?: ClientIdentity;
+  /** Request metadata; providers take the fields they know (Anthropic: `user_id`). */
+  metadata?: Record<string, unknown>;
+  transport?: "sse" | "websocket" | "websocket-cached" | "auto";
+  thinkingBudgets?: ThinkingBudgets;
+  toolChoice?: "auto" | "none";
+  /** Ask a capable provider for a durable handle and continue the request asynchronously. */
+  deferred?: boolean | { window?: "15m" | "1h" | "24h" };
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** Longest server-requested retry delay to wait for; 0 disables the cap. */
+  maxRetryDelayMs?: number;
+  websocketConnectTimeoutMs?: number;
+  /** A fetch implementation for provider HTTP requests. */
+  fetch?: typeof globalThis.fetch;
+  /** Provider-scoped environment values, over `process.env`. */
+  env?: Record<string, string>;
+  /** Inspect or replace the provider payload before it is sent; return undefined to keep it. */
+  onPayload?: (payload: unknown, model: Model) => unknown;
+  onResponse?: (response: { status: number; headers: Record<string, string> }, model: Model) => void | Promise<void>;
+  onProviderStreamEvent?: (data: unknown, model: Model) => void | Promise<void>;
+  /** A telemetry span (pi-telemetry's `TelemetrySpan`) for providers that report one. */
+  telemetry?: unknown;
+}
+
+/**
+ * What the stream function receives: the config's stream options plus the run's `signal`, the
+ * resolved `apiKey` and the turn's `reasoning`. Open, so a stream function can read options another
+ * layer added.
+ */
+export interface StreamOptions extends LoopStreamOptions {
   [option: string]: unknown;
 }
 
@@ -342,39 +437,79 @@ export type AgentRequestUpdate = Omit<AgentLoopTurnUpdate, "messages">;
 type MaybePromise<T> = T | Promise<T>;
 
 /**
- * Configuration of one run. Hooks must not throw; one that does ends the run cleanly with an
- * assistant failure message (R56). Every field not listed is passed to the stream function as an
- * option, untouched.
+ * Configuration of one run: the model, the hooks, and the stream options of `LoopStreamOptions`
+ * (pi-ai's `SimpleStreamOptions`, passed to the stream function untouched). Closed: a misspelt key
+ * (`beforeToolcall`) does not compile; providers declare extra options in `CustomStreamOptions`.
+ *
+ * Hook contract, for every hook below unless it says otherwise: it must not throw or reject.
+ * One that does anyway ends the run cleanly (R56): an assistant failure message carrying the
+ * thrown message as `errorMessage`, then `turn_end` and `agent_end`; the run resolves, never
+ * rejects. The tool hooks are the exception: a throwing `beforeToolCall`/`afterToolCall` turns
+ * that one call into an error tool result and the run goes on (R21, R23). Hooks that receive a
+ * `signal` get the run's abort signal and should honour it.
  */
-export interface AgentLoopConfig {
+export interface AgentLoopConfig extends LoopStreamOptions {
   model: Model;
   /** Thinking level requested; absent means off. */
   reasoning?: ThinkingLevel;
   /** Fallback when `getApiKey` is absent or returns nothing. Never stored in machine context. */
   apiKey?: string;
-  /** AgentMessage[] → provider messages, at the request boundary. Required. */
+  /**
+   * AgentMessage[] → provider messages, at the request boundary (every request). Required. Drop
+   * what a provider cannot take (UI-only messages); `defaultConvertToLlm` keeps the four provider
+   * roles, and `(messages) => messages` type-checks when the app defines no custom messages.
+   */
   convertToLlm: (messages: AgentMessage[]) => MaybePromise<Message[]>;
-  /** Runs before `convertToLlm` on every request (pruning, context injection). */
+  /**
+   * Runs before `convertToLlm` on every request (pruning, context injection). Returns the messages
+   * to convert; the run's context itself is unchanged.
+   */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
-  /** Resolves a key per request; falls back to `apiKey`. */
+  /** Resolves a key per request (short-lived tokens); `undefined` falls back to `apiKey`. */
   getApiKey?: (provider: string) => MaybePromise<string | undefined>;
-  /** Polled at run start, after each turn, and after `prepareNextTurn` when nothing is pending. */
+  /**
+   * Polled at run start, after each turn, and after `prepareNextTurn` when nothing is pending
+   * (R3, R4, R9). Returns the messages to inject before the next request; `[]` when none.
+   */
   getSteeringMessages?: () => Promise<AgentMessage[]>;
-  /** Polled when the run would otherwise end. */
+  /** Polled when the run would otherwise end (R10). Messages returned start another turn; `[]` when none. */
   getFollowUpMessages?: () => Promise<AgentMessage[]>;
-  /** Called before every turn but the first; may replace context, model, thinking level, or add messages. */
+  /**
+   * Called before every turn but the first, with the turn that just ended (R4a). May return
+   * replacement `context`, `model`, `thinkingLevel`, and `messages` to append before the next
+   * request; `undefined` keeps everything.
+   */
   prepareNextTurn?: (context: PrepareNextTurnContext, signal?: AbortSignal) => MaybePromise<AgentLoopTurnUpdate | undefined>;
-  /** Called before every request with pending messages already appended. */
+  /**
+   * Called before every request, the first included, with pending messages already appended (R4c).
+   * The returned `context`, `model`, `thinkingLevel` replace the run's for this and later requests;
+   * `undefined` keeps them. Does not poll queues.
+   */
   prepareRequest?: (request: PrepareRequestContext, signal?: AbortSignal) => MaybePromise<AgentRequestUpdate | undefined | void>;
-  /** Called after a turn's messages, before `turn_end`. `end` stops the run; `continue` ensures one more request. */
+  /**
+   * Called after a turn's messages, before `turn_end` (R8). `{action: "end"}` ends the run with no
+   * queue poll and no further request; `{action: "continue"}` ensures one more request if nothing
+   * else causes one (R10, R11); `undefined` keeps normal scheduling. After an error or aborted
+   * response it is called too, and its decision is ignored (R6).
+   */
   finishTurn?: (turn: AgentTurnContext, signal?: AbortSignal) => MaybePromise<AgentTurnDecision | undefined | void>;
+  /**
+   * Called for each tool call after its arguments validated, before it executes (R21). Return
+   * `{block: true, reason?}` to skip execution: the call gets an error result with `reason` (or
+   * `Tool execution was blocked`), and `terminate` joins the batch's early-termination rule (R27);
+   * `undefined` lets it run. May throw: the call gets an error result with the thrown message and
+   * the run continues.
+   */
   beforeToolCall?: (context: BeforeToolCallContext, signal?: AbortSignal) => Promise<BeforeToolCallResult | undefined>;
+  /**
+   * Called after a tool executed, before its `tool_execution_end` (R23); never for calls that did
+   * not run (errors before execution, blocks). Return field-by-field overrides of the result (see
+   * `AfterToolCallResult`) or `undefined` to keep it. May throw: the call gets an error result with
+   * the thrown message and the run continues.
+   */
   afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
-  /** Default `"parallel"`. */
+  /** Default `"parallel"` (R20). */
   toolExecution?: ToolExecutionMode;
-  maxTokens?: number;
-  sessionId?: string;
-  [streamOption: string]: unknown;
 }
 
 // ---------------------------------------------------------------------------------------------

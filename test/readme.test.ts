@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { from, lastValueFrom, toArray } from "rxjs";
-import { agentLoop, scriptedStreamFn, scriptedModel, text, toolCall, defineTool } from "../src/index.js";
+import { agentLoop, defaultConvertToLlm, defineTool } from "../src/index.js";
+import { scriptedStreamFn, scriptedModel, text, toolCall } from "../src/testing/index.js";
 import { z } from "zod";
 
 // The README's quick start, verbatim but for the assertions.
@@ -19,7 +20,7 @@ describe("README quick start", () => {
     const run = agentLoop(
       [{ role: "user", content: "Weather in Paris?", timestamp: Date.now() }],
       { messages: [], tools: [weather] },
-      { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       undefined,
       model,
     );
@@ -39,7 +40,7 @@ describe("README quick start", () => {
     const run = agentLoop(
       [{ role: "user", content: "hi", timestamp: 1 }],
       { messages: [] },
-      { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       undefined,
       scriptedStreamFn([{ content: [text("hello")] }]),
     );

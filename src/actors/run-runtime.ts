@@ -10,6 +10,7 @@ import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentTo
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
+import { streamOptionsOf } from "../loop/stream-options.js";
 import type { RunContext } from "../../machines/run.types.js";
 
 /** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
@@ -97,31 +98,6 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
       return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };
     },
   };
-}
-
-/** Hook and runtime keys of `AgentLoopConfig`; the rest are stream options (SPEC: passed through untouched). */
-const NOT_STREAM_OPTIONS = new Set([
-  "model",
-  "reasoning",
-  "apiKey",
-  "convertToLlm",
-  "transformContext",
-  "getApiKey",
-  "getSteeringMessages",
-  "getFollowUpMessages",
-  "prepareNextTurn",
-  "prepareRequest",
-  "finishTurn",
-  "beforeToolCall",
-  "afterToolCall",
-  "toolExecution",
-  "inspect",
-]);
-
-export function streamOptionsOf(config: AgentLoopConfig): StreamOptions {
-  const options: StreamOptions = {};
-  for (const key of Object.keys(config)) if (!NOT_STREAM_OPTIONS.has(key)) options[key] = (config as Record<string, unknown>)[key];
-  return options;
 }
 
 export type { AgentEvent };

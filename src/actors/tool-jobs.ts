@@ -15,8 +15,8 @@ type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
 export const toolJobs = {
   /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
-  async prepareToolCall(runtime: RunRuntime, { toolCall: call }: Input<"prepareToolCall">, { signal }: JobScope): Promise<Preparation> {
-    if (signal.aborted) return { ready: false, result: abortedResult() };
+  async prepareToolCall(runtime: RunRuntime, { toolCall: call }: Input<"prepareToolCall">): Promise<Preparation> {
+    if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
     const tool = runtime.tools.find(call.name);
     if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
     let raw: unknown = call.arguments;

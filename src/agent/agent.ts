@@ -5,7 +5,7 @@
  * cannot enter a machine (listeners, hooks, tools, the stream function) and turns method calls
  * into session events.
  */
-import { createActor, type Actor } from "xstate";
+import { createActor, type Actor, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
   AgentEvent,
@@ -23,12 +23,13 @@ import type { QueueName, sessionMachine, SessionContext } from "../../machines/s
 import { nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
 import { bindSession, providedSessionMachine } from "./provided-session.js";
-import { SessionRuntime } from "./session-runtime.js";
+import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { LiveView } from "./live-view.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
+import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
@@ -85,7 +86,21 @@ export class Agent {
   private tools: AgentTool[];
   private replay: { messages: AgentMessage[]; systemPrompt: string } | undefined;
 
-  constructor(options: AgentOptions) {
+  /**
+   * SPEC R13: an Agent from a snapshot taken with `getPersistedSnapshot()` (JSON round trips are
+   * fine), with fresh options: its transcript, queues, usage and, when it was persisted mid-run,
+   * the run itself. The run resumes at once: steps in flight are issued again (R13's replay rule
+   * for tools); `waitForIdle()` settles when it ends. Options' hooks, tools and stream function
+   * replace the originals (tools resolve by name).
+   */
+  static restore(snapshot: unknown, options: AgentOptions): Agent {
+    return new Agent(options, snapshot);
+  }
+
+  /** Throws a `TypeError` when `options.streamFn` is absent and no default is set (`setDefaultStreamFn`). */
+  constructor(options: AgentOptions = {}, restored?: unknown) {
+    // Resolved first, so a missing stream function fails here rather than at the first prompt().
+    this.streamFunction = resolveStreamFn(options.streamFn);
     const initial = options.initialState ?? {};
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = options.transformContext;
@@ -96,7 +111,6 @@ export class Agent {
     this.prepareRequest = options.prepareRequest;
     this.prepareNextTurn = options.prepareNextTurn;
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
-    this.streamFunction = options.streamFn;
     this.toolExecution = options.toolExecution ?? "parallel";
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
@@ -111,6 +125,7 @@ export class Agent {
 
     this.session = createActor(providedSessionMachine(), {
       id: "session",
+      ...(restored !== undefined ? { snapshot: restored as Snapshot<unknown> } : {}),
       input: {
         messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
         model: initial.model ?? unknownModel,
@@ -128,6 +143,10 @@ export class Agent {
     bindSession(this.session, this.runtime);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     this.session.subscribe({ error: (error) => this.runtime.crash(error) });
+    // R13: a session persisted mid-run resumes that run with this Agent's hooks, tools and stream function.
+    if (restored !== undefined && !this.session.getSnapshot().matches("idle")) {
+      this.runtime.resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false })).catch(() => {});
+    }
     this.session.start();
     this.state = this.stateView();
   }
@@ -240,12 +259,22 @@ export class Agent {
     return !this.session.getSnapshot().matches("idle");
   }
 
+  /** R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back. */
+  getPersistedSnapshot(): Snapshot<unknown> {
+    return this.session.getPersistedSnapshot();
+  }
+
   private run(plan: Continuation): Promise<void> {
     const snapshot = this.session.getSnapshot();
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
-    const context = snapshot.context;
     this.view.clear();
+    return this.runtime.start(this.runPlan(plan));
+  }
+
+  /** What a run of this Agent is made of: its hooks, tools and stream function as they are now. */
+  private runPlan(plan: Continuation): RunPlan {
+    const context = this.context;
     const config = loopConfig({
       hooks: this,
       streamOptions: this,
@@ -254,7 +283,7 @@ export class Agent {
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),
     });
-    return this.runtime.start({
+    return {
       config,
       streamFn: this.streamFunction,
       tools: this.tools,
@@ -262,7 +291,7 @@ export class Agent {
       prompts: plan.prompts,
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
       ...(plan.dequeue ? { dequeue: plan.dequeue } : {}),
-    });
+    };
   }
 
   /** A drain point of the run (R53): takes the next batch out of the session's queue. */

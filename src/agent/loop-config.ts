@@ -1,5 +1,6 @@
 import type { AgentLoopConfig, AgentMessage, Message, Model, ThinkingLevel, ToolExecutionMode } from "../types.js";
 import type { QueueName } from "./queue-batch.js";
+import { requestIdentity } from "../identity/index.js";
 import type { AgentHooks, AgentStreamOptions } from "./types.js";
 
 const STREAM_OPTION_KEYS = [
@@ -58,7 +59,9 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
   else if (withSignal) config.prepareNextTurn = (_turn, signal) => withSignal(signal);
   for (const key of STREAM_OPTION_KEYS) {
     const value = args.streamOptions[key];
-    if (value !== undefined) (config as Record<string, unknown>)[key] = value;
+    if (value !== undefined) Object.assign(config, { [key]: value });
   }
+  // As pi's Agent: every request's identity is the Agent's over the default (the loop merges again, idempotently).
+  config.identity = requestIdentity(args.streamOptions.identity);
   return config;
 }

@@ -84,6 +84,17 @@ export class SessionRuntime {
 
   /** Sends `run.start`. Resolves when the session is idle again; rejects only when a listener threw twice (as the reference). */
   start(plan: RunPlan): Promise<void> {
+    const done = this.activate(plan);
+    this.host.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    return done;
+  }
+
+  /** R13: a restored session's run in flight gets its runtime from `plan` when its worker starts. */
+  resume(plan: RunPlan): Promise<void> {
+    return this.activate(plan);
+  }
+
+  private activate(plan: RunPlan): Promise<void> {
     const input = runInput({
       prompts: plan.prompts,
       messages: plan.messages,
@@ -95,7 +106,6 @@ export class SessionRuntime {
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, ended: [], sinkFailure: undefined, rejection: undefined, ...settle, done };
-    this.host.send({ type: "run.start", input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
   }
 

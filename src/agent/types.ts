@@ -9,6 +9,7 @@ import type {
   AgentLoopTurnUpdate,
   AgentMessage,
   AgentTool,
+  LoopStreamOptions,
   Message,
   Model,
   PrepareNextTurnContext,
@@ -57,7 +58,12 @@ export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "i
  */
 export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
 
-/** The hooks an Agent passes to each run; each is read when the run starts. */
+/**
+ * The hooks an Agent passes to each run; each is read when the run starts. Their contracts are
+ * those of `AgentLoopConfig`: none may throw, and one that does ends the run cleanly with an
+ * assistant failure message (R56), except `beforeToolCall`/`afterToolCall`, whose throw becomes
+ * that call's error tool result (R21, R23).
+ */
 export interface AgentHooks {
   /** Default: keep user, assistant, toolResult and system messages, drop app-defined ones. */
   convertToLlm: (messages: AgentMessage[]) => Message[] | Promise<Message[]>;
@@ -67,7 +73,7 @@ export interface AgentHooks {
   afterToolCall?: AgentLoopConfig["afterToolCall"];
   finishTurn?: AgentLoopConfig["finishTurn"];
   prepareRequest?: AgentLoopConfig["prepareRequest"];
-  /** Before every turn but the first, without the turn (the reference's form). */
+  /** Before every turn but the first, without the turn (the reference's form). Returns an update or `undefined`, as `AgentLoopConfig.prepareNextTurn`. */
   prepareNextTurn?: (signal?: AbortSignal) => Promise<AgentLoopTurnUpdate | undefined> | AgentLoopTurnUpdate | undefined;
   /** Before every turn but the first, with the completed turn. Wins over `prepareNextTurn`. */
   prepareNextTurnWithContext?: (
@@ -78,24 +84,17 @@ export interface AgentHooks {
 
 /**
  * Options the reference forwards to its stream function; forwarded here as stream options when
- * set (what they mean is up to the stream function).
+ * set (what they mean is up to the stream function; `identity` goes over `DEFAULT_AGENT_IDENTITY`).
  */
-export interface AgentStreamOptions {
-  /** Session identifier for cache-aware providers. */
-  sessionId?: string;
-  thinkingBudgets?: Partial<Record<ThinkingLevel, number>>;
-  transport?: string;
-  maxRetryDelayMs?: number;
-  onPayload?: (...args: any[]) => unknown;
-  onResponse?: (...args: any[]) => unknown;
-  onProviderStreamEvent?: (...args: any[]) => unknown;
-  identity?: unknown;
-}
+export type AgentStreamOptions = Pick<
+  LoopStreamOptions,
+  "sessionId" | "thinkingBudgets" | "transport" | "maxRetryDelayMs" | "onPayload" | "onResponse" | "onProviderStreamEvent" | "identity"
+>;
 
 export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   initialState?: AgentInitialState;
-  /** The provider seam (see `StreamFn`); required. */
-  streamFn: StreamFn;
+  /** The provider seam (see `StreamFn`). Default: the one set with `setDefaultStreamFn`; with none set, the constructor throws. */
+  streamFn?: StreamFn;
   /** Default `"one-at-a-time"`. */
   steeringMode?: QueueMode;
   /** Default `"one-at-a-time"`. */

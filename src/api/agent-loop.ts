@@ -1,10 +1,12 @@
 /**
  * The four loop entry points (SPEC "Entry points"), signature-compatible with pi-agent-core 1.6.
- * None of them mutates the caller's `context.messages`.
+ * None of them mutates the caller's `context.messages`. An omitted `streamFn` is the default set
+ * with `setDefaultStreamFn`; with none set, each throws a `TypeError` at the call.
  */
 import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { AgentEventStream } from "../bridge/event-stream.js";
 import { checkRunArguments, startRun, type RunOptions } from "./start-run.js";
+import { resolveStreamFn } from "./default-stream-fn.js";
 
 /** R1: a new run with `prompts`. Returns at once; events are buffered until a consumer attaches. */
 export function agentLoop(
@@ -15,8 +17,9 @@ export function agentLoop(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): AgentEventStream {
-  checkRunArguments(prompts, context, config, streamFn);
-  return observe(prompts, context, config, signal, streamFn!, options);
+  const fn = resolveStreamFn(streamFn);
+  checkRunArguments(prompts, context, config, fn);
+  return observe(prompts, context, config, signal, fn, options);
 }
 
 /** R2: continue from the context's last (non-assistant) message. Throws synchronously otherwise. */
@@ -27,8 +30,9 @@ export function agentLoopContinue(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): AgentEventStream {
-  checkRunArguments(null, context, config, streamFn);
-  return observe(null, context, config, signal, streamFn!, options);
+  const fn = resolveStreamFn(streamFn);
+  checkRunArguments(null, context, config, fn);
+  return observe(null, context, config, signal, fn, options);
 }
 
 /** R1 with an awaited sink: the loop takes no step until `emit`'s promise for the previous event settles. */
@@ -41,8 +45,9 @@ export function runAgentLoop(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
-  checkRunArguments(prompts, context, config, streamFn);
-  return startRun({ prompts, context, config, sink: emit, signal, streamFn: streamFn!, options });
+  const fn = resolveStreamFn(streamFn);
+  checkRunArguments(prompts, context, config, fn);
+  return startRun({ prompts, context, config, sink: emit, signal, streamFn: fn, options });
 }
 
 /** R2 with an awaited sink. */
@@ -54,8 +59,9 @@ export function runAgentLoopContinue(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
-  checkRunArguments(null, context, config, streamFn);
-  return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: streamFn!, options });
+  const fn = resolveStreamFn(streamFn);
+  checkRunArguments(null, context, config, fn);
+  return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: fn, options });
 }
 
 function observe(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { text, toolCall, type AgentMessage, type AgentTurnContext } from "../../src/index.js";
+import { defaultConvertToLlm, text, toolCall, type AgentMessage, type AgentTurnContext } from "../../src/index.js";
 import { ok, tool } from "../loop/helpers.js";
 import { roles, says, scenario } from "./helpers.js";
 
@@ -17,7 +17,7 @@ describe("Agent hooks (R54 and the loop hooks)", () => {
 
   it("every hook is a settable property, read when a run starts", async () => {
     const { agent, note, log, stream } = scenario(readThenAnswer, {}, { tools: [tool("read")] });
-    agent.convertToLlm = (messages) => (note("convertToLlm"), messages as never);
+    agent.convertToLlm = (messages) => (note("convertToLlm"), defaultConvertToLlm(messages));
     agent.transformContext = async (messages) => (note("transformContext"), messages);
     agent.getApiKey = (provider) => (note(`getApiKey:${provider}`), "key");
     agent.prepareRequest = () => void note("prepareRequest");

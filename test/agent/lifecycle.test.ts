@@ -120,7 +120,9 @@ describe("R50: state", () => {
     agent.state.thinkingLevel = "high";
     await agent.prompt("x");
     expect(stream.calls[0].model.id).toBe("other");
-    expect(stream.calls[0].options).toEqual({ sessionId: "session-1", transport: "sse", reasoning: "high" });
+    // `identity` (always sent, over DEFAULT_AGENT_IDENTITY) is checked in test/drop-in/identity-wiring.test.ts.
+    const { identity: _identity, ...options } = stream.calls[0].options;
+    expect(options).toEqual({ sessionId: "session-1", transport: "sse", reasoning: "high" });
     expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", thinkingLevel: "high" });
   });
 });

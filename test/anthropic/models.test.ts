@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ANTHROPIC_PRICES, anthropicModel } from "../../src/providers/anthropic/index.js";
+import { ANTHROPIC_PRICES, anthropicModel, isKnownAnthropicModel, UnknownAnthropicModelError } from "../../src/providers/anthropic/index.js";
+import { DEFAULT_MODEL } from "../../src/node/cli/args.js";
 
 describe("anthropicModel", () => {
   it("describes a known model with its limits and list prices", () => {
@@ -17,15 +19,26 @@ describe("anthropicModel", () => {
     });
   });
 
-  it("exports the price table for every listed model", () => {
-    expect(ANTHROPIC_PRICES).toEqual({
-      "claude-opus-4-5": { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
-      "claude-opus-4-1": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-      "claude-sonnet-4-5": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-      "claude-sonnet-4-0": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-      "claude-haiku-4-5": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
-      "claude-3-5-haiku-latest": { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
-    });
+  it("issue 16: the price table has every current Claude model of pi-ai 1.6's data, with its figures", () => {
+    // pi-ai's model data, read as data (the figures, not the code); the package does not export the file.
+    const file = new URL("../../node_modules/@earendil-works/pi-ai/dist/providers/data/anthropic.json", import.meta.url);
+    const data = JSON.parse(readFileSync(file, "utf8")) as {
+      "anthropic-messages": Record<string, { id: string; reasoning: boolean; cost: unknown; contextWindow: number; maxTokens: number }>;
+    };
+    const theirs = Object.values(data["anthropic-messages"]);
+    expect(theirs.length).toBeGreaterThan(10);
+    for (const model of theirs) {
+      const ours = anthropicModel(model.id);
+      expect([model.id, ours.reasoning, ours.cost, ours.contextWindow, ours.maxTokens]).toEqual([model.id, model.reasoning, model.cost, model.contextWindow, model.maxTokens]);
+    }
+    // The older models it no longer lists keep their published figures.
+    expect(ANTHROPIC_PRICES["claude-opus-4-1"]).toEqual({ input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 });
+    expect(ANTHROPIC_PRICES["claude-3-5-haiku-latest"]).toEqual({ input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 });
+  });
+
+  it("issue 16: the CLI's default model is priced from the table, not by fallback", () => {
+    expect(isKnownAnthropicModel(DEFAULT_MODEL)).toBe(true);
+    expect(anthropicModel(DEFAULT_MODEL).name).toBe("Claude Sonnet 5.5");
   });
 
   it("keeps a dated snapshot id but uses its alias's entry; claude-sonnet-4 means claude-sonnet-4-0", () => {
@@ -46,16 +59,29 @@ describe("anthropicModel", () => {
     ]);
   });
 
-  it("gives an unknown id Sonnet-class defaults and its id as name", () => {
-    const model = anthropicModel("claude-future-9");
-    expect(model).toMatchObject({
+  it("issue 16: an unknown id is a typed error, not Sonnet prices and reasoning in disguise", () => {
+    let error: unknown;
+    try {
+      anthropicModel("claude-future-9");
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(UnknownAnthropicModelError);
+    expect(error).toMatchObject({ id: "claude-future-9", message: expect.stringContaining('Unknown Anthropic model "claude-future-9"') });
+    expect((error as UnknownAnthropicModelError).known).toContain("claude-sonnet-5-5");
+    expect(isKnownAnthropicModel("claude-future-9")).toBe(false);
+  });
+
+  it("issue 16: an explicit fallback prices an unknown id like the named model, under its own id", () => {
+    expect(anthropicModel("claude-future-9", {}, { fallback: "claude-haiku-4-5" })).toMatchObject({
       id: "claude-future-9",
       name: "claude-future-9",
       reasoning: true,
-      cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+      cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
       contextWindow: 200_000,
       maxTokens: 64_000,
     });
+    expect(() => anthropicModel("claude-future-9", {}, { fallback: "claude-also-unknown" })).toThrow(UnknownAnthropicModelError);
   });
 
   it("applies overrides and never shares the price object with the table", () => {

@@ -39,4 +39,17 @@ describe("argument parsing", () => {
   ])("%j is an error: %s", (argv, message) => {
     expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
   });
+
+  it.each([
+    [["--model"], "Option --model needs a value."],
+    [["-m"], "Option -m needs a value."],
+    [["hi", "--model"], "Option --model needs a value."],
+    [["--model", "--offline"], "Option --model needs a value."],
+    [["-m", "--offline"], "Option -m needs a value."],
+    [["--model="], "Option --model needs a value."],
+    [["-C"], "Option -C needs a value."],
+    [["--cwd"], "Option --cwd needs a value."],
+  ])("issue 16: the option is named as typed: %j", (argv, message) => {
+    expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
+  });
 });

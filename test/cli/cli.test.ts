@@ -1,8 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { runCli } from "../../src/node/cli/app.js";
 import { OFFLINE_LABEL } from "../../src/node/cli/model.js";
 import { checkTrace, fakeIO, makeRepo } from "./fixture.js";
@@ -127,11 +129,114 @@ describe("provider error", () => {
     const { io, stdout } = fakeIO(root, { env: { ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: url } });
     expect(await runCli(["--trace", tracePath, "hello"], io)).toBe(1);
     expect(requests.some((headers) => headers.includes(key))).toBe(true);
-    expect(stdout()).toContain("claude-sonnet-5-5 via Anthropic");
+    // The default model is in the price table now, so the label names it.
+    expect(stdout()).toContain("Claude Sonnet 5.5 (claude-sonnet-5-5) via Anthropic");
     expect(stdout()).toMatch(/✗ error: .*invalid x-api-key/);
     const text = readFileSync(tracePath, "utf8");
     expect(text).not.toContain(key);
     const trace = checkTrace(text);
     expect(trace.events.at(-2)!.event).toMatchObject({ type: "turn_end", message: { stopReason: "error" } });
+  });
+});
+
+describe("issue 16: the offline demo", () => {
+  const updates = (file: string) => checkTrace(readFileSync(file, "utf8")).events.filter((record) => record.event.type === "message_update").length;
+
+  it("a 100 KB prompt streams no more than a short one (the demo quotes it cut), and its echo is cut", async () => {
+    const short = path.join(root, "..", `short-${process.pid}.jsonl`);
+    const long = path.join(root, "..", `long-${process.pid}.jsonl`);
+    try {
+      const prompt = "summarize this repository ";
+      expect(await runCli(["--offline", "--trace", short, prompt], fakeIO(root).io)).toBe(0);
+      const big = fakeIO(root);
+      const huge = prompt + "and more words ".repeat(7_000);
+      expect(await runCli(["--offline", "--trace", long, huge], big.io)).toBe(0);
+      // The same script; only the cut quote ("… (105,026 characters)") adds a few deltas.
+      expect(updates(long)).toBeLessThanOrEqual(updates(short) + 40);
+      expect(big.stdout()).toContain(`… (${huge.trim().length.toLocaleString("en-US")} characters in all)`);
+      expect(big.stdout().length).toBeLessThan(20_000);
+    } finally {
+      rmSync(short, { force: true });
+      rmSync(long, { force: true });
+    }
+  });
+
+  it("counts in its answers agree in number (1 line in 1 file)", async () => {
+    const one = makeRepo({ "package.json": '{"name":"one"}\n', "notes.txt": "TODO: one\n" });
+    try {
+      const { io, stdout } = fakeIO(one.root);
+      expect(await runCli(["--offline", "summarize this repository"], io)).toBe(0);
+      expect(stdout()).toContain("`TODO|FIXME` matches 1 line in 1 of 2 files");
+      expect(stdout()).toContain("which has 1 of the 1 match.");
+      expect(stdout()).toContain("notes.txt (1 line)");
+      expect(stdout()).not.toMatch(/\b1 (lines|files|matches)\b/);
+    } finally {
+      one.cleanup();
+    }
+  });
+});
+
+describe("issue 16: --inspect never sends into the void", () => {
+  const freePort = async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    return port;
+  };
+
+  /** A relay stand-in on 127.0.0.1: counts the inspection messages it receives. */
+  async function relayOn(port: number) {
+    const server = new WebSocketServer({ host: "127.0.0.1", port });
+    await once(server, "listening");
+    const messages: string[] = [];
+    server.on("connection", (socket) => socket.on("message", (data) => messages.push(data.toString())));
+    return { messages, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it("a running relay: says where the session goes, and it gets there", async () => {
+    const port = await freePort();
+    const relay = await relayOn(port);
+    try {
+      const { io, stdout } = fakeIO(root);
+      io.inspector = { url: `ws://127.0.0.1:${port}`, startRelay: () => Promise.reject(new Error("must not start one")) };
+      expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+      expect(stdout()).toContain(`inspector: sending the session, its runs and tool calls to the relay at ws://127.0.0.1:${port}`);
+      expect(relay.messages.length).toBeGreaterThan(10);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it("no relay: one is started, and the session reaches it", async () => {
+    const port = await freePort();
+    let relay: Awaited<ReturnType<typeof relayOn>> | undefined;
+    try {
+      const { io, stdout } = fakeIO(root);
+      const started: number[] = [];
+      io.inspector = {
+        url: `ws://127.0.0.1:${port}`,
+        startRelay: async (at) => {
+          started.push(at);
+          relay = await relayOn(at);
+          return { stop: () => void relay!.stop() };
+        },
+      };
+      expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+      expect(started).toEqual([port]);
+      expect(stdout()).toContain(`to a relay started at ws://127.0.0.1:${port}, as none was running: open http://127.0.0.1:${port}`);
+      expect(relay!.messages.length).toBeGreaterThan(10);
+    } finally {
+      await relay?.stop();
+    }
+  });
+
+  it("no relay and none can start: a warning, and the run goes on without the inspector", async () => {
+    const port = await freePort();
+    const { io, stdout } = fakeIO(root);
+    io.inspector = { url: `ws://127.0.0.1:${port}`, startRelay: () => Promise.reject(new Error("EADDRINUSE")) };
+    expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+    expect(stdout()).toContain(`inspector: nothing listens on ws://127.0.0.1:${port} and a relay could not be started there (EADDRINUSE); continuing without the inspector.`);
+    expect(stdout()).toContain("Here is what I found");
   });
 });

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import type { CliIO } from "../../src/node/cli/app.js";
 
@@ -77,5 +78,45 @@ export function checkTrace(text: string): ParsedTrace {
     events,
     states: records.filter((record) => record.type === "state"),
     notes: records.filter((record) => record.type === "note"),
+  };
+}
+
+/**
+ * In-process IO with a fake terminal on stdin (raw mode, keypresses from `type`) and an ANSI
+ * terminal on stdout. `ready` resolves once the CLI listens for keys.
+ */
+export function ttyIO(cwd: string, options: { env?: Record<string, string>; columns?: number; inspector?: CliIO["inspector"] } = {}) {
+  const stdin = Object.assign(new EventEmitter(), {
+    isTTY: true,
+    setRawMode: () => stdin,
+    resume: () => stdin,
+    pause: () => stdin,
+  });
+  const ready = new Promise<void>((resolve) => {
+    const onListener = (event: string) => {
+      if (event !== "data") return;
+      stdin.off("newListener", onListener);
+      resolve();
+    };
+    stdin.on("newListener", onListener);
+  });
+  const out: string[] = [];
+  const io: CliIO = {
+    stdin: stdin as unknown as CliIO["stdin"],
+    stdout: { write: (text: string) => out.push(text), isTTY: true, columns: options.columns ?? 80, rows: 30 },
+    stderr: { write: (text: string) => out.push(text) },
+    env: { TERM: "xterm-256color", ...options.env },
+    cwd,
+    demoPace: 0,
+    ...(options.inspector ? { inspector: options.inspector } : {}),
+  };
+  return {
+    io,
+    ready,
+    /** Delivers `text` as one chunk of terminal input (as a terminal sends a paste). */
+    type: (text: string) => stdin.emit("data", Buffer.from(text, "utf8")),
+    output: () => out.join(""),
+    /** Forgets the output so far (keeps memory flat in timing loops). */
+    clearOutput: () => void (out.length = 0),
   };
 }

@@ -72,7 +72,7 @@ describe("renderer, plain mode (no ANSI)", () => {
   it("streams text and thinking, one line per tool start and end, a summary line", () => {
     expect(plainRender(sessionEvents())).toBe(
       [
-        "Let me look.",
+        "[thinking] Let me look.",
         "Checking the files.",
         "  → search_text /TODO/",
         "  → read_file nope.txt:2-5",
@@ -166,5 +166,36 @@ describe("renderer, live mode (ANSI, redrawn in place)", () => {
     renderer.setInput({ prompt: "› ", buffer: "focus on tests" });
     renderer.handle(update({ type: "text_delta", contentIndex: 0, delta: "line done\nNext " }));
     expect(screen()).toEqual(["Partial line done", "Next", "? allow write_file? [y/N]", "› focus on tests"]);
+  });
+});
+
+describe("issue 16: small texts", () => {
+  it("piped output marks every row of thinking, so it can be told from the answer", () => {
+    const out = plainRender([
+      update({ type: "thinking_start", contentIndex: 0 }),
+      update({ type: "thinking_delta", contentIndex: 0, delta: "first\nsec" }),
+      update({ type: "thinking_delta", contentIndex: 0, delta: "ond" }),
+      update({ type: "thinking_end", contentIndex: 0, content: "" }),
+      update({ type: "text_start", contentIndex: 1 }),
+      update({ type: "text_delta", contentIndex: 1, delta: "The answer." }),
+      update({ type: "text_end", contentIndex: 1, content: "" }),
+    ]);
+    expect(out).toBe("[thinking] first\n[thinking] second\nThe answer.\n");
+  });
+
+  it("at 60 columns the footer breaks between its parts and notices between words", () => {
+    const terminal = new VirtualTerminal(60);
+    const renderer = new Renderer({ screen: liveScreen({ write: (text) => terminal.write(text), columns: 60, rows: 20 }), style: ansiStyle, now: () => 0 });
+    renderer.notice("while it works: Enter steers · >> text queues a follow-up · Esc/Ctrl-C aborts · Ctrl-C twice exits", "dim");
+    const events = sessionEvents().map((event) =>
+      event.type === "message_end" ? { ...event, message: assistant("stop", { usage: { ...emptyUsage(), input: 73_517, output: 867, totalTokens: 74_384, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 1.5 } } }) } : event,
+    );
+    for (const event of events) renderer.handle(event as AgentEvent);
+    renderer.close();
+    const rows = terminal.screen();
+    expect(rows.slice(0, 2)).toEqual(["while it works: Enter steers · >> text queues a follow-up ·", "  Esc/Ctrl-C aborts · Ctrl-C twice exits"]);
+    const footer = rows.slice(rows.findIndex((row) => row.startsWith("── ")), -1);
+    expect(footer).toEqual(["── 2 turns · 2 tool calls", "   148,768 tokens (147,034 in, 1,734 out) · $3.00 · 0ms"]);
+    for (const row of rows) expect(row.length).toBeLessThan(60);
   });
 });

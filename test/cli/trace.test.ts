@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
+import { Agent, defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
 import { createTraceRecorder, reduceEventForTrace } from "../../src/trace/index.js";
 import { checkTrace } from "./fixture.js";
 
@@ -88,7 +88,7 @@ describe("trace recorder: state values from XState inspection", () => {
     await runAgentLoop(
       [{ role: "user", content: "go", timestamp: 1 }],
       { messages: [], tools: [echo("a"), echo("b")] },
-      { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       (event) => recorder.recordEvent(event),
       undefined,
       streamFn,

@@ -8,11 +8,12 @@
  *   inspection events (each carries the transitions taken in that microstep);
  * - `runLoop`: one real run (`runAgentLoop`, or the same wiring with a deliberately faulty provided
  *   implementation for the paths only a runtime defect can reach), recording every actor's
- *   snapshot sequence through the `inspect` option.
+ *   snapshot sequence through the `inspect` option;
+ * - `memo`: each path set or scenario played once, whichever test asks first, so an aggregate test
+ *   computes what it needs itself (`vitest -t` may run it alone) without playing anything twice.
  */
 import {
   createActor,
-  enqueueActions,
   type ActorRefLike,
   type AnyActorRef,
   type AnyStateMachine,
@@ -21,17 +22,17 @@ import {
   type StateValue,
 } from "xstate";
 import { getStateNodes, toDirectedGraph, type DirectedGraphNode } from "xstate/graph";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, RunActor, RunOptions, StreamFn } from "../../src/index.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, RunActor, RunOptions, StreamFn } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine, type ToolCallContext } from "../../machines/tool-call.machine.js";
-import { effectRequest } from "../../machines/effects.js";
-import { afterDelivery, createRunDeps, endAfterDefect, runInput } from "../../src/api/start-run.js";
-import { createEffectsWorker } from "../../src/actors/effects-worker.js";
-import { createToolCallImplementations } from "../../src/actors/implementations.js";
-import { bindDeps, depsOf } from "../../src/actors/system-deps.js";
-import type { RunDeps } from "../../src/actors/run-deps.js";
-import { EventQueue } from "../../src/bridge/event-queue.js";
+import type { StepName } from "../../machines/steps.js";
+import { afterDelivery, endAfterDefect } from "../../src/api/start-run.js";
+import { runInput } from "../../src/api/run-input.js";
+import { bindRuntime, requireRuntime } from "../../src/api/run-hosts.js";
+import { provideRunMachine } from "../../src/actors/implementations.js";
+import { createRunRuntime, type RunRuntime } from "../../src/actors/run-runtime.js";
+import type { RuntimeResolver } from "../../src/actors/steps-worker.js";
 import { ToolRegistry } from "../../src/loop/tool-registry.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -57,7 +58,11 @@ export function machineTransitions(machine: AnyStateMachine): Set<string> {
     node.children.forEach(walk);
   };
   walk(toDirectedGraph(machine));
-  for (const node of [machine.root, ...getStateNodes(machine.root)]) for (const t of node.always ?? []) keys.add(transitionKey(t));
+  for (const node of [machine.root, ...getStateNodes(machine.root)]) {
+    for (const t of node.always ?? []) keys.add(transitionKey(t));
+    // Targetless transitions (`step.reissue`, `run.abort`): listed here whether or not the graph has them.
+    for (const list of node.transitions.values()) for (const t of list) keys.add(transitionKey(t));
+  }
   return keys;
 }
 
@@ -79,40 +84,70 @@ export function statePath(value: StateValue): string {
   return child && (typeof child === "string" || Object.keys(child).length > 0) ? `${key}.${statePath(child)}` : key;
 }
 
-/** The states and transitions the real actors took, per machine. */
-export class Coverage {
-  readonly states = { run: new Set<string>(), toolCall: new Set<string>() };
-  readonly transitions = { run: new Set<string>(), toolCall: new Set<string>() };
+/** The machine (by id) an inspected actor runs, if it is one of `machines` (provided copies keep the id). */
+function machineOf(ref: ActorRefLike, machines: readonly AnyStateMachine[]): AnyStateMachine | undefined {
+  const logic = (ref as { logic?: { id?: string; root?: unknown } }).logic;
+  if (!logic?.root) return undefined;
+  return machines.find((machine) => machine.id === logic.id);
+}
 
-  record(event: InspectionEvent): void {
-    if (event.type !== "@xstate.microstep") return;
-    const kind = actorKind(event.actorRef);
-    if (!kind) return;
-    const machineId = kind === "run" ? runMachine.id : toolCallMachine.id;
-    for (const id of stateIds(machineId, (event.snapshot as unknown as { value: StateValue }).value)) this.states[kind].add(id);
-    for (const t of event._transitions) {
-      this.transitions[kind].add(transitionKey(t));
-      // The source was active when the transition was taken (covers transient initial states).
-      for (let node: StateNodeLike | undefined = t.source as StateNodeLike; node && node.parent; node = node.parent) this.states[kind].add(node.id);
+/** The states and transitions the real actors of `machines` took, per machine id. */
+export class Coverage {
+  private readonly states = new Map<string, Set<string>>();
+  private readonly transitions = new Map<string, Set<string>>();
+
+  constructor(readonly machines: readonly AnyStateMachine[]) {
+    for (const machine of machines) {
+      this.states.set(machine.id, new Set());
+      this.transitions.set(machine.id, new Set());
     }
   }
 
-  /** What `machine` has that no run took. */
-  missing(kind: "run" | "toolCall") {
-    const machine = kind === "run" ? runMachine : toolCallMachine;
-    return {
-      states: [...machineStates(machine)].filter((id) => !this.states[kind].has(id)),
-      transitions: [...machineTransitions(machine)].filter((key) => !this.transitions[kind].has(key)),
+  record(event: InspectionEvent): void {
+    if (event.type !== "@xstate.microstep") return;
+    const machine = machineOf(event.actorRef, this.machines);
+    if (!machine) return;
+    const states = this.states.get(machine.id)!;
+    for (const id of stateIds(machine.id, (event.snapshot as unknown as { value: StateValue }).value)) states.add(id);
+    for (const t of event._transitions) {
+      this.transitions.get(machine.id)!.add(transitionKey(t));
+      // The source was active when the transition was taken (covers transient initial states).
+      for (let node: StateNodeLike | undefined = t.source as StateNodeLike; node && node.parent; node = node.parent) states.add(node.id);
+    }
+  }
+
+  /** Adds what `other` recorded. */
+  merge(other: Coverage): this {
+    for (const [id, states] of other.states) for (const state of states) this.states.get(id)?.add(state);
+    for (const [id, transitions] of other.transitions) for (const key of transitions) this.transitions.get(id)?.add(key);
+    return this;
+  }
+
+  /** What `machine` has that no recorded actor took, and how much it has. */
+  report(machine: AnyStateMachine) {
+    const states = machineStates(machine);
+    const transitions = machineTransitions(machine);
+    const takenStates = this.states.get(machine.id) ?? new Set<string>();
+    const takenTransitions = this.transitions.get(machine.id) ?? new Set<string>();
+    const missing = {
+      states: [...states].filter((id) => !takenStates.has(id)),
+      transitions: [...transitions].filter((key) => !takenTransitions.has(key)),
     };
+    const summary =
+      `states ${states.size - missing.states.length}/${states.size}, ` +
+      `transitions ${[...transitions].filter((key) => takenTransitions.has(key)).length}/${transitions.size} taken by the runtime`;
+    return { missing, summary };
   }
 }
 
-function actorKind(ref: ActorRefLike): "run" | "toolCall" | null {
-  const logic = (ref as { logic?: { id?: string; root?: unknown } }).logic;
-  if (!logic?.root) return null;
-  if (logic.id === runMachine.id) return "run";
-  if (logic.id === toolCallMachine.id) return "toolCall";
-  return null;
+/** Plays `play` for each key once, however many tests ask (an aggregate test asks for all of them, in any order). */
+export function memo<K, V>(play: (key: K) => Promise<V>): (key: K) => Promise<V> {
+  const played = new Map<K, Promise<V>>();
+  return (key) => {
+    let result = played.get(key);
+    if (!result) played.set(key, (result = play(key)));
+    return result;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +188,26 @@ export interface LoopArgs {
   coverage?: Coverage;
 }
 
+/** An `inspect` observer that records each run and tool-call actor's snapshots into `trace` (and `coverage`). */
+export function tracer(trace: RunTrace, coverage?: Coverage): (event: InspectionEvent) => void {
+  const current = new Map<ActorRefLike, TraceStep[]>();
+  return (event) => {
+    coverage?.record(event);
+    if (event.type !== "@xstate.snapshot") return;
+    const machine = machineOf(event.actorRef, [runMachine, toolCallMachine]);
+    if (!machine) return;
+    const step = { event: event.event.type, value: (event.snapshot as unknown as { value: StateValue }).value };
+    if (machine.id === runMachine.id) return void trace.run.push(step);
+    let steps = current.get(event.actorRef);
+    if (!steps) {
+      steps = [];
+      current.set(event.actorRef, steps);
+      trace.toolCalls.push({ id: (event.actorRef as AnyActorRef).id, steps });
+    }
+    steps.push(step);
+  };
+}
+
 export async function runLoop(args: LoopArgs): Promise<LoopRun> {
   const events: AgentEvent[] = [];
   const trace: RunTrace = { run: [], toolCalls: [] };
@@ -162,25 +217,7 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
     requests++;
     return args.streamFn(...call);
   };
-  const current = new Map<ActorRefLike, TraceStep[]>();
-  const options: RunOptions = {
-    onActor: (a) => (actor = a),
-    inspect: (event) => {
-      args.coverage?.record(event);
-      if (event.type !== "@xstate.snapshot") return;
-      const kind = actorKind(event.actorRef);
-      if (!kind) return;
-      const step = { event: event.event.type, value: (event.snapshot as unknown as { value: StateValue }).value };
-      if (kind === "run") return void trace.run.push(step);
-      let steps = current.get(event.actorRef);
-      if (!steps) {
-        steps = [];
-        current.set(event.actorRef, steps);
-        trace.toolCalls.push({ id: (event.actorRef as AnyActorRef).id, steps });
-      }
-      steps.push(step);
-    },
-  };
+  const options: RunOptions = { onActor: (a) => (actor = a), inspect: tracer(trace, args.coverage) };
   const sink = (event: AgentEvent) => {
     args.onEvent?.(event, events.length);
     events.push(event);
@@ -197,79 +234,111 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
 
 /**
  * Tool names that make the faulty wiring misbehave, to reach the transitions that exist for
- * runtime defects:
- * - `crash`: the tool-call actor's preparation throws → the child errors at once
- *   (`xstate.error.actor.tool:<i>` while preflighting one by one, running a sequential call, or
- *   running a parallel batch that started every call at once);
- * - `crashExec`: the child's `execute` action throws → the child errors on `EXECUTE`
- *   (`xstate.error.actor.tool:<i>` in `runningInParallel` after preflights one by one);
- * - `execFault`: the worker's `executeToolCall` job rejects → the child gets `failed` in `executing`.
+ * runtime defects (a correct runtime turns every app failure into a result or `step.failed`):
+ * - `crash`: the call's actor throws as it asks for its preparation → the child errors at once
+ *   (`xstate.error.actor.tool:<i>` while preflighting or running a sequential call);
+ * - `crashExec`: the call's actor throws as it asks for its execution → the child errors on
+ *   `tool.execute` (`xstate.error.actor.tool:<i>` in `runningInParallel`);
+ * - `prepFault`: the worker's `prepareToolCall` job rejects (the registry lookup throws) → the
+ *   child gets `step.failed` in `preparing`;
+ * - `execFault`: the worker's `executeToolCall` job rejects (the lookup throws the second time,
+ *   i.e. in the execution after a preparation that passed) → `step.failed` in `executing`.
  */
-export const FAULTY_TOOLS = { crash: "crash", crashExec: "crashExec", execFault: "execFault" } as const;
+export const FAULTY_TOOLS = { crash: "crash", crashExec: "crashExec", prepFault: "prepFault", execFault: "execFault" } as const;
 
-function faultyRegistry(tools: ToolRegistry, faultyName: string): ToolRegistry {
+/** The run's tools, except that looking up a faulty name throws (see FAULTY_TOOLS). */
+function faultyRegistry(tools: ToolRegistry): ToolRegistry {
+  let execLookups = 0;
   return Object.assign(Object.create(tools) as ToolRegistry, {
     find(name: string) {
-      if (name === faultyName) throw new Error(`faulty runtime: lookup of ${name} failed`);
+      if (name === FAULTY_TOOLS.prepFault) throw new Error(`faulty runtime: lookup of ${name} failed`);
+      if (name === FAULTY_TOOLS.execFault && ++execLookups % 2 === 0) throw new Error(`faulty runtime: second lookup of ${name} failed`);
       return tools.find(name);
     },
   });
 }
 
-const withRegistry = (deps: RunDeps, faultyName: string): RunDeps => ({ ...deps, tools: faultyRegistry(deps.tools, faultyName) });
+/** The resolver `startRun` uses, but the runtime it hands the worker has the faulty registry. */
+const faultyResolve: RuntimeResolver = (owner) => {
+  const runtime = requireRuntime(owner);
+  return { ...runtime, tools: faultyRegistry(runtime.tools) };
+};
 
-const faultyExecute = enqueueActions(({ context, enqueue, self }: { context: ToolCallContext; enqueue: any; self: AnyActorRef }) => {
-  if (context.toolCall.name === FAULTY_TOOLS.crashExec) throw new Error("faulty runtime: execute action crashed");
-  enqueue.sendTo(context.effects, effectRequest("executeToolCall", { toolCall: context.toolCall, args: context.args }, self));
+type RequestStep = (args: { context: ToolCallContext }, params: { job: StepName }) => void;
+const requestStep = toolCallMachine.implementations.actions.requestStep as unknown as RequestStep;
+
+/** The tool-call machine whose `requestStep` action throws for the `crash` names. */
+const faultyToolCall = toolCallMachine.provide({
+  actions: {
+    requestStep: ((args, params) => {
+      const name = args.context.toolCall.name;
+      if (name === FAULTY_TOOLS.crash && params.job === "prepareToolCall") throw new Error("faulty runtime: the call's actor crashed preparing");
+      if (name === FAULTY_TOOLS.crashExec && params.job === "executeToolCall") throw new Error("faulty runtime: the call's actor crashed executing");
+      requestStep(args, params);
+    }) as RequestStep as never,
+  },
 });
 
 let faulty: typeof runMachine | undefined;
 
-/** The run machine provided like the default runtime, except for the faults above. */
+/** The run machine provided as `startRun` provides it (`provideRunMachine`), except for the faults above. */
 export function faultyRunMachine(): typeof runMachine {
-  return (faulty ??= runMachine.provide({
-    actors: {
-      effects: createEffectsWorker((system) => withRegistry(depsOf(system), FAULTY_TOOLS.execFault)),
-      toolCall: toolCallMachine.provide({
-        actions: {
-          ...createToolCallImplementations((system) => withRegistry(depsOf(system), FAULTY_TOOLS.crash)).actions,
-          execute: faultyExecute as never,
-        },
-      }),
-    },
-  }));
+  return (faulty ??= provideRunMachine(faultyResolve).provide({ actors: { toolCall: faultyToolCall } }));
 }
 
-/** `startRun` (src/api/start-run.ts) with the faulty machine; same deps, queue and defect handling. */
+/** `startRun` (src/api/start-run.ts) with the faulty machine: same runtime, queue and defect handling. */
 function startFaultyRun(args: LoopArgs, sink: (event: AgentEvent) => void, streamFn: StreamFn, options: RunOptions): Promise<AgentMessage[]> {
-  const controller = new AbortController();
-  args.signal?.addEventListener("abort", () => controller.abort(args.signal!.reason), { once: true });
   return new Promise((resolve, reject) => {
-    let actor: RunActor | undefined;
-    const events = new EventQueue(sink, (error) => {
-      controller.abort(error);
-      actor?.stop();
-      reject(error);
-    });
-    const tools = new ToolRegistry(args.context.tools);
-    const deps = createRunDeps({ config: args.config, streamFn, signal: controller.signal, events, tools, context: () => actor!.getSnapshot().context });
-    actor = createActor(faultyRunMachine(), {
-      input: runInput({ prompts: args.prompts, messages: args.context.messages, tools, config: args.config }),
-      inspect: options.inspect,
-    });
-    bindDeps(actor.system, deps);
-    actor.on("*", (event) => void events.push(event));
-    actor.subscribe({
-      complete: () => afterDelivery(events, () => resolve(actor!.getSnapshot().output ?? [])),
+    const hosted = hostRun({ machine: faultyRunMachine(), ...args, streamFn, sink, inspect: options.inspect as never, onSinkFailure: reject });
+    hosted.actor.subscribe({
+      complete: () => afterDelivery(hosted.runtime.events, () => resolve(hosted.actor.getSnapshot().output ?? [])),
       error: (error) => {
-        controller.abort(error);
-        const messages = endAfterDefect(events, actor!.getSnapshot().context, error);
-        afterDelivery(events, () => resolve(messages));
+        hosted.runtime.abort(error);
+        const messages = endAfterDefect(hosted.runtime, hosted.actor.getSnapshot().context, error);
+        afterDelivery(hosted.runtime.events, () => resolve(messages));
       },
     });
-    options.onActor?.(actor);
-    actor.start();
+    options.onActor?.(hosted.actor);
+    hosted.actor.start();
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run hosted here, as `startRun` hosts it, on a machine of our choosing
+// ---------------------------------------------------------------------------------------------
+
+export interface HostArgs {
+  machine: typeof runMachine;
+  prompts: AgentMessage[];
+  context: { messages: AgentMessage[]; tools?: AgentTool[] };
+  config: AgentLoopConfig;
+  streamFn: StreamFn;
+  sink: (event: AgentEvent) => void | Promise<void>;
+  signal?: AbortSignal;
+  inspect?: (event: InspectionEvent) => void;
+  onSinkFailure?: (error: unknown) => void;
+}
+
+/** A run actor and its runtime, bound and not yet started (as `startRun` builds them). */
+export function hostRun(args: HostArgs): { actor: RunActor; runtime: RunRuntime } {
+  const actor: RunActor = createActor(args.machine, {
+    input: runInput({ prompts: args.prompts, messages: args.context.messages, tools: new ToolRegistry(args.context.tools), config: args.config, startedAt: 0 }),
+    inspect: args.inspect,
+  });
+  const runtime = createRunRuntime({
+    owner: actor,
+    config: args.config,
+    streamFn: args.streamFn,
+    tools: args.context.tools,
+    sink: args.sink,
+    signal: args.signal,
+    onSinkFailure: (error) => {
+      args.onSinkFailure?.(error);
+      actor.stop();
+    },
+  });
+  bindRuntime(actor, runtime);
+  return { actor, runtime };
 }
 
 /** No actor of the run is left running: the root is done and holds no live child (checked via `onActor`). */

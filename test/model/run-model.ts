@@ -1,9 +1,9 @@
 /**
- * The run machine's test model: the synthetic events a traversal feeds it in each state (the effect
- * worker's `done.<job>`/`failed` replies and the tool-call children's `TOOL.READY` (parallel batches
- * with beforeToolCall),
+ * The run machine's test model: the synthetic events a traversal feeds it in each state (the step
+ * worker's `step.<job>.done`/`step.failed` replies and the tool-call children's `tool.ready`,
  * `xstate.done.actor.tool:<i>` and `xstate.error.actor.tool:<i>`), a bounded state serialization,
  * the paths, and for each path the scripted configuration that makes the real runtime follow it.
+ * (`run.abort` and `step.reissue` are taken by the directed runs of directed-runs.ts.)
  */
 import { transition, type SnapshotFrom } from "xstate";
 import { getShortestPaths, type StatePath } from "xstate/graph";
@@ -11,7 +11,8 @@ import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Messag
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { runMachine, type RunEvent } from "../../machines/run.machine.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
-import type { HookFlags, RunContext, RunInput } from "../../src/loop/run-context.js";
+import type { HookFlags, RunContext, RunInput } from "../../machines/run.types.js";
+import type { StepJobs, StepName } from "../../machines/steps.js";
 import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
 
 export type RunSnapshot = SnapshotFrom<typeof runMachine>;
@@ -97,12 +98,15 @@ const toolOutput = (index: number, terminate: boolean): ToolCallOutput => ({
   index,
   result: { content: [{ type: "text", text: terminate ? "T" : "F" }], details: {}, ...(terminate ? { terminate: true } : {}) },
   isError: false,
+  settledAt: 0,
 });
 const toolDone = (index: number, terminate: boolean) =>
   ({ type: `xstate.done.actor.tool:${index}`, actorId: `tool:${index}`, output: toolOutput(index, terminate) }) as unknown as RunEvent;
 const toolError = (index: number) =>
   ({ type: `xstate.error.actor.tool:${index}`, actorId: `tool:${index}`, error: new Error("crashed") }) as unknown as RunEvent;
-const failed = (job: string) => ({ type: "failed", job, error: new Error(`${job} failed`) }) as RunEvent;
+const failed = (job: StepName): RunEvent => ({ type: "step.failed", job, error: new Error(`${job} failed`), at: 0 });
+/** A step's reply, as the worker sends it (`at`: the injected clock's time). */
+const done = <K extends StepName>(job: K, output: StepJobs[K]["output"]) => ({ type: `step.${job}.done`, output, at: 0 }) as RunEvent;
 
 /** The events a traversal offers in `snapshot` (only those its current state handles). */
 export function runEvents(snapshot: RunSnapshot): RunEvent[] {
@@ -114,48 +118,38 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
     case "pollingInitialSteering":
     case "turn.repollingSteering":
     case "pollingSteering":
-      return [
-        { type: "done.getSteeringMessages", output: [] },
-        ...(quiet ? [] : [{ type: "done.getSteeringMessages" as const, output: [user("steer")] }]),
-        failed("getSteeringMessages"),
-      ];
+      return [done("getSteeringMessages", []), ...(quiet ? [] : [done("getSteeringMessages", [user("steer")])]), failed("getSteeringMessages")];
     case "pollingFollowUps":
-      return [
-        { type: "done.getFollowUpMessages", output: [] },
-        ...(quiet ? [] : [{ type: "done.getFollowUpMessages" as const, output: [user("follow")] }]),
-        failed("getFollowUpMessages"),
-      ];
+      return [done("getFollowUpMessages", []), ...(quiet ? [] : [done("getFollowUpMessages", [user("follow")])]), failed("getFollowUpMessages")];
     case "turn.preparingNextTurn":
-      return [
-        { type: "done.prepareNextTurn", output: {} },
-        ...(quiet ? [] : [{ type: "done.prepareNextTurn" as const, output: { prepared: [user("prepared")] } }]),
-        failed("prepareNextTurn"),
-      ];
+      return [done("prepareNextTurn", {}), ...(quiet ? [] : [done("prepareNextTurn", { prepared: [user("prepared")] })]), failed("prepareNextTurn")];
     case "turn.preparingRequest":
-      return [{ type: "done.prepareRequest", output: {} }, failed("prepareRequest")];
+      return [done("prepareRequest", {}), failed("prepareRequest")];
     case "turn.requesting.transformingContext":
-      return [{ type: "done.transformContext", output: context.messages }, failed("transformContext")];
+      return [done("transformContext", context.messages), failed("transformContext")];
     case "turn.requesting.convertingToLlm":
-      return [{ type: "done.convertToLlm", output: [] }, failed("convertToLlm")];
+      return [done("convertToLlm", []), failed("convertToLlm")];
     case "turn.requesting.resolvingApiKey":
-      return [{ type: "done.resolveApiKey", output: null }, failed("resolveApiKey")];
+      return [done("resolveApiKey", null), failed("resolveApiKey")];
     case "turn.requesting.streaming": {
       const kinds: ResponseKind[] = quiet ? ["stop"] : ["stop", "error", "aborted", "lengthNoCalls"];
       if (requestsOf(context) < TOOL_REQUESTS) kinds.push("toolUse1", "toolUse2", "length1");
-      return [...kinds.map((kind) => ({ type: "done.streamResponse" as const, output: assistant(kind) })), failed("streamResponse")];
+      return [...kinds.map((kind) => done("streamResponse", assistant(kind))), failed("streamResponse")];
     }
     case "turn.finishingTurn":
       return [
-        { type: "done.finishTurn", output: null },
-        ...(quiet ? [] : (["end", "continue"] as const).map((output) => ({ type: "done.finishTurn" as const, output }))),
+        done("finishTurn", null),
+        ...(quiet ? [] : (["end", "continue"] as const).map((output) => done("finishTurn", output))),
         failed("finishTurn"),
       ];
     case "turn.executingTools.runningSequentially":
       return [toolDone(batch!.cursor, false), toolDone(batch!.cursor, true), toolError(batch!.cursor)];
-    case "turn.executingTools.preflightingEach": {
-      // Only with beforeToolCall. An immediate result that terminates needs a blocking beforeToolCall.
+    case "turn.executingTools.preflighting": {
+      // Every parallel call is started and prepared (and gated) before the next one starts: it
+      // passed, settled at once (an immediate result that terminates needs a blocking
+      // beforeToolCall), or its actor crashed.
       const i = batch!.cursor;
-      return [{ type: "TOOL.READY", index: i }, toolDone(i, false), ...(before ? [toolDone(i, true)] : []), toolError(i)];
+      return [{ type: "tool.ready", index: i }, toolDone(i, false), ...(before ? [toolDone(i, true)] : []), toolError(i)];
     }
     case "turn.executingTools.runningInParallel": {
       // Completion order does not change the run's states: the lowest unsettled call finishes first.
@@ -195,6 +189,7 @@ export function runInputFor(variant: RunVariant): RunInput {
     thinkingLevel: "off",
     toolExecution: variant.toolExecution,
     hooks: variant.hooks,
+    startedAt: 0,
   };
 }
 
@@ -299,9 +294,9 @@ export function planOf(path: RunPath): Plan {
   for (let i = 1; i < path.steps.length; i++) {
     const state = statePath(path.steps[i - 1].state.value);
     const event = path.steps[i].event as RunEvent & { output?: unknown; index?: number };
-    const isFailed = event.type === "failed";
+    const isFailed = event.type === "step.failed";
     const list = (output: unknown): Decision => (isFailed ? "throw" : Array.isArray(output) && output.length > 0 ? "msg" : "none");
-    const index = event.type === "TOOL.READY" ? event.index! : Number(event.type.split("tool:")[1]);
+    const index = event.type === "tool.ready" ? event.index! : Number(event.type.split("tool:")[1]);
     switch (state) {
       case "pollingInitialSteering":
       case "turn.repollingSteering":
@@ -336,14 +331,14 @@ export function planOf(path: RunPath): Plan {
       case "turn.finishingTurn":
         plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
         break;
-      case "turn.executingTools.preflightingEach":
+      case "turn.executingTools.preflighting":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.blockTerm : TOOLS.missing;
         else if (event.type.startsWith("xstate.error.actor.")) names[index] = FAULTY_TOOLS.crash;
         break;
       case "turn.executingTools.runningInParallel":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
-        // Without beforeToolCall the call executes as its actor is created, so a crash is a crash at creation.
-        else names[index] = path.steps[i - 1].state.context.settings.hooks.beforeToolCall ? FAULTY_TOOLS.crashExec : FAULTY_TOOLS.crash;
+        // Every call here passed its preflight, so its actor crashes when it is told to execute.
+        else names[index] = FAULTY_TOOLS.crashExec;
         break;
       case "turn.executingTools.runningSequentially":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
@@ -460,9 +455,9 @@ export function describePath(path: RunPath): string {
       const from = statePath(path.steps[i].state.value).split(".").pop();
       const event = step.event as { type: string; output?: unknown };
       const detail =
-        event.type === "done.streamResponse"
+        event.type === "step.streamResponse.done"
           ? `(${(event.output as AssistantMessage).errorMessage})`
-          : event.type === "done.finishTurn"
+          : event.type === "step.finishTurn.done"
             ? `(${String(event.output)})`
             : Array.isArray(event.output) && event.type.includes("Messages")
               ? `(${event.output.length})`

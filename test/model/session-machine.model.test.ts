@@ -2,67 +2,73 @@
  * Coverage of the session machine by the REAL Agent: a handful of scenarios driven through the
  * public API (scripted model, listeners, tools), with an `inspect` observer recording the session
  * actor's `@xstate.microstep` transitions. Every state and every transition of the machine
- * (`toDirectedGraph` edges plus eventless ones, keyed as in harness.ts) must be taken by some
- * scenario, except the few listed in EXCLUDED with the reason no public call can reach them.
+ * (`toDirectedGraph` edges plus eventless and targetless ones, keyed as in harness.ts) must be
+ * taken by some scenario; the two that only a runtime defect takes (a rejected `settleEvents` or
+ * `emitFailure`) by a session provided with deliberately faulty implementations (`faultySession`).
+ *
+ * Each scenario is played once (`memo`), by whichever test asks first: the coverage test asks for
+ * every scenario itself, so it holds alone (`vitest -t coverage`) and in any order.
  */
 import { describe, expect, it } from "vitest";
-import type { AnyStateMachine, InspectionEvent, StateValue } from "xstate";
-import { text, toolCall, type Agent } from "../../src/index.js";
+import { createActor, fromPromise } from "xstate";
+import { scriptedModel, scriptedStreamFn, text, toolCall, type Agent, type AgentLoopConfig } from "../../src/index.js";
+import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
+import { SessionRuntime } from "../../src/agent/session-runtime.js";
 import { sessionMachine } from "../../machines/session.machine.js";
-import { machineStates, machineTransitions, stateIds, transitionKey } from "./harness.js";
+import { Coverage, memo } from "./harness.js";
 import { ok, tool, untilAborted } from "../loop/helpers.js";
 import { says, scenario } from "../agent/helpers.js";
 
-type Root = AnyStateMachine["root"];
+/**
+ * The session machine with `settleEvents` and `emitFailure` that reject: the only way to take their
+ * `onError` transitions (the real ones never reject: `EventQueue.settled()` resolves, and
+ * `SessionRuntime.emitFailure` catches a listener's second throw). Otherwise wired as the Agent
+ * wires it: the provided machine, a `SessionRuntime` bound to the actor, runs hosted by it.
+ */
+function faultySession(coverage: Coverage, failingListener: boolean) {
+  const rejects = (what: string) => fromPromise<void>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
+  const machine = providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects("emitFailure") } });
+  const actor = createActor(machine, { input: { messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
+  const delivered: string[] = [];
+  const runtime = new SessionRuntime(
+    actor,
+    async (event) => {
+      delivered.push(event.type);
+      if (failingListener && event.type === "message_end") throw new Error("listener bug");
+    },
+    () => {},
+  );
+  bindSession(actor, runtime);
+  actor.start();
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => messages as never };
+  const done = runtime.start({ config, streamFn: scriptedStreamFn([answer("a")]), tools: [], messages: [], prompts: [says("go")], skipInitialSteeringPoll: false });
+  return { actor, done, delivered };
+}
 
-/** Transitions of the session machine no public API call can take, with the reason. */
-const EXCLUDED: Record<string, string> = {
-  "session.busy.settling —xstate.error.actor.0.session.busy.settling[0]→ session.idle":
-    "settleEvents never rejects: EventQueue.settled() resolves (delivery failures go to onFailure)",
-  "session.busy.failing —xstate.error.actor.0.session.busy.failing[0]→ session.idle":
-    "emitFailure never rejects: SessionRuntime.emitFailure catches a listener's second throw",
-};
-
-const states = new Set<string>();
-const transitions = new Set<string>();
-let scenarios = 0;
-
-/** An Agent on the scripted model whose session actor's microsteps are recorded. */
-function traced(...args: Parameters<typeof scenario>) {
-  const inspected: InspectionEvent[] = [];
-  const run = scenario(args[0], { ...args[1], inspect: (event) => void inspected.push(event) }, args[2]);
-  const record = () => {
-    for (const event of inspected) {
-      if (event.type !== "@xstate.microstep" || event.actorRef !== run.agent.actor) continue;
-      for (const id of stateIds(sessionMachine.id, (event.snapshot as unknown as { value: StateValue }).value)) states.add(id);
-      for (const t of event._transitions) {
-        transitions.add(transitionKey(t));
-        for (let node: Root | undefined = t.source as Root; node && node.parent; node = node.parent) states.add(node.id);
-      }
-    }
-  };
-  return { ...run, record };
+/** An Agent on the scripted model whose session actor's microsteps are recorded into `coverage`. */
+function traced(coverage: Coverage, ...args: Parameters<typeof scenario>) {
+  return scenario(args[0], { ...args[1], inspect: (event) => coverage.record(event) }, args[2]);
 }
 
 const answer = (value: string) => ({ content: [text(value)] });
 
-async function ended(run: ReturnType<typeof traced>, agent: Agent = run.agent): Promise<void> {
+async function ended(agent: Agent): Promise<void> {
   await agent.waitForIdle();
-  run.record();
-  scenarios++;
   expect(agent.actor.getSnapshot().value).toBe("idle");
   expect(agent.state.isStreaming).toBe(false);
 }
 
-describe("session machine: the real Agent takes every transition", () => {
-  it("prompt → idle", async () => {
-    const run = traced([answer("hi")]);
-    await run.agent.prompt("hello");
-    await ended(run);
-  });
+type Scenario = (coverage: Coverage) => Promise<void>;
 
-  it("steering and follow-up queued during a run are drained", async () => {
-    const run = traced([{ content: [toolCall("read")] }, answer("steered"), answer("followed")], {}, { tools: [tool("read")] });
+const scenarios: Record<string, Scenario> = {
+  async "prompt → idle"(coverage) {
+    const run = traced(coverage, [answer("hi")]);
+    await run.agent.prompt("hello");
+    await ended(run.agent);
+  },
+
+  async "steering and follow-up queued during a run are drained"(coverage) {
+    const run = traced(coverage, [{ content: [toolCall("read")] }, answer("steered"), answer("followed")], {}, { tools: [tool("read")] });
     run.agent.subscribe((event) => {
       if (event.type === "tool_execution_start") {
         run.agent.steer(says("s1"));
@@ -72,11 +78,11 @@ describe("session machine: the real Agent takes every transition", () => {
     await run.agent.prompt("go");
     expect(run.agent.hasQueuedMessages()).toBe(false);
     expect(run.stream.calls.length).toBe(3);
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("abort mid-stream (twice: the second while already aborting)", async () => {
-    const run = traced([{ content: [text("a long answer that keeps going")], chunkSize: 2 }]);
+  async "abort mid-stream (twice: the second while already aborting)"(coverage) {
+    const run = traced(coverage, [{ content: [text("a long answer that keeps going")], chunkSize: 2 }]);
     run.agent.subscribe((event) => {
       if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") {
         run.agent.abort();
@@ -85,24 +91,24 @@ describe("session machine: the real Agent takes every transition", () => {
     });
     await run.agent.prompt("go");
     expect(run.agent.state.errorMessage).toBe("Request was aborted");
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("abort mid-tool", async () => {
+  async "abort mid-tool"(coverage) {
     const slow = tool("slow", async (_id, _args, signal) => {
       await untilAborted(signal);
       return ok(`aborted=${signal?.aborted}`);
     });
-    const run = traced([{ content: [toolCall("slow")] }, answer("never")], {}, { tools: [slow] });
+    const run = traced(coverage, [{ content: [toolCall("slow")] }, answer("never")], {}, { tools: [slow] });
     run.agent.subscribe((event) => {
       if (event.type === "tool_execution_start") run.agent.abort();
     });
     await run.agent.prompt("go");
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("a listener that throws: failing", async () => {
-    const run = traced([answer("a")]);
+  async "a listener that throws: failing"(coverage) {
+    const run = traced(coverage, [answer("a")]);
     let thrown = false;
     run.agent.subscribe((event) => {
       if (event.type === "message_end" && !thrown) {
@@ -112,30 +118,30 @@ describe("session machine: the real Agent takes every transition", () => {
     });
     await run.agent.prompt("go");
     expect(run.agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "listener bug" });
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("a defect inside the run actor (a non-message steered in)", async () => {
-    const run = traced([answer("a")]);
+  async "a defect inside the run actor (a non-message steered in)"(coverage) {
+    const run = traced(coverage, [answer("a")]);
     run.agent.steer(null as never);
     await run.agent.prompt("go");
     expect(run.agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error" });
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("reset and messages set while idle", async () => {
-    const run = traced([answer("a")], {}, { systemPrompt: "be brief" });
+  async "reset and messages set while idle"(coverage) {
+    const run = traced(coverage, [answer("a")], {}, { systemPrompt: "be brief" });
     await run.agent.prompt("go");
     run.agent.state.messages = run.agent.state.messages.slice(0, 2);
     run.agent.followUp(says("later"));
     run.agent.reset();
     expect(run.agent.state.messages.map((m) => m.role)).toEqual(["system"]);
     expect(run.agent.hasQueuedMessages()).toBe(false);
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("queue clears and mode/model/thinking changes while busy", async () => {
-    const run = traced([answer("a")]);
+  async "queue clears and mode/model/thinking changes while busy"(coverage) {
+    const run = traced(coverage, [answer("a")]);
     run.agent.subscribe((event) => {
       if (event.type !== "agent_start") return;
       run.agent.steer(says("s"));
@@ -152,21 +158,37 @@ describe("session machine: the real Agent takes every transition", () => {
     await run.agent.prompt("go");
     expect(run.stream.calls.length).toBe(1);
     expect(run.agent.state.thinkingLevel).toBe("high");
-    await ended(run);
-  });
+    await ended(run.agent);
+  },
 
-  it("every state and transition of the session machine was taken by a scenario", () => {
-    const allStates = machineStates(sessionMachine);
-    const allTransitions = machineTransitions(sessionMachine);
-    for (const key of Object.keys(EXCLUDED)) expect(allTransitions, `stale exclusion: ${key}`).toContain(key);
-    const missingStates = [...allStates].filter((id) => !states.has(id));
-    const missingTransitions = [...allTransitions].filter((key) => !transitions.has(key) && !(key in EXCLUDED));
-    const taken = [...allTransitions].filter((key) => transitions.has(key)).length;
-    console.log(
-      `session machine: ${scenarios} scenarios; states ${allStates.size - missingStates.length}/${allStates.size}, ` +
-        `transitions ${taken}/${allTransitions.size} taken by the runtime` +
-        ` (excluded: ${Object.keys(EXCLUDED).length} — ${Object.values(EXCLUDED).join("; ")})`,
-    );
-    expect({ states: missingStates, transitions: missingTransitions }).toEqual({ states: [], transitions: [] });
+  async "a defect: settleEvents rejects (the session still goes idle)"(coverage) {
+    const session = faultySession(coverage, false);
+    await session.done;
+    expect(session.actor.getSnapshot().value).toBe("idle");
+    expect(session.delivered.at(-1)).toBe("agent_end");
+  },
+
+  async "a defect: emitFailure rejects after a listener threw (the session still goes idle)"(coverage) {
+    const session = faultySession(coverage, true);
+    await session.done;
+    expect(session.actor.getSnapshot().value).toBe("idle");
+  },
+};
+
+const play = memo(async (name: string): Promise<Coverage> => {
+  const coverage = new Coverage([sessionMachine]);
+  await scenarios[name](coverage);
+  return coverage;
+});
+
+describe("session machine: real sessions take every transition", () => {
+  for (const name of Object.keys(scenarios)) it(name, () => play(name).then(() => undefined));
+
+  it("coverage: every state and transition of the session machine was taken by a scenario", async () => {
+    const coverage = new Coverage([sessionMachine]);
+    for (const name of Object.keys(scenarios)) coverage.merge(await play(name));
+    const { missing, summary } = coverage.report(sessionMachine);
+    console.log(`session machine: ${Object.keys(scenarios).length} scenarios; ${summary}`);
+    expect(missing).toEqual({ states: [], transitions: [] });
   });
 });

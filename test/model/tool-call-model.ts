@@ -1,14 +1,15 @@
 /**
- * The tool-call machine's test model: input variants (mode, which tool hooks are configured,
- * whether preparation yields an immediate result), the synthetic events of each state (`EXECUTE`,
- * the worker's `done.<job>`/`failed` replies), every simple path to `settled`, and the run that
- * makes the real child actor `tool:0` follow it.
+ * The tool-call machine's test model: input variants (mode, which tool hooks are configured), the
+ * synthetic events of each state (`tool.execute`, the step worker's `step.<job>.done`/`step.failed`
+ * replies), every simple path to `settled`, and the run that makes the real child actor `tool:0`
+ * follow it. (`step.reissue` is taken by the directed runs of directed-runs.ts.)
  */
-import { assign, createActor, fromCallback, type SnapshotFrom } from "xstate";
+import { type SnapshotFrom } from "xstate";
 import { getSimplePaths, type StatePath } from "xstate/graph";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, ScriptedResponse } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
-import { toolCallMachine, type ToolCallContext, type ToolCallEvent, type ToolCallInput } from "../../machines/tool-call.machine.js";
+import { toolCallMachine, type ToolCallEvent, type ToolCallInput } from "../../machines/tool-call.machine.js";
+import type { StepJobs, StepName } from "../../machines/steps.js";
 import { abortedResult, errorResult } from "../../src/loop/tool-results.js";
 import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
 
@@ -16,65 +17,61 @@ export interface ToolVariant {
   mode: "sequential" | "parallel";
   beforeToolCall: boolean;
   afterToolCall: boolean;
-  /** Preparation fails (unknown tool) and the call settles at once. */
-  immediate: boolean;
 }
 
 export const toolVariants: ToolVariant[] = (["sequential", "parallel"] as const).flatMap((mode) =>
-  [false, true].flatMap((beforeToolCall) =>
-    [false, true].flatMap((afterToolCall) => [false, true].map((immediate) => ({ mode, beforeToolCall, afterToolCall, immediate }))),
-  ),
+  [false, true].flatMap((beforeToolCall) => [false, true].map((afterToolCall) => ({ mode, beforeToolCall, afterToolCall }))),
 );
 
-export const describeVariant = (v: ToolVariant) =>
-  `${v.mode}${v.beforeToolCall ? ", beforeToolCall" : ""}${v.afterToolCall ? ", afterToolCall" : ""}${v.immediate ? ", unknown tool" : ""}`;
+export const describeVariant = (v: ToolVariant) => `${v.mode}${v.beforeToolCall ? ", beforeToolCall" : ""}${v.afterToolCall ? ", afterToolCall" : ""}`;
 
 type ToolSnapshot = SnapshotFrom<typeof toolCallMachine>;
 export type ToolPath = StatePath<ToolSnapshot, ToolCallEvent>;
 
-/** For traversal only: preparation decided by the tool's name, and no parent to report to. */
+/** For traversal only: no step worker to ask, no parent to report to. */
 const traversable = toolCallMachine.provide({
-  actions: {
-    prepareCall: assign(({ context }: { context: ToolCallContext }) =>
-      context.toolCall.name === "missing" ? { result: errorResult("Tool missing not found"), isError: true } : { args: context.toolCall.arguments },
-    ) as never,
-    reportReady: () => {},
-  },
+  actions: { requestStep: () => {}, cancelStep: () => {}, reissueStep: () => {}, reportReady: () => {} },
 });
 
 const ok = { content: [{ type: "text" as const, text: "ok" }], details: {} };
 
+const done = <K extends StepName>(job: K, output: StepJobs[K]["output"]) => ({ type: `step.${job}.done`, output, at: 0 }) as ToolCallEvent;
+const failed = (job: StepName, why: string): ToolCallEvent => ({ type: "step.failed", job, error: new Error(why), at: 0 });
+
 /**
  * An abort between preflight and execution (`executed: false`) is only realizable where something
- * observable separates them: another call's preflight in a parallel batch, or the call's own
- * `tool_execution_start` when no `beforeToolCall` runs in between (a sequential call with
- * `beforeToolCall` goes straight from the gate to `execute`, so an abort lands in the gate, R21).
+ * separates them: another call's preflight in a parallel batch, or the call's own preparation
+ * (`prepareArguments`) when no `beforeToolCall` runs in between (a call with `beforeToolCall` that
+ * goes straight from the gate to `execute` sees the abort in the gate, R21).
  */
 const abortRealizable = (v: ToolVariant) => v.mode === "parallel" || !v.beforeToolCall;
 
 function toolEvents(variant: ToolVariant) {
   return (snapshot: ToolSnapshot): ToolCallEvent[] => {
     switch (statePath(snapshot.value)) {
+      case "preparing":
+        return [
+          done("prepareToolCall", { ready: true, args: {} }),
+          done("prepareToolCall", { ready: false, result: errorResult("Tool missing not found") }),
+          failed("prepareToolCall", "prepare job failed"),
+        ];
       case "gating":
         return [
-          { type: "done.gateToolCall", output: { allowed: true } },
-          { type: "done.gateToolCall", output: { allowed: false, result: errorResult("blocked") } },
-          { type: "failed", job: "gateToolCall", error: new Error("beforeToolCall threw") },
+          done("gateToolCall", { allowed: true }),
+          done("gateToolCall", { allowed: false, result: errorResult("blocked") }),
+          failed("gateToolCall", "beforeToolCall threw"),
         ];
       case "awaitingExecution":
-        return [{ type: "EXECUTE" }];
+        return [{ type: "tool.execute" }];
       case "executing":
         return [
-          { type: "done.executeToolCall", output: { executed: true, result: ok, isError: false, durationMs: 1 } },
-          { type: "done.executeToolCall", output: { executed: true, result: errorResult("tool threw"), isError: true, durationMs: 1 } },
-          ...(abortRealizable(variant) ? [{ type: "done.executeToolCall" as const, output: { executed: false, result: abortedResult(), isError: true } }] : []),
-          { type: "failed", job: "executeToolCall", error: new Error("execute job failed") },
+          done("executeToolCall", { executed: true, result: ok, isError: false, durationMs: 1 }),
+          done("executeToolCall", { executed: true, result: errorResult("tool threw"), isError: true, durationMs: 1 }),
+          ...(abortRealizable(variant) ? [done("executeToolCall", { executed: false, result: abortedResult(), isError: true })] : []),
+          failed("executeToolCall", "execute job failed"),
         ];
       case "finalizing":
-        return [
-          { type: "done.finalizeToolCall", output: undefined },
-          { type: "failed", job: "finalizeToolCall", error: new Error("afterToolCall threw") },
-        ];
+        return [done("finalizeToolCall", undefined), failed("finalizeToolCall", "afterToolCall threw")];
       default:
         return [];
     }
@@ -84,10 +81,10 @@ function toolEvents(variant: ToolVariant) {
 export function toolPaths(variant: ToolVariant): ToolPath[] {
   const input: ToolCallInput = {
     index: 0,
-    toolCall: { type: "toolCall", id: "c0", name: variant.immediate ? "missing" : "ok", arguments: {} },
+    toolCall: { type: "toolCall", id: "c0", name: "ok", arguments: {} },
     mode: variant.mode,
     hooks: { beforeToolCall: variant.beforeToolCall, afterToolCall: variant.afterToolCall },
-    effects: createActor(fromCallback(() => {})),
+    startedAt: 0,
   };
   return getSimplePaths(traversable, {
     input,
@@ -102,17 +99,19 @@ export function toolPaths(variant: ToolVariant): ToolPath[] {
 // ---------------------------------------------------------------------------------------------
 
 interface ToolPlan {
+  prepare: "ready" | "missing" | "fault";
   gate: "allow" | "block" | "throw" | null;
   execute: "ok" | "throw" | "abort" | "fault" | null;
   finalize: "none" | "throw" | null;
 }
 
 export function toolPlanOf(path: ToolPath): ToolPlan {
-  const plan: ToolPlan = { gate: null, execute: null, finalize: null };
+  const plan: ToolPlan = { prepare: "ready", gate: null, execute: null, finalize: null };
   for (let i = 1; i < path.steps.length; i++) {
     const state = statePath(path.steps[i - 1].state.value);
     const event = path.steps[i].event as ToolCallEvent & { output?: any };
-    const isFailed = event.type === "failed";
+    const isFailed = event.type === "step.failed";
+    if (state === "preparing") plan.prepare = isFailed ? "fault" : event.output.ready ? "ready" : "missing";
     if (state === "gating") plan.gate = isFailed ? "throw" : event.output.allowed ? "allow" : "block";
     if (state === "executing") plan.execute = isFailed ? "fault" : !event.output.executed ? "abort" : event.output.isError ? "throw" : "ok";
     if (state === "finalizing") plan.finalize = isFailed ? "throw" : "none";
@@ -127,12 +126,22 @@ const mkTool = (name: string, execute: AgentTool["execute"]): AgentTool => ({ na
 export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs, "coverage"> {
   const plan = toolPlanOf(path);
   const controller = new AbortController();
-  const name = variant.immediate ? "missing" : plan.execute === "throw" ? "throws" : plan.execute === "fault" ? FAULTY_TOOLS.execFault : "ok";
-  // R29: the abort arrives before call 0 executes: at a helper call's preflight in a parallel batch,
-  // at call 0's own tool_execution_start otherwise.
+  // R29: the abort arrives after call 0's preparation passed and before it executes: at a helper
+  // call's tool_execution_start in a parallel batch, in call 0's own prepareArguments otherwise.
   const abort = plan.execute === "abort";
   const helper = abort && variant.mode === "parallel";
-  const abortAt = helper ? "call_1" : "call_0";
+  const name =
+    plan.prepare === "missing"
+      ? "missing"
+      : plan.prepare === "fault"
+        ? FAULTY_TOOLS.prepFault
+        : plan.execute === "throw"
+          ? "throws"
+          : plan.execute === "fault"
+            ? FAULTY_TOOLS.execFault
+            : abort && !helper
+              ? "abortsInPreparation"
+              : "ok";
   const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (m) => m as never, toolExecution: variant.mode };
   if (variant.beforeToolCall) {
     config.beforeToolCall = async ({ toolCall: call }) => {
@@ -147,8 +156,16 @@ export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs
       return undefined;
     };
   }
+  const abortsInPreparation: AgentTool = {
+    ...mkTool("abortsInPreparation", async () => ok),
+    prepareArguments: (args) => {
+      controller.abort();
+      return args;
+    },
+  };
   const calls = [toolCall(name, {}, "call_0"), ...(helper ? [toolCall("ok", {}, "call_1")] : [])];
   const responses: ScriptedResponse[] = [{ content: [text("calling"), ...calls] }, { content: [text("done")] }];
+  const faulty = plan.prepare === "fault" || plan.execute === "fault";
   return {
     prompts: [user("hi")],
     context: {
@@ -158,6 +175,8 @@ export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs
         mkTool("throws", async () => {
           throw new Error("tool threw (scripted)");
         }),
+        abortsInPreparation,
+        mkTool(FAULTY_TOOLS.prepFault, async () => ok),
         mkTool(FAULTY_TOOLS.execFault, async () => ok),
       ],
     },
@@ -165,9 +184,9 @@ export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs
     streamFn: scriptedStreamFn(responses),
     signal: controller.signal,
     onEvent: (event: AgentEvent) => {
-      if (abort && event.type === "tool_execution_start" && event.toolCallId === abortAt) controller.abort();
+      if (helper && event.type === "tool_execution_start" && event.toolCallId === "call_1") controller.abort();
     },
-    faulty: plan.execute === "fault",
+    faulty,
   };
 }
 

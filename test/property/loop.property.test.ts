@@ -46,6 +46,7 @@ export function scenarioProblems(scenario: Scenario, run: ScenarioRun): string[]
   });
   problems.push(...requestReasonProblems(scenario, run));
   problems.push(...batchShapeProblems(scenario, run));
+  problems.push(...preflightProblems(run));
   problems.push(...toolOracleProblems(scenario, run));
   return problems;
 }
@@ -95,6 +96,36 @@ function batchShapeProblems(scenario: Scenario, run: ScenarioRun): string[] {
 }
 
 /**
+ * R21, R24, R25: a call's preflight (`prepareArguments`, `beforeToolCall`) starts only after its own
+ * `tool_execution_start` was given to the sink (that it was delivered, for an async sink, is the
+ * "emit not awaited" check), and the next call of the batch starts only after it finished: calls
+ * are started and prepared one by one, in both modes.
+ */
+function preflightProblems(run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  const startAt = new Map<string, number>();
+  run.events.forEach((event, i) => {
+    if (event.type === "tool_execution_start") startAt.set(event.toolCallId, i);
+  });
+  for (const preflight of run.preflights) {
+    const start = startAt.get(preflight.id);
+    if (start === undefined || start >= preflight.enteredAt) problems.push(`R21: ${preflight.step} of ${preflight.id} ran before its tool_execution_start`);
+  }
+  for (const event of run.events) {
+    if (event.type !== "message_end" || (event.message as { role: string }).role !== "assistant") continue;
+    const ids = (event.message as AssistantMessage).content.flatMap((block) => (block.type === "toolCall" ? [block.id] : []));
+    ids.forEach((id, k) => {
+      const next = k + 1 < ids.length ? startAt.get(ids[k + 1]) : undefined;
+      if (next === undefined) return;
+      for (const preflight of run.preflights) {
+        if (preflight.id === id && preflight.finishedAt > next) problems.push(`R24/R25: ${ids[k + 1]} started before ${preflight.step} of ${id} finished`);
+      }
+    });
+  }
+  return problems;
+}
+
+/**
  * R21–R23, R27 as an oracle (runs without an abort only): which calls execute, which reach the
  * tool hooks, and each call's isError / terminate, computed from the scenario.
  */
@@ -112,7 +143,8 @@ function toolOracleProblems(scenario: Scenario, run: ScenarioRun): string[] {
   for (const event of run.events) {
     if (event.type !== "tool_execution_end") continue;
     const spec = specs.get(event.toolCallId)!;
-    const prepared = spec.stop === "natural" && spec.tool !== "missing" && !spec.badArgs;
+    const hasPrepareArguments = spec.tool === "alpha" || spec.tool === "seq";
+    const prepared = spec.stop === "natural" && spec.tool !== "missing" && !(hasPrepareArguments && spec.prepareThrows) && !spec.badArgs;
     const gated = prepared && scenario.beforeToolCall;
     if (gated !== run.beforeCalls.includes(event.toolCallId)) problems.push(`R21: beforeToolCall ${gated ? "skipped" : "ran"} for ${event.toolCallId}`);
     const runs = prepared && (!scenario.beforeToolCall || spec.before === "allow");

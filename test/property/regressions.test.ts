@@ -3,15 +3,15 @@
  * smallest deterministic scenario.
  */
 import { describe, expect, it } from "vitest";
-import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
+import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
 
 describe("regressions", () => {
   // Found by the property suite (sink "macrotask", a parallel batch of two calls, the first one
-  // reporting an update at once). Expected: the worker waits for the sink before every job
-  // (effects-worker.ts: "no hook, request or tool starts while the sink is still handling an
-  // earlier event"; SPEC "Entry points": emit is awaited). Actual: both execute jobs await the
-  // same pending delivery (call B's tool_execution_start); when it settles, A's job starts and
-  // emits its update, and B's job starts without waiting for it.
+  // reporting an update at once). Expected: the step worker waits for the sink before every job
+  // (steps-worker.ts: "wait until the sink is idle, not just past the delivery pending now";
+  // SPEC "Entry points": emit is awaited). Actual (then): both execute jobs awaited the
+  // same pending delivery (call B's tool_execution_start); when it settled, A's job started and
+  // emitted its update, and B's job started without waiting for it.
   it("emit is awaited: a parallel call does not start executing while another call's update is still being delivered", async () => {
     const log: string[] = [];
     const label = (event: AgentEvent) => `${event.type}${"toolCallId" in event ? ` ${event.toolCallId}` : ""}`;
@@ -40,7 +40,7 @@ describe("regressions", () => {
     await runAgentLoop(
       [{ role: "user", content: "hi", timestamp: 1 }],
       { messages: [], tools: [tool("a"), tool("b")] },
-      { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       sink,
       undefined,
       scriptedStreamFn([{ content: [toolCall("a", {}, "A"), toolCall("b", {}, "B")] }, { content: [text("done")] }]),

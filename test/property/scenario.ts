@@ -15,7 +15,7 @@ import type {
   ScriptedBlock,
   ScriptedResponse,
 } from "../../src/index.js";
-import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
 export type Outcome = "success" | "throw" | "isError" | "terminate";
 
@@ -35,6 +35,8 @@ export interface CallSpec {
   after: "none" | "overrideContent" | "flipError" | "terminate" | "throw";
   /** The model sent arguments that fail validation. */
   badArgs: boolean;
+  /** The tool's `prepareArguments` throws (alpha and seq have one; beta has none). */
+  prepareThrows: boolean;
 }
 
 export interface ResponseSpec {
@@ -81,6 +83,7 @@ const callArb: fc.Arbitrary<CallSpec> = fc.record({
   before: fc.constantFrom<CallSpec["before"]>("allow", "allow", "allow", "block", "blockTerminate", "throw"),
   after: fc.constantFrom<CallSpec["after"]>("none", "none", "overrideContent", "flipError", "terminate", "throw"),
   badArgs: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+  prepareThrows: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
 });
 
 const responseArb: fc.Arbitrary<ResponseSpec> = fc.record({
@@ -122,6 +125,13 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 // Playing a scenario
 // ---------------------------------------------------------------------------------------------
 
+export interface Preflight {
+  id: string;
+  step: "prepareArguments" | "beforeToolCall";
+  enteredAt: number;
+  finishedAt: number;
+}
+
 export interface ScenarioRun {
   events: AgentEvent[];
   messages: AgentMessage[] | undefined;
@@ -140,6 +150,8 @@ export interface ScenarioRun {
   executed: string[];
   beforeCalls: string[];
   afterCalls: string[];
+  /** Each call's preflight steps (`prepareArguments`, `beforeToolCall`): how many events the sink had been given when the step was entered and when it finished (R21, R24, R25). */
+  preflights: Preflight[];
   /** finishTurn decisions, in call order (for R8). */
   decisions: ("none" | "end" | "continue")[];
   /** Transcript-delta mismatches seen by hooks. */
@@ -177,6 +189,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     executed: [],
     beforeCalls: [],
     afterCalls: [],
+    preflights: [],
     decisions: [],
     hookProblems: [],
   };
@@ -187,7 +200,8 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     response.calls.forEach((call, c) => {
       const id = `r${r}c${c}`;
       calls.set(id, call);
-      content.push(toolCall(call.tool, call.badArgs ? { n: "not a number" } : { n: c }, id));
+      // The id travels in the arguments so prepareArguments (which sees only them) knows its call.
+      content.push(toolCall(call.tool, call.badArgs ? { n: "not a number", id } : { n: c, id }, id));
     });
     const stopReason = response.stop === "natural" ? undefined : response.stop;
     return { content, ...(stopReason ? { stopReason } : {}), ...(response.stop === "error" ? { errorMessage: "provider failed" } : {}), delayMs: response.delayMs };
@@ -220,6 +234,14 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     }
   };
   const tool = (name: string, extra: Partial<AgentTool> = {}): AgentTool => ({ name, label: name, description: name, parameters: schema, execute, ...extra });
+  const prepareArguments = (args: unknown) => {
+    const id = (args as { id: string }).id;
+    entered(`prepareArguments ${id}`, id);
+    const at = record.events.length;
+    record.preflights.push({ id, step: "prepareArguments", enteredAt: at, finishedAt: at });
+    if (calls.get(id)!.prepareThrows) throw new Error(`prepareArguments ${id} threw`);
+    return args;
+  };
 
   const throwsOnce = (() => {
     let thrown = false;
@@ -230,17 +252,23 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     };
   })();
 
-  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), messages as never), toolExecution: scenario.toolExecution };
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), defaultConvertToLlm(messages)), toolExecution: scenario.toolExecution };
   if (scenario.beforeToolCall) {
     config.beforeToolCall = async ({ toolCall: call }) => {
       entered("beforeToolCall", call.id);
       record.beforeCalls.push(call.id);
-      await delay(scenario.hookDelay);
-      const spec = calls.get(call.id)!;
-      if (spec.before === "throw") throw new Error("beforeToolCall threw");
-      if (spec.before === "block") return { block: true, reason: "blocked" };
-      if (spec.before === "blockTerminate") return { block: true, terminate: true };
-      return undefined;
+      const preflight: Preflight = { id: call.id, step: "beforeToolCall", enteredAt: record.events.length, finishedAt: Infinity };
+      record.preflights.push(preflight);
+      try {
+        await delay(scenario.hookDelay);
+        const spec = calls.get(call.id)!;
+        if (spec.before === "throw") throw new Error("beforeToolCall threw");
+        if (spec.before === "block") return { block: true, reason: "blocked" };
+        if (spec.before === "blockTerminate") return { block: true, terminate: true };
+        return undefined;
+      } finally {
+        preflight.finishedAt = record.events.length;
+      }
     };
   }
   if (scenario.afterToolCall) {
@@ -353,7 +381,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   try {
     record.messages = await runAgentLoop(
       [user("hi")],
-      { messages: [], tools: [tool("alpha"), tool("beta"), tool("seq", { executionMode: "sequential" })] },
+      { messages: [], tools: [tool("alpha", { prepareArguments }), tool("beta"), tool("seq", { executionMode: "sequential", prepareArguments })] },
       config,
       sink,
       controller.signal,

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -162,7 +163,8 @@ describe.skipIf(skipWithoutChromium)("viewer in Chromium", () => {
       expect(a.top).not.toBe(b.top);
       for (const bar of bars) expect(bar.text).toMatch(/\d+(\.\d+)? m?s$/);
 
-      await page.screenshot({ path: join(ROOT, "visualizations/viewer-screenshot.png") });
+      // Screenshots go to an ignored folder: the test never dirties the tree.
+      await page.screenshot({ path: join(ROOT, "test-output/viewer-screenshot.png") });
 
       // Backwards: the arrow key and the button both step back.
       await page.keyboard.press("ArrowLeft");
@@ -176,6 +178,175 @@ describe.skipIf(skipWithoutChromium)("viewer in Chromium", () => {
     } finally {
       await browser.close();
       await viewer.close();
+    }
+  });
+});
+
+/** Usage of the sample's assistant responses, summed as the viewer must show it. */
+function sampleUsage() {
+  const usages = records
+    .filter((record) => record.event?.type === "message_end" && (record.event.message as { role: string }).role === "assistant")
+    .map((record) => (record.event!.message as { usage: { input: number; output: number; totalTokens: number; cost: { total: number } } }).usage);
+  return { responses: usages.length, input: usages.reduce((sum, usage) => sum + usage.input, 0), output: usages.reduce((sum, usage) => sum + usage.output, 0), total: usages.reduce((sum, usage) => sum + usage.totalTokens, 0), first: usages[0] };
+}
+
+describe.skipIf(skipWithoutChromium)("issue 16: the viewer in Chromium", () => {
+  let viewer: ViewerServer;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let dir: string;
+  beforeAll(async () => {
+    viewer = await startViewerServer({ trace: SAMPLE, port: 0 });
+    browser = await launchChromium({ width: 1440, height: 1000 });
+    dir = mkdtempSync(join(tmpdir(), "xal-viewer-"));
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await viewer?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(url = viewer.url) {
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(url);
+    await page.waitForFunction(() => document.body.dataset.state === "ready" || document.body.dataset.state === "error");
+    return { page, errors };
+  }
+  const selectedSeq = (page: import("playwright-core").Page) => page.evaluate(() => Number(document.body.dataset.selectedSeq));
+
+  it("the statechart opens at its own size, where its text is readable, and keeps the active state in view", { timeout: 60_000 }, async () => {
+    const { page, errors } = await open();
+    await page.waitForSelector("#run-chart svg g.node");
+    const natural = await page.evaluate(() => {
+      const svg = document.querySelector("#run-chart svg")!;
+      const label = svg.querySelector("g.node text")!;
+      return { width: svg.getBoundingClientRect().width, box: document.getElementById("run-chart")!.clientWidth, text: label.getBoundingClientRect().height };
+    });
+    // At its natural width (the SVG's own width: 100%, scrolling if wider than its box), and
+    // state names at least 10 px high.
+    const svgWidth = Number(/<svg[^>]*\bwidth="([\d.]+)/.exec(readFileSync(join(ROOT, "visualizations/run.machine.svg"), "utf8"))![1]);
+    expect(Math.abs(natural.width - svgWidth)).toBeLessThan(1);
+    expect(natural.text).toBeGreaterThanOrEqual(10);
+    expect(await page.textContent("#zoom-level")).toBe("100%");
+    // Step to a tool call: the active state is inside the chart's visible box.
+    for (let i = 0; i < 30; i++) await page.keyboard.press("ArrowRight");
+    const inView = await page.evaluate(() => {
+      const leaf = document.querySelector("#run-chart .active-leaf")!.getBoundingClientRect();
+      const frame = document.getElementById("run-chart")!.getBoundingClientRect();
+      return leaf.left >= frame.left && leaf.right <= frame.right && leaf.top >= frame.top && leaf.bottom <= frame.bottom;
+    });
+    expect(inView).toBe(true);
+    // Fit is still there, on request.
+    await page.click("#zoom-fit");
+    expect(await page.evaluate(() => document.querySelector("#run-chart svg")!.getBoundingClientRect().width)).toBeLessThanOrEqual(natural.box);
+    await page.click("#zoom-reset");
+    expect(await page.textContent("#zoom-level")).toBe("100%");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("arrow keys still step after a checkbox is clicked", { timeout: 60_000 }, async () => {
+    const { page } = await open();
+    await page.keyboard.press("ArrowRight");
+    const before = await selectedSeq(page);
+    await page.click("#skip-deltas");
+    await page.click("#skip-deltas");
+    expect(await page.isChecked("#skip-deltas")).toBe(true);
+    await page.keyboard.press("ArrowRight");
+    expect(await selectedSeq(page)).toBeGreaterThan(before);
+    await page.keyboard.press("ArrowLeft");
+    expect(await selectedSeq(page)).toBe(before);
+    await page.close();
+  });
+
+  it("shows tokens and cost: per response in the transcript and the records, and the run's totals", { timeout: 60_000 }, async () => {
+    const { page } = await open();
+    const usage = sampleUsage();
+    const total = await page.$eval("#usage tr.total", (row) => ({ tokens: Number(row.getAttribute("data-total-tokens")), cells: Array.from(row.querySelectorAll("td"), (cell) => cell.textContent) }));
+    expect(total.tokens).toBe(usage.total);
+    expect(total.cells).toEqual(["all", String(usage.responses), usage.input.toLocaleString("en-US"), usage.output.toLocaleString("en-US"), "0 / 0", usage.total.toLocaleString("en-US"), "$0"]);
+    await page.keyboard.press("End");
+    const tags = await page.$$eval("#transcript li.assistant .usage-tag", (nodes) => nodes.map((node) => node.textContent));
+    expect(tags[0]).toBe(`tokens: ${usage.first.input} in · ${usage.first.output} out · $0`);
+    expect(tags).toHaveLength(usage.responses);
+    const detail = await page.$$eval("#records li .detail", (nodes) => nodes.map((node) => node.textContent ?? ""));
+    expect(detail.filter((text) => text.startsWith("assistant (") && text.includes(" in · "))).toHaveLength(usage.responses);
+    await page.close();
+  });
+
+  it("filters the records by type and by tool; stepping stays within them", { timeout: 60_000 }, async () => {
+    const { page } = await open();
+    const shownTypes = () => page.$$eval("#records li .kind", (nodes) => nodes.map((node) => node.textContent));
+    await page.selectOption("#filter-type", "tool_execution_end");
+    expect(await shownTypes()).toEqual(["tool_execution_end", "tool_execution_end"]);
+    expect(await page.textContent("#filter-count")).toBe(`2 of ${records.length} records`);
+    await page.selectOption("#filter-type", "");
+
+    await page.selectOption("#filter-tool", "search");
+    const shown = await page.$$eval("#records li", (nodes) => nodes.map((node) => Number(node.getAttribute("data-index"))));
+    const seqs = new Set(shown.map((index) => records[index].seq));
+    const about = (record: TraceRecord) => JSON.stringify(record).includes('"search"') || record.actor === "tool:1";
+    // Every record shown concerns the search tool; its events and its actor's states are all there.
+    for (const index of shown) expect(about(records[index]), `#${records[index].seq}`).toBe(true);
+    for (const record of records.filter((r) => (r.event?.type.startsWith("tool_execution") && JSON.stringify(r).includes('"search"')) || r.actor === "tool:1")) {
+      expect(seqs.has(record.seq), `#${record.seq}`).toBe(true);
+    }
+    expect(records.filter((r) => r.actor === "tool:1").length).toBeGreaterThan(0);
+    // The arrow keys step through the filtered records only (the menu keeps its own keys: click away first).
+    await page.click("h1");
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press("ArrowRight");
+      expect(seqs.has(await selectedSeq(page))).toBe(true);
+    }
+    await page.selectOption("#filter-tool", "");
+    await page.fill("#filter-text", "notes describe");
+    expect(await page.$$eval("#records li", (nodes) => nodes.length)).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it("a bad trace shows an error page that says what is wrong, not a blank page", { timeout: 60_000 }, async () => {
+    const cases: [string, string, RegExp][] = [
+      ["garbage.jsonl", "this is not json\n{also not\n", /No line of this file is a trace record\.[\s\S]*line 1: not JSON[\s\S]*line 2: not JSON/],
+      ["headless.jsonl", records.slice(1).map((r) => JSON.stringify(r)).join("\n"), /The first record is a “note”, not the trace header/],
+      ["future.jsonl", `${JSON.stringify({ ...records[0], version: 2 })}\n`, /This trace is version 2; this viewer reads version 1\./],
+      ["empty.jsonl", "", /The file is empty\./],
+    ];
+    for (const [name, text, message] of cases) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const bad = await startViewerServer({ trace: file, port: 0 });
+      try {
+        const { page, errors } = await open(bad.url);
+        expect(await page.evaluate(() => document.body.dataset.state)).toBe("error");
+        expect(await page.isVisible("#error-page")).toBe(true);
+        expect(await page.isVisible("#timeline-panel")).toBe(false);
+        const shown = await page.textContent("#error-page");
+        expect(shown).toContain("This trace cannot be shown");
+        expect(shown).toMatch(message);
+        expect(shown).toContain("src/trace/FORMAT.md");
+        expect(errors).toEqual([]);
+        await page.close();
+      } finally {
+        await bad.close();
+      }
+    }
+  });
+
+  it("a bad line in a good trace is skipped and reported above the panels", { timeout: 60_000 }, async () => {
+    const file = join(dir, "one-bad-line.jsonl");
+    const lines = records.map((r) => JSON.stringify(r));
+    lines.splice(3, 0, '{"type":"event","seq":99}');
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const server = await startViewerServer({ trace: file, port: 0 });
+    try {
+      const { page } = await open(server.url);
+      expect(await page.evaluate(() => document.body.dataset.state)).toBe("ready");
+      expect(await page.isVisible("#error-page")).toBe(false);
+      expect(await page.textContent("#problems")).toContain("line 4: an event record without an event type (skipped)");
+      await page.close();
+    } finally {
+      await server.close();
     }
   });
 });

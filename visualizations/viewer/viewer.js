@@ -37,6 +37,13 @@
     charts: new Map(),
     problems: [],
     traceName: "trace.jsonl",
+    /** Statechart zoom: a factor of the diagrams' own size (1: readable), or "fit" (the whole chart in its box). */
+    zoom: 1,
+    /** Records shown and stepped through: by kind (event type or record type), by tool, by text. */
+    filter: { type: "", tool: "", text: "" },
+    /** Per record index: the tool names it concerns (for the tool filter). */
+    toolsOf: [],
+    usage: { runs: [], total: null },
   };
 
   // -------------------------------------------------------------------------------------------
@@ -44,9 +51,28 @@
   // -------------------------------------------------------------------------------------------
 
   async function boot() {
+    // Anything that goes wrong shows the error page, never a blank one.
+    window.addEventListener("error", (event) => fail("The viewer failed while showing this trace.", [String(event.message || event.error)]));
+    window.addEventListener("unhandledrejection", (event) => fail("The viewer failed while showing this trace.", [String((event.reason && event.reason.message) || event.reason)]));
     bindControls();
     await loadMachines().catch((error) => problem(`statecharts: ${error.message} (run \`npm run visualize\`)`));
     await fetchTrace();
+  }
+
+  /** Replaces the panels by the error page. */
+  function fail(summary, details) {
+    document.body.classList.add("failed");
+    document.body.dataset.state = "error";
+    $("error-page").hidden = false;
+    $("error-summary").textContent = summary;
+    $("error-list").replaceChildren(...details.slice(0, 50).map((text) => el("li", { text })), ...(details.length > 50 ? [el("li", { text: `… and ${details.length - 50} more` })] : []));
+    $("trace-meta").textContent = `${app.traceName} · cannot be shown`;
+  }
+
+  function recover() {
+    document.body.classList.remove("failed");
+    $("error-page").hidden = true;
+    document.body.dataset.state = "ready";
   }
 
   /** Loads trace.jsonl from the server; on a reload the selected record stays selected. */
@@ -56,10 +82,10 @@
       const response = await fetch("trace.jsonl", { cache: "no-store" });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const name = decodeURIComponent(response.headers.get("x-trace-name") || "trace.jsonl");
+      app.traceName = name;
       loadTrace(await response.text(), name, selectedSeq);
     } catch (error) {
-      problem(`could not load trace.jsonl: ${error.message}. Use “Open trace…”.`);
-      render();
+      fail("The trace could not be loaded from the viewer's server.", [`trace.jsonl: ${error.message}`]);
     }
   }
 
@@ -91,38 +117,120 @@
     const text = await response.text();
     container.innerHTML = text.slice(text.indexOf("<svg"));
     const svg = container.querySelector("svg");
-    svg.style.setProperty("--natural-w", svg.getAttribute("width") || "100%");
+    const naturalWidth = lengthInPx(svg.getAttribute("width")) || (svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width) || 800;
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     svg.classList.add("statechart");
     const edgeElements = new Map();
     for (const edge of svg.querySelectorAll("g.edge[id]")) for (const id of edge.id.split("+")) edgeElements.set(id, edge);
-    app.charts.set(machineId, { svg, edgeElements });
+    app.charts.set(machineId, { svg, edgeElements, naturalWidth });
+    applyZoom();
+  }
+
+  /** "2447pt" → px (Graphviz writes points). */
+  function lengthInPx(value) {
+    const match = /^([\d.]+)(pt|px)?$/.exec(value || "");
+    if (!match) return 0;
+    return Number(match[1]) * (match[2] === "pt" ? 4 / 3 : 1);
+  }
+
+  /** Sizes every chart for `app.zoom`; "fit" fits each chart's width to its box. */
+  function applyZoom() {
+    let shown = app.zoom;
+    for (const [machineId, chart] of app.charts) {
+      const box = chart.svg.closest(".chart");
+      const fit = box ? Math.max(0.05, (box.clientWidth - 2) / chart.naturalWidth) : 1;
+      // A small chart (the tool-call machine) is never enlarged to fit.
+      const factor = app.zoom === "fit" ? Math.min(fit, machineId === "run" ? Infinity : 1) : app.zoom;
+      chart.svg.style.width = `${Math.round(chart.naturalWidth * factor)}px`;
+      if (machineId === "run") shown = factor;
+    }
+    $("zoom-level").textContent = `${Math.round(shown * 100)}%${app.zoom === "fit" ? " (fit)" : ""}`;
+    for (const [machineId, chart] of app.charts) scrollIntoChart(chart.svg.querySelector(".active-leaf") || initialNode(machineId, chart), true);
+  }
+
+  /** The diagram's node for the machine's initial state: where a chart starts before any state is active. */
+  function initialNode(machineId, chart) {
+    const graph = app.graphs.get(machineId);
+    const root = graph && graph.nodes.find((node) => node.id === graph.id);
+    return root && root.initial ? chart.svg.getElementById(root.initial) : null;
+  }
+
+  function setZoom(zoom) {
+    const current = app.zoom === "fit" ? currentFactor() : app.zoom;
+    app.zoom = zoom === "fit" ? "fit" : Math.max(0.1, Math.min(4, typeof zoom === "function" ? zoom(current) : zoom));
+    applyZoom();
+  }
+
+  function currentFactor() {
+    const chart = app.charts.get("run");
+    return chart ? chart.svg.getBoundingClientRect().width / chart.naturalWidth : 1;
+  }
+
+  /** Why `record` cannot be shown, or "" (unknown record types are kept: newer writers may add some). */
+  function recordProblem(record) {
+    if (!record || typeof record !== "object" || Array.isArray(record)) return "not a JSON object";
+    if (typeof record.type !== "string") return "no record type";
+    if (record.type === "event" && (!record.event || typeof record.event !== "object" || typeof record.event.type !== "string")) return "an event record without an event type";
+    if (record.type === "state" && typeof record.actor !== "string") return "a state record without an actor";
+    if (record.type === "note" && typeof record.text !== "string") return "a note without text";
+    return "";
   }
 
   function loadTrace(text, name, selectedSeq) {
+    try {
+      readTrace(text, name, selectedSeq);
+    } catch (error) {
+      fail("The viewer failed while reading this trace.", [`${name}: ${error.message}`]);
+    }
+  }
+
+  function readTrace(text, name, selectedSeq) {
     app.traceName = name;
     app.problems = app.problems.filter((p) => !p.startsWith("trace:"));
     const records = [];
+    const bad = [];
     let lastT = 0;
-    text.split("\n").forEach((line, lineIndex) => {
+    const lines = text.split("\n");
+    lines.forEach((line, lineIndex) => {
       if (!line.trim()) return;
+      let record;
       try {
-        const record = JSON.parse(line);
-        if (!record || typeof record !== "object" || typeof record.type !== "string") throw new Error("not a record");
-        if (typeof record.t !== "number") record.t = lastT;
-        lastT = record.t;
-        records.push(record);
+        record = JSON.parse(line);
       } catch (error) {
-        problem(`trace: line ${lineIndex + 1}: ${error.message}`);
+        bad.push(`line ${lineIndex + 1}: not JSON (${error.message})`);
+        return;
       }
+      const why = recordProblem(record);
+      if (why) {
+        bad.push(`line ${lineIndex + 1}: ${why}`);
+        return;
+      }
+      if (typeof record.t !== "number") record.t = lastT;
+      lastT = record.t;
+      records.push(record);
     });
     const header = records[0];
-    if (!header || header.type !== "trace") problem("trace: the first line is not a trace header");
-    else if (header.version !== 1) problem(`trace: version ${header.version}; this viewer reads version 1`);
+    const fatal =
+      records.length === 0 ? (lines.some((line) => line.trim()) ? "No line of this file is a trace record." : "The file is empty.")
+      : header.type !== "trace" ? `The first record is a “${header.type}”, not the trace header (type “trace”): this is not a trace, or its start is missing.`
+      : header.version !== 1 ? `This trace is version ${JSON.stringify(header.version)}; this viewer reads version 1.`
+      : header.format !== undefined && header.format !== "xstate-agent-loop/trace" ? `The header's format is “${header.format}”, not “xstate-agent-loop/trace”.`
+      : "";
+    if (fatal) {
+      app.records = [];
+      fail(fatal, bad);
+      return;
+    }
+    recover();
+    for (const why of bad) problem(`trace: ${why} (skipped)`);
     app.records = records;
     app.tMax = Math.max(1, ...records.map((r) => r.t));
     app.derived = derive(records);
+    app.toolsOf = toolsOfRecords(records);
+    app.usage = usageOf(records);
+    renderFilterOptions();
+    renderUsage();
     computeSteps();
     const fromHash = /seq=(\d+)/.exec(location.hash);
     const seq = selectedSeq !== undefined ? selectedSeq : fromHash ? Number(fromHash[1]) : undefined;
@@ -135,11 +243,125 @@
 
   function computeSteps() {
     const skip = $("skip-deltas").checked;
+    const { type, tool, text } = app.filter;
+    const needle = text.trim().toLowerCase();
     app.steps = [];
     app.records.forEach((record, index) => {
-      if (skip && record.type === "event" && record.event && record.event.type === "message_update") return;
+      if (skip && record.type === "event" && record.event && record.event.type === "message_update" && type !== "message_update") return;
+      if (type && kindOf(record) !== type) return;
+      if (tool && !app.toolsOf[index].has(tool)) return;
+      if (needle && !`${describe(record).join(" ")} ${JSON.stringify(record)}`.toLowerCase().includes(needle)) return;
       app.steps.push(index);
     });
+    const filtered = type || tool || needle;
+    $("filter-count").textContent = filtered ? `${app.steps.length} of ${app.records.length} records` : `${app.records.length} records`;
+  }
+
+  /** What the type filter sorts by: the event type for events, else the record type. */
+  const kindOf = (record) => (record.type === "event" ? record.event.type : record.type);
+
+  /**
+   * The tools each record concerns: tool events, tool results, assistant messages calling them,
+   * and the states of tool-call actors. An actor `tool:N` runs the N-th call of its run's latest
+   * assistant message (the runtime spawns them with bounded ids in source order).
+   */
+  function toolsOfRecords(records) {
+    const latestCalls = new Map();
+    const actorTool = new Map();
+    return records.map((record) => {
+      const tools = new Set();
+      if (record.type === "event") {
+        const event = record.event;
+        if (typeof event.toolName === "string") tools.add(event.toolName);
+        const message = event.message;
+        if (message && message.role === "toolResult" && message.toolName) tools.add(message.toolName);
+        const calls = message && Array.isArray(message.content) ? message.content.filter((block) => block && block.type === "toolCall").map((block) => block.name) : [];
+        for (const name of calls) tools.add(name);
+        if (event.type === "message_end" && message && message.role === "assistant") latestCalls.set(record.run, calls);
+      } else if (record.type === "state" && /^tool:\d+$/.test(record.actor)) {
+        const key = `${record.run}/${record.actor}`;
+        if (record.cause === "xstate.init" || !actorTool.has(key)) actorTool.set(key, (latestCalls.get(record.run) || [])[Number(record.actor.slice(5))]);
+        const name = actorTool.get(key);
+        if (name) tools.add(name);
+      }
+      return tools;
+    });
+  }
+
+  function renderFilterOptions() {
+    const fill = (select, first, values) => {
+      const keep = select.value;
+      select.replaceChildren(el("option", { value: "", text: first }), ...values.map((value) => el("option", { value, text: value })));
+      select.value = values.includes(keep) ? keep : "";
+    };
+    const kinds = [...new Set(app.records.map(kindOf))];
+    fill($("filter-type"), "all records", kinds);
+    fill($("filter-tool"), "any tool", [...new Set(app.toolsOf.flatMap((tools) => [...tools]))].sort());
+    app.filter.type = $("filter-type").value;
+    app.filter.tool = $("filter-tool").value;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tokens and cost
+  // -------------------------------------------------------------------------------------------
+
+  /** Usage of each assistant response (message_end), summed per run and in all. */
+  function usageOf(records) {
+    const runs = new Map();
+    const blank = (run) => ({ run, responses: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 });
+    const total = blank("all");
+    for (const record of records) {
+      if (record.type !== "event" || record.event.type !== "message_end") continue;
+      const message = record.event.message;
+      if (!message || message.role !== "assistant" || !message.usage) continue;
+      if (!runs.has(record.run)) runs.set(record.run, blank(record.run));
+      for (const sum of [runs.get(record.run), total]) addUsage(sum, message.usage);
+    }
+    return { runs: [...runs.values()], total: total.responses > 0 ? total : null };
+  }
+
+  function addUsage(sum, usage) {
+    const n = (value) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+    sum.responses++;
+    sum.input += n(usage.input);
+    sum.output += n(usage.output);
+    sum.cacheRead += n(usage.cacheRead);
+    sum.cacheWrite += n(usage.cacheWrite);
+    sum.totalTokens += n(usage.totalTokens) || n(usage.input) + n(usage.output) + n(usage.cacheRead) + n(usage.cacheWrite);
+    sum.cost += usage.cost ? n(usage.cost.total) : 0;
+  }
+
+  const count = (n) => n.toLocaleString("en-US");
+  const dollars = (n) => (n === 0 ? "$0" : n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`);
+
+  function renderUsage() {
+    const body = $("usage").tBodies[0];
+    const row = (sum, cls) =>
+      el(
+        "tr",
+        { class: cls, "data-run": sum.run, "data-total-tokens": sum.totalTokens, "data-cost": sum.cost },
+        el("td", { text: sum.run === "all" ? "all" : `run ${sum.run}` }),
+        el("td", { text: count(sum.responses) }),
+        el("td", { text: count(sum.input) }),
+        el("td", { text: count(sum.output) }),
+        el("td", { text: `${count(sum.cacheRead)} / ${count(sum.cacheWrite)}` }),
+        el("td", { text: count(sum.totalTokens) }),
+        el("td", { text: dollars(sum.cost) }),
+      );
+    const { runs, total } = app.usage;
+    if (!total) {
+      body.replaceChildren(el("tr", {}, el("td", { colspan: 7, class: "empty", text: "no assistant response with usage in this trace" })));
+      return;
+    }
+    body.replaceChildren(...(runs.length > 1 ? runs.map((sum) => row(sum, "run")) : []), row(total, "total"));
+  }
+
+  /** One response's usage, as the transcript and the records list show it. */
+  function usageText(usage) {
+    const sum = { responses: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0 };
+    addUsage(sum, usage);
+    const cache = sum.cacheRead || sum.cacheWrite ? ` (cache ${count(sum.cacheRead)} read, ${count(sum.cacheWrite)} written)` : "";
+    return `${count(sum.input)} in · ${count(sum.output)} out${cache} · ${dollars(sum.cost)}`;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -391,8 +613,12 @@
         const message = event.message || {};
         let detail = "";
         if (event.type === "message_update") detail = (event.assistantMessageEvent && event.assistantMessageEvent.type) || "";
-        else if (event.type.startsWith("message_")) detail = `${message.role}${message.stopReason ? ` (${message.stopReason})` : ""}${message.toolName ? ` ${message.toolName}` : ""}`;
+        else if (event.type.startsWith("message_")) {
+          detail = `${message.role}${message.stopReason ? ` (${message.stopReason})` : ""}${message.toolName ? ` ${message.toolName}` : ""}`;
+          if (event.type === "message_end" && message.role === "assistant" && message.usage) detail += ` · ${usageText(message.usage)}`;
+        }
         else if (event.type.startsWith("tool_execution")) detail = `${event.toolName}${event.isError ? " (error)" : ""}`;
+        else if (event.type === "message_update") detail = "";
         else if (event.type === "agent_end") detail = `${(event.messages || []).length} messages`;
         return [event.type, detail];
       }
@@ -427,6 +653,7 @@
     $("problems").hidden = app.problems.length === 0;
     $("problems").textContent = app.problems.join("\n");
     if (app.records.length === 0) return;
+    document.body.dataset.state = "ready";
 
     const record = app.records[app.index];
     const stepIndex = app.steps.indexOf(app.index);
@@ -503,14 +730,15 @@
   }
 
   /** Scrolls a chart (not the page) so the active state is visible. */
-  function scrollIntoChart(node) {
+  function scrollIntoChart(node, center = false) {
     if (!node) return;
     const container = node.closest(".chart");
     if (!container || (container.scrollHeight <= container.clientHeight && container.scrollWidth <= container.clientWidth)) return;
     const box = node.getBoundingClientRect();
     const frame = container.getBoundingClientRect();
-    if (box.top < frame.top || box.bottom > frame.bottom) container.scrollTop += box.top - frame.top - frame.height / 2;
-    if (box.left < frame.left || box.right > frame.right) container.scrollLeft += box.left - frame.left - frame.width / 2;
+    const middle = (a, b) => (a + b) / 2;
+    if (center || box.top < frame.top || box.bottom > frame.bottom) container.scrollTop += middle(box.top, box.bottom) - middle(frame.top, frame.bottom);
+    if (center || box.left < frame.left || box.right > frame.right) container.scrollLeft += middle(box.left, box.right) - middle(frame.left, frame.right);
   }
 
   /**
@@ -627,6 +855,8 @@
     if (message.isError) tags.push("error");
     if (message.durationMs !== undefined) tags.push(ms(message.durationMs));
     if (message.errorMessage) tags.push(message.errorMessage);
+    const usage = role === "assistant" && state !== "streaming" && message.usage ? el("p", { class: "usage-tag", text: `tokens: ${usageText(message.usage)}` }) : null;
+    if (usage) body.append(usage);
     return el(
       "li",
       { class: `message ${role} ${state}${message.isError ? " error" : ""}`, onclick: () => select(index) },
@@ -670,17 +900,31 @@
     $("prev").addEventListener("click", () => step(-1));
     $("next").addEventListener("click", () => step(1));
     $("reload").addEventListener("click", () => fetchTrace(true));
-    $("zoom").addEventListener("change", (event) => {
-      document.querySelector(".charts").classList.toggle("natural", event.target.checked);
-      render();
-    });
+    $("zoom-in").addEventListener("click", () => setZoom((z) => z * 1.25));
+    $("zoom-out").addEventListener("click", () => setZoom((z) => z / 1.25));
+    $("zoom-reset").addEventListener("click", () => setZoom(1));
+    $("zoom-fit").addEventListener("click", () => setZoom("fit"));
+    window.addEventListener("resize", () => app.zoom === "fit" && applyZoom());
+    const refilter = () => {
+      app.filter = { type: $("filter-type").value, tool: $("filter-tool").value, text: $("filter-text").value };
+      computeSteps();
+      renderRecords();
+      // Keep the selection if it is shown, else go to the first record shown.
+      if (app.steps.length > 0 && !app.steps.includes(app.index)) select(app.steps[0]);
+      else render();
+    };
+    $("filter-type").addEventListener("change", refilter);
+    $("filter-tool").addEventListener("change", refilter);
+    $("filter-text").addEventListener("input", refilter);
     $("skip-deltas").addEventListener("change", () => {
       computeSteps();
       renderRecords();
       render();
     });
     document.addEventListener("keydown", (event) => {
-      if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
+      // Arrow keys belong to the element that uses them (text fields, menus); a checkbox or a
+      // button keeps the focus after a click but has no use for them.
+      if (usesArrowKeys(event.target)) return;
       if (event.altKey || event.ctrlKey || event.metaKey) return;
       const keys = { ArrowRight: () => step(1), ArrowLeft: () => step(-1), Home: () => select(app.steps[0] ?? 0), End: () => select(app.steps[app.steps.length - 1] ?? 0) };
       const action = keys[event.key];
@@ -698,6 +942,11 @@
       const file = event.dataTransfer && event.dataTransfer.files[0];
       if (file) loadTrace(await file.text(), file.name, -1);
     });
+  }
+
+  function usesArrowKeys(target) {
+    if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement || (target instanceof HTMLElement && target.isContentEditable)) return true;
+    return target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset", "file", "color"].includes(target.type);
   }
 
   function problem(text) {

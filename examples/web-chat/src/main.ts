@@ -2,9 +2,8 @@
  * The web chat: an `Agent` from xstate-agent-loop running in the page. The transcript is drawn
  * from the Agent's events; the side panel subscribes to the actors themselves.
  */
-import { Agent, scriptedModel, type AgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
+import { Agent, proxyStreamFn, scriptedModel, type AgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
 import { demoHooks, demoStreamFn, demoTools, SYSTEM_PROMPT } from "./scenario.js";
-import { proxyStreamFn } from "./proxy-stream.js";
 import { TranscriptView, type UserMessageKind } from "./transcript.js";
 import { mountMachinePanel } from "./machine-panel.js";
 import { InspectorSwitch } from "./inspector.js";
@@ -13,7 +12,7 @@ import "./style.css";
 const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 /** What the example server runs (GET /api/config); a plain static host means the scripted model. */
-type ServerConfig = { provider: "scripted" } | { provider: "anthropic"; model: Model };
+type ServerConfig = { provider: "scripted" } | { provider: "anthropic"; model: Model; proxyToken: string };
 
 async function serverConfig(): Promise<ServerConfig> {
   try {
@@ -32,7 +31,9 @@ const inspection = new InspectorSwitch();
 const agent = new Agent({
   initialState: { systemPrompt: SYSTEM_PROMPT, model: config.provider === "anthropic" ? config.model : scriptedModel, tools: demoTools },
   // Claude through the local proxy (the key stays on the server), or the offline scenario.
-  streamFn: config.provider === "anthropic" ? proxyStreamFn("./api/stream") : demoStreamFn(),
+  // pi's stream proxy protocol: `streamProxy` posts to <proxyUrl>/api/stream with the server's token.
+  streamFn:
+    config.provider === "anthropic" ? proxyStreamFn({ proxyUrl: new URL(".", location.href).href, authToken: config.proxyToken }) : demoStreamFn(),
   ...demoHooks,
   inspect: inspection.observe,
 });

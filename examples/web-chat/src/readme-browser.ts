@@ -2,13 +2,14 @@
  * The README's "Embedding" browser snippet, verbatim: type-checked with the example
  * (`tsc -p examples/web-chat/tsconfig.json`, run by test/web/web-chat.test.ts), not part of the page.
  */
-import { Agent, type Model } from "xstate-agent-loop";
+import { Agent, proxyStreamFn, type Model } from "xstate-agent-loop";
 import { connectBrowserInspector } from "xstate-agent-loop/inspect";
-import { proxyStreamFn } from "./proxy-stream.js"; // a StreamFn over fetch + SSE to your server
 
-const { model } = (await (await fetch("/api/config")).json()) as { model: Model }; // plain data from the server
+// Plain data from your server: the model descriptor and a token for its stream proxy.
+const { model, proxyToken }: { model: Model; proxyToken: string } = await (await fetch("/api/config")).json();
 const agent = new Agent({
-  streamFn: proxyStreamFn("/api/stream"), // the server calls the model; the API key never reaches the page
+  // pi's stream proxy protocol (`streamProxy`): POST /api/stream; the server holds the API key.
+  streamFn: proxyStreamFn({ proxyUrl: location.origin, authToken: proxyToken }),
   initialState: { systemPrompt: "You are a helpful assistant.", model },
   inspect: connectBrowserInspector(), // optional: the Stately inspector, in a new window
 });

@@ -12,6 +12,7 @@ import type { AgentEvent, AgentMessage } from "../../types.js";
 import { createWorkspaceTools, listFilesTool, permissionPolicy, readFileTool, searchTextTool, writeFileTool, type PermissionDecision, type PermissionRequest } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
+import { connectInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
 import { TerminalInput, type InputAction, type KeyboardStream } from "./input.js";
 import { chooseModel, type ModelChoice } from "./model.js";
 import { DEMO_FOLLOW_UP, DEMO_STEERING } from "./offline-demo.js";
@@ -31,6 +32,8 @@ export interface CliIO {
   onSigint?: (handler: () => void) => () => void;
   /** Scales the offline demo's delays and tool pacing (default 1; tests use 0). */
   demoPace?: number;
+  /** Where `--inspect` sends, and how it starts a relay (tests use their own). */
+  inspector?: InspectorSetup;
 }
 
 /** Exit codes: 0 done, 1 the run failed (provider error), 2 bad usage, 130 aborted (one-shot). */
@@ -82,17 +85,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   return session.start(prompt);
 }
 
-interface Inspector {
-  next(event: unknown): void;
-  close(): Promise<void>;
-}
-
 class CliSession {
   private readonly style: Style;
   private readonly renderer: Renderer;
   private readonly agent: Agent;
   private input?: TerminalInput;
   private inspector?: Inspector;
+  private relay?: InspectorRelay;
   private running = false;
   private aborting = false;
   /** A Ctrl-C was the last key: another one exits. */
@@ -151,7 +150,7 @@ class CliSession {
     this.banner();
     await this.connectInspector();
     if (this.io.stdin.isTTY) {
-      this.input = new TerminalInput(this.io.stdin, (action) => this.onAction(action));
+      this.input = new TerminalInput(this.io.stdin, (action) => this.onAction(action), this.io.stdout.isTTY ? this.io.stdout : undefined);
       this.input.start();
     } else {
       this.removeSigint = this.io.onSigint?.(() => this.onAction({ type: "interrupt" }));
@@ -222,7 +221,8 @@ class CliSession {
     this.aborting = true;
     this.answer(false);
     this.agent.abort();
-    this.renderer.notice(`⏹ aborting (${source}) — press Ctrl-C again to exit`, "warn");
+    // Only after a Ctrl-C does one more exit; after Esc it takes two.
+    this.renderer.notice(`⏹ aborting (${source}) — ${source === "Ctrl-C" ? "press Ctrl-C again to exit" : "Ctrl-C twice exits"}`, "warn");
     this.trace?.recorder.note(`abort requested (${source})`);
   }
 
@@ -270,13 +270,18 @@ class CliSession {
   private onSubmit(raw: string, alt: boolean): void {
     const text = raw.trim();
     if (!this.renderer.isLive && !this.running) this.renderer.print("\n");
+    const command = parseSlashCommand(text);
+    if (command) {
+      this.runCommand(command);
+      return;
+    }
     if (this.running) {
       if (!text) return;
       if (text.startsWith(">>")) {
         const followUp = text.slice(2).trim();
         if (followUp) this.followUp(followUp);
-      } else if (alt) this.followUp(text);
-      else this.steer(text);
+      } else if (alt) this.followUp(unescapeSlash(text));
+      else this.steer(unescapeSlash(text));
       return;
     }
     if (!this.interactive) return;
@@ -284,12 +289,20 @@ class CliSession {
       this.showIdle();
       return;
     }
-    if (text === "/exit" || text === "/quit") {
+    if (this.renderer.isLive) this.echoPrompt(text);
+    void this.runPrompt(text.startsWith(">>") ? text.slice(2).trim() || text : unescapeSlash(text));
+  }
+
+  /** A slash command is the CLI's own: it never reaches the model. */
+  private runCommand(command: string): void {
+    if (command === "exit" || command === "quit") {
       this.exit(0);
       return;
     }
-    if (this.renderer.isLive) this.echoPrompt(text);
-    void this.runPrompt(text.startsWith(">>") ? text.slice(2).trim() || text : text);
+    if (command === "help") this.renderer.notice(COMMANDS_HELP, "dim");
+    else this.renderer.notice(`Unknown command /${command}: ${COMMAND_NAMES}. (To send a line that starts with /, start it with //.)`, "warn");
+    if (this.running) this.showRunning();
+    else this.showIdle();
   }
 
   private onInterrupt(): void {
@@ -414,7 +427,7 @@ class CliSession {
   }
 
   private echoPrompt(text: string): void {
-    this.renderer.print(`${this.style.bold(this.style.cyan("❯"))} ${this.style.bold(text)}\n`);
+    this.renderer.print(`${this.style.bold(this.style.cyan("❯"))} ${this.style.bold(shortPrompt(text))}\n`);
   }
 
   private showIdle(): void {
@@ -439,13 +452,10 @@ class CliSession {
 
   private async connectInspector(): Promise<void> {
     if (!this.options.inspect) return;
-    try {
-      const { connectWebSocketInspector } = await import("../../inspect/index.js");
-      this.inspector = connectWebSocketInspector() as unknown as Inspector;
-      this.renderer.notice("inspector: sending the session, its runs and tool calls to the Stately inspector at ws://localhost:8080", "dim");
-    } catch (error) {
-      this.renderer.notice(`Inspector support is not installed (${(error as Error).message.split("\n")[0]}); continuing without it.`, "warn");
-    }
+    const connection = await connectInspector(this.io.inspector);
+    this.inspector = connection.inspector;
+    this.relay = connection.relay;
+    this.renderer.notice(connection.notice, connection.tone);
   }
 
   private async finish(): Promise<void> {
@@ -455,6 +465,7 @@ class CliSession {
     this.renderer.close();
     this.trace?.close();
     await this.inspector?.close().catch(() => {});
+    this.relay?.stop();
   }
 }
 
@@ -465,6 +476,28 @@ function systemPrompt(cwd: string): string {
     "write_file changes the user's files and may be refused; say so when it is.",
     "Paths are relative to the working directory and cannot leave it. Be concise: the answer is read in a terminal.",
   ].join("\n");
+}
+
+/** The CLI's own commands: a line `/word` (a path like `/usr/bin …` is not one). */
+const COMMAND_NAMES = "/help, /exit (or /quit)";
+const COMMANDS_HELP = [
+  "commands: /help this help · /exit, /quit leave (also Ctrl-D on an empty line, or Ctrl-C twice)",
+  "at the prompt: Enter sends · a bracketed paste keeps its line breaks · Ctrl-U clears · Ctrl-W deletes a word",
+  "while it works: Enter steers · >> text queues a follow-up · Esc or Ctrl-C aborts · y/n answers a write question",
+].join("\n");
+
+export function parseSlashCommand(text: string): string | undefined {
+  return /^\/([a-z][\w-]*)$/i.exec(text)?.[1]?.toLowerCase();
+}
+
+/** `//text` sends `/text`. */
+const unescapeSlash = (text: string) => (text.startsWith("//") ? text.slice(1) : text);
+
+/** Echoes of long prompts (a paste) are cut: the whole text goes to the model, and to the trace. */
+const ECHO_LIMIT = 400;
+export function shortPrompt(text: string): string {
+  if (text.length <= ECHO_LIMIT) return text;
+  return `${text.slice(0, ECHO_LIMIT)}… (${formatCount(text.length)} characters in all)`;
 }
 
 const userMessage = (text: string): AgentMessage => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });

@@ -4,8 +4,7 @@ import type { ThinkingLevel } from "../../types.js";
 
 /**
  * The newest Sonnet the installed @anthropic-ai/sdk knows (it warns that claude-sonnet-4-5 reaches
- * end-of-life on 2026-11-30). The provider's price table does not list it yet, so its cost is
- * estimated with Sonnet-class prices.
+ * end-of-life on 2026-11-30); the provider's price table has its figures.
  */
 export const DEFAULT_MODEL = "claude-sonnet-5-5";
 const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
@@ -38,6 +37,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       args: [...argv],
       allowPositionals: true,
       strict: true,
+      tokens: true,
       options: {
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -51,14 +51,19 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       },
     });
   } catch (error) {
-    return { kind: "error", message: describeParseError(error) };
+    return { kind: "error", message: describeParseError(error, argv) };
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
+  /** The option as the user typed it (`-m` or `--model`). */
+  const typed = (name: string) => {
+    for (const token of [...tokens].reverse()) if (token.kind === "option" && token.name === name) return token.rawName;
+    return `--${name}`;
+  };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
   for (const name of ["model", "trace", "cwd", "thinking"] as const) {
     const value = values[name];
-    if (value !== undefined && (value === "" || value.startsWith("-"))) return { kind: "error", message: `Option --${name} needs a value.` };
+    if (value !== undefined && (value === "" || value.startsWith("-"))) return { kind: "error", message: `Option ${typed(name)} needs a value.` };
   }
   const thinking = (values.thinking ?? "off") as ThinkingLevel;
   if (!THINKING_LEVELS.includes(thinking)) {
@@ -80,7 +85,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   };
 }
 
-function describeParseError(error: unknown): string {
+function describeParseError(error: unknown, argv: readonly string[]): string {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
@@ -89,7 +94,11 @@ function describeParseError(error: unknown): string {
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const option = /'([^']+)'/.exec(message)?.[1];
-    return option ? `Option ${option.split(" ")[0].replace(/,$/, "")} needs a value.` : message;
+    if (!option) return message;
+    // "-m, --model <value>": name the spelling that was typed (a missing value means it came last).
+    const names = option.replace(/ <value>$/, "").split(", ");
+    const last = argv.at(-1)?.split("=")[0];
+    return `Option ${names.find((name) => name === last) ?? names.at(-1)} needs a value.`;
   }
   return message;
 }
@@ -107,7 +116,8 @@ Options:
       --thinking <lvl> Thinking level: ${THINKING_LEVELS.join(", ")} (default: off)
   -y, --yes            Allow write_file without asking (without a terminal, writes are denied)
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
-      --inspect        Connect the Stately inspector (ws://localhost:8080)
+      --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
+                       (started, with its page opened, when none is running)
   -C, --cwd <dir>      Work on this directory instead of the current one
   -h, --help           Show this help
   -v, --version        Show the version
@@ -118,7 +128,8 @@ Keys, while the agent works:
   Esc, Ctrl-C          Abort the run; the session continues (Ctrl-C twice quickly exits)
   y / n                Answer a write_file question (Enter or Esc refuses)
 At the prompt (interactive):
-  Enter                Send the prompt
+  Enter                Send the prompt (a pasted text keeps its line breaks)
+  /help                List the commands and keys (commands never go to the model; //text sends /text)
   Ctrl-C, Ctrl-C       Exit (also /exit or Ctrl-D on an empty line); one Ctrl-C after an abort exits
 
 Examples:

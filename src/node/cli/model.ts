@@ -1,6 +1,6 @@
 /** Which model the session talks to: Claude when a key is available, else the offline demo. */
 import type { Model, StreamFn } from "../../types.js";
-import { anthropicModel, anthropicStreamFn, ANTHROPIC_MODELS } from "../../providers/anthropic/index.js";
+import { anthropicModel, anthropicStreamFn, isKnownAnthropicModel } from "../../providers/anthropic/index.js";
 import { DEFAULT_MODEL } from "./args.js";
 import { offlineDemoModel, offlineDemoStreamFn } from "./offline-demo.js";
 
@@ -28,14 +28,15 @@ export function chooseModel(options: { offline: boolean; model?: string }, env: 
       ...(!options.offline && options.model ? { warning: `--model ${options.model} needs ANTHROPIC_API_KEY; using the offline demo model.` } : {}),
     };
   }
-  const model = anthropicModel(options.model ?? DEFAULT_MODEL, env.ANTHROPIC_BASE_URL ? { baseUrl: env.ANTHROPIC_BASE_URL } : {});
+  // An id the price table does not know is priced like the default model, said in the warning below.
+  const model = anthropicModel(options.model ?? DEFAULT_MODEL, env.ANTHROPIC_BASE_URL ? { baseUrl: env.ANTHROPIC_BASE_URL } : {}, { fallback: DEFAULT_MODEL });
   return {
     model,
     streamFn: anthropicStreamFn({ apiKey: key }),
     offline: false,
     label: `${model.name === model.id ? model.id : `${model.name} (${model.id})`} via Anthropic`,
-    ...(options.model === undefined || ANTHROPIC_MODELS[model.id] || /-\d{8}$/.test(model.id)
+    ...(isKnownAnthropicModel(model.id)
       ? {}
-      : { warning: `Model "${model.id}" is not in the price table: limits and cost use Sonnet-class values.` }),
+      : { warning: `Model "${model.id}" is not in the price table: limits and cost use ${DEFAULT_MODEL}'s values.` }),
   };
 }

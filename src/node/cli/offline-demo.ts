@@ -13,6 +13,7 @@
 import type { Message, Model, ScriptedBlock, ScriptedCall, ScriptedResponse, ToolResultMessage } from "../../index.js";
 import { scriptedModel, scriptedStreamFn, text, thinking, toolCall, type ScriptedStreamFn } from "../../index.js";
 import type { ListFilesDetails, ReadFileDetails, SearchTextDetails } from "../tools/index.js";
+import { plural } from "./format.js";
 
 export const OFFLINE_NOTES_FILE = "agent-notes.md";
 
@@ -101,7 +102,7 @@ function exploreTurn(prompt: string): Turn {
   return {
     content: [
       thinking(
-        `The user asked: "${prompt}". I'll get the layout with list_files, read ${file} for the project's metadata, ` +
+        `The user asked: "${quote(prompt)}". I'll get the layout with list_files, read ${file} for the project's metadata, ` +
           `and search for ${quoted ? `"${quoted}"` : "TODO and FIXME markers"} — three independent calls, so one batch.`,
       ),
       text(`Let me look around first: the file tree, \`${file}\` and ${quoted ? `"${quoted}"` : "the TODOs"}, all at once.`),
@@ -116,7 +117,7 @@ function steeringTurn(steering: string): Turn {
   const call: ScriptedBlock = /\btests?\b/i.test(steering)
     ? toolCall("list_files", { path: ".", recursive: true, glob: "*.{test,spec}.*", limit: 5000 })
     : toolCall("search_text", { pattern: keywordOf(steering), literal: true, ignoreCase: true, maxResults: 100 });
-  return { content: [text(`Steering received: "${steering}" — on it.`), call] };
+  return { content: [text(`Steering received: "${quote(steering)}" — on it.`), call] };
 }
 
 function writeTurn(task: Task): Turn {
@@ -150,7 +151,7 @@ function followUpTurn(task: Task): Turn {
     const first = matches.find((match) => match.path === file)!;
     return {
       content: [
-        text(`Looking closer at \`${file}\`, which has ${count} of the ${matches.length} matches.`),
+        text(`Looking closer at \`${file}\`, which has ${count} of the ${plural(matches.length, "match", "matches")}.`),
         toolCall("read_file", { path: file, startLine: Math.max(1, first.line - 2), endLine: first.line + 3 }),
       ],
     };
@@ -171,7 +172,7 @@ function followUpAnswer(task: Task): Turn {
   if (search && !search.isError) {
     const details = search.details as SearchTextDetails;
     const sample = details.matches.slice(0, 3).map((match) => `\`${match.path}:${match.line}\``).join(", ");
-    return { content: [text(`"${details.pattern}" appears on ${details.matches.length} lines in ${details.files} files${sample ? `, e.g. ${sample}` : ""}.`)] };
+    return { content: [text(`"${details.pattern}" appears on ${plural(details.matches.length, "line")} in ${plural(details.files, "file")}${sample ? `, e.g. ${sample}` : ""}.`)] };
   }
   const failed = read ?? search;
   return { content: [text(failed ? `That did not work: ${firstLine(resultText(failed))}` : "I have nothing more to add.")] };
@@ -186,7 +187,7 @@ function facts(task: Task): string[] {
     const details = list.details as ListFilesDetails;
     const top = details.entries.filter((entry) => !entry.slice(0, -1).includes("/")).slice(0, 6);
     out.push(
-      `The tree has ${details.files} files in ${details.directories} directories (node_modules and .git not counted)` +
+      `The tree has ${plural(details.files, "file")} in ${plural(details.directories, "directory", "directories")} (node_modules and .git not counted)` +
         (top.length ? `; at the top: ${top.map((entry) => `\`${entry}\``).join(", ")}.` : "."),
     );
   }
@@ -198,7 +199,7 @@ function facts(task: Task): string[] {
   if (steered.length > 0) {
     const after = task.since.slice(task.since.findIndex((message) => message.role === "user"));
     const result = after.find((message): message is ToolResultMessage => message.role === "toolResult");
-    out.push(`You asked: "${steered[0]}" — ${result ? steeringFact(result) : "noted."}`);
+    out.push(`You asked: "${quote(steered[0])}" — ${result ? steeringFact(result) : "noted."}`);
   }
   return out;
 }
@@ -223,16 +224,16 @@ function readFact(read: ToolResultMessage): string {
     }
   }
   const heading = resultText(read).split("\n").slice(1).map((line) => line.replace(/^\s*\d+│ ?/, "")).find((line) => line.trim() !== "");
-  return `\`${details.path}\` has ${details.totalLines} lines${heading ? `, starting with "${heading.trim().slice(0, 60)}"` : ""}.`;
+  return `\`${details.path}\` has ${plural(details.totalLines, "line")}${heading ? `, starting with "${heading.trim().slice(0, 60)}"` : ""}.`;
 }
 
 function searchFact(search: ToolResultMessage): string {
   const details = search.details as SearchTextDetails | undefined;
   if (search.isError || !details) return `The search failed: ${firstLine(resultText(search))}`;
-  if (details.matches.length === 0) return `No match for \`${details.pattern}\` in ${details.filesSearched} files.`;
+  if (details.matches.length === 0) return `No match for \`${details.pattern}\` in ${plural(details.filesSearched, "file")}.`;
   const ranked = rank(details.matches).slice(0, 3).map(([file, count]) => `\`${file}\` (${count})`);
   return (
-    `\`${details.pattern}\` matches ${details.matches.length}${details.truncated ? "+" : ""} lines in ${details.files} of ${details.filesSearched} files; ` +
+    `\`${details.pattern}\` matches ${plural(details.matches.length, "line")}${details.truncated ? " or more" : ""} in ${details.files} of ${plural(details.filesSearched, "file")}; ` +
     `most in ${ranked.join(", ")}.`
   );
 }
@@ -242,10 +243,10 @@ function steeringFact(result: ToolResultMessage): string {
   if (result.toolName === "list_files") {
     const details = result.details as ListFilesDetails;
     const sample = details.entries.filter((entry) => !entry.endsWith("/")).slice(0, 3).map((entry) => `\`${entry}\``);
-    return `there are ${details.files} test files${sample.length ? `, e.g. ${sample.join(", ")}` : ""}.`;
+    return `there ${details.files === 1 ? "is" : "are"} ${plural(details.files, "test file")}${sample.length ? `, e.g. ${sample.join(", ")}` : ""}.`;
   }
   const details = result.details as SearchTextDetails;
-  return `"${details.pattern}" appears on ${details.matches.length} lines in ${details.files} files.`;
+  return `"${details.pattern}" appears on ${plural(details.matches.length, "line")} in ${plural(details.files, "file")}.`;
 }
 
 function projectName(results: ToolResultMessage[]): string | undefined {
@@ -288,7 +289,18 @@ const STOP_WORDS = new Set(["the", "and", "for", "with", "that", "this", "what",
 export function keywordOf(request: string): string {
   const words = request.toLowerCase().match(/[a-z0-9_-]{3,}/g) ?? [];
   const useful = words.filter((word) => !STOP_WORDS.has(word));
-  return (useful.length ? useful : words).sort((a, b) => b.length - a.length)[0] ?? "TODO";
+  const longest = (useful.length ? useful : words).sort((a, b) => b.length - a.length)[0] ?? "TODO";
+  return longest.slice(0, 40);
+}
+
+/**
+ * User text as the demo quotes it back: short, so a pasted 100 KB prompt does not stream back
+ * 100 KB at the demo's pace (the whole text is still in the transcript).
+ */
+const QUOTE_LIMIT = 120;
+export function quote(value: string): string {
+  const flat = value.replace(/\s+/g, " ").trim();
+  return flat.length <= QUOTE_LIMIT ? flat : `${flat.slice(0, QUOTE_LIMIT)}… (${flat.length.toLocaleString("en-US")} characters)`;
 }
 
 const stripMarkdown = (value: string) => value.replace(/\*\*|`/g, "");

@@ -9,10 +9,12 @@ import type { AgentEvent, AgentMessage, AssistantMessage } from "../../types.js"
 import { progressOf, type ToolProgress } from "../tools/progress.js";
 import { describeToolArgs, firstLine, formatCost, formatCount, formatDuration, plural, resultText } from "./format.js";
 import type { Screen } from "./screen.js";
-import { truncate, type Style } from "./style.js";
+import { truncate, wrapParts, wrapText, type Style } from "./style.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const BAR_WIDTH = 16;
+/** The start of each row of thinking in plain output. */
+export const THINKING_MARK = "[thinking] ";
 
 export type NoticeTone = "info" | "dim" | "warn" | "error" | "steer" | "success";
 
@@ -146,14 +148,14 @@ export class Renderer {
   /** A line of its own (steering acknowledged, abort requested, errors, …). */
   notice(text: string, tone: NoticeTone = "info"): void {
     const s = this.style;
-    const styled =
-      tone === "dim" ? s.dim(text)
-      : tone === "warn" ? s.yellow(text)
-      : tone === "error" ? s.red(text)
-      : tone === "steer" ? s.cyan(text)
-      : tone === "success" ? s.green(text)
-      : text;
-    this.line(styled);
+    const paint = (row: string) =>
+      tone === "dim" ? s.dim(row)
+      : tone === "warn" ? s.yellow(row)
+      : tone === "error" ? s.red(row)
+      : tone === "steer" ? s.cyan(row)
+      : tone === "success" ? s.green(row)
+      : row;
+    for (const row of this.rows(text, "  ")) this.line(paint(row));
     this.redraw();
   }
 
@@ -256,11 +258,33 @@ export class Renderer {
 
   private emit(text: string): void {
     if (!text) return;
+    if (this.block === "thinking" && !this.style.enabled) {
+      this.emitMarkedThinking(text);
+      return;
+    }
     const styled = this.block === "thinking" ? this.style.dim(this.style.italic(text)) : this.block === "text" && this.style.enabled ? this.markdown(text) : text;
     this.screen.print(styled);
     const visible = this.style.enabled && this.block === "text" ? text.replace(/\*\*|`/g, "") : text;
     const lastNewline = visible.lastIndexOf("\n");
     this.column = lastNewline === -1 ? this.column + Array.from(visible).length : Array.from(visible.slice(lastNewline + 1)).length;
+  }
+
+  /** Without styles (a pipe, NO_COLOR) every row of thinking starts with a mark, so it can be told (and filtered) from the answer. */
+  private emitMarkedThinking(text: string): void {
+    let out = "";
+    text.split("\n").forEach((segment, index) => {
+      if (index > 0) {
+        out += "\n";
+        this.column = 0;
+      }
+      if (segment && this.column === 0) {
+        out += THINKING_MARK;
+        this.column = THINKING_MARK.length;
+      }
+      out += segment;
+      this.column += Array.from(segment).length;
+    });
+    this.screen.print(out);
   }
 
   /** Light markdown on a terminal: **bold** and `code` (markers hidden), across deltas. */
@@ -306,6 +330,12 @@ export class Renderer {
     this.column = 0;
   }
 
+  /** Plain text as rows that fit the terminal (word-wrapped), or as is when the width is unknown. */
+  private rows(text: string, indent = ""): string[] {
+    const width = this.wrapWidth();
+    return width === undefined ? [text] : wrapText(text, width, indent);
+  }
+
   private wrapWidth(): number | undefined {
     return this.screen.columns === undefined ? undefined : Math.max(10, this.screen.columns - 1);
   }
@@ -326,7 +356,7 @@ export class Renderer {
       this.run.stopReason = message.stopReason;
       if (message.errorMessage) this.run.errorMessage = message.errorMessage;
     }
-    if (message.stopReason === "error") this.line(this.style.red(`✗ error: ${message.errorMessage ?? "the model request failed"}`));
+    if (message.stopReason === "error") for (const row of this.rows(`✗ error: ${message.errorMessage ?? "the model request failed"}`, "  ")) this.line(this.style.red(row));
     if (message.stopReason === "aborted") this.line(this.style.yellow("⏹ aborted: the run was stopped"));
   }
 
@@ -361,7 +391,10 @@ export class Renderer {
       formatCost(run.cost),
       formatDuration(run.durationMs),
     ];
-    this.line(this.style.dim(`── ${parts.join(" · ")}`));
+    // The footer breaks between its parts, never inside one.
+    const width = this.wrapWidth();
+    const rows = width === undefined ? [`── ${parts.join(" · ")}`] : wrapParts([`── ${parts[0]}`, ...parts.slice(1)], width);
+    for (const row of rows) this.line(this.style.dim(row));
     this.lastRun = run;
     this.run = undefined;
   }
@@ -388,14 +421,23 @@ export class Renderer {
     if (this.waiting && this.tools.size === 0) lines.push(`${spin} ${s.dim("waiting for the model…")}`);
     if (this.question) lines.push(fit(s.yellow(this.question), width));
     if (this.input) {
-      const room = Math.max(5, width - this.input.prompt.length);
-      const chars = Array.from(this.input.buffer);
-      const shown = chars.length > room ? chars.slice(chars.length - room).join("") : this.input.buffer;
+      const room = Math.max(5, width - stripWidth(this.input.prompt));
+      const shown = inputTail(this.input.buffer, room);
       const hint = !this.input.buffer && this.input.hint ? s.dim(truncate(this.input.hint, room)) : "";
       lines.push(`${this.input.prompt}${shown}${hint}`);
     }
     this.screen.setLive(lines);
   }
+}
+
+/**
+ * The last `room` characters of the input buffer, one row: line breaks (a pasted prompt) shown as
+ * ⏎, tabs as spaces. Only the tail is looked at, so a redraw costs the same for a 100 KB buffer.
+ */
+export function inputTail(buffer: string, room: number): string {
+  // Two UTF-16 units per character at most: this slice holds the last `room` characters.
+  const chars = Array.from(buffer.slice(-2 * room));
+  return chars.slice(Math.max(0, chars.length - room)).join("").replace(/\n/g, "⏎").replace(/\t/g, " ");
 }
 
 const stripWidth = (text: string) => Array.from(text.replace(/\x1b\[[0-9;]*m/g, "")).length;

@@ -58,3 +58,64 @@ export function truncate(text: string, width: number): string {
 export function useAnsi(stream: { isTTY?: boolean }, env: Record<string, string | undefined>): boolean {
   return stream.isTTY === true && !(env.NO_COLOR !== undefined && env.NO_COLOR !== "") && env.TERM !== "dumb";
 }
+
+/**
+ * Plain `text` broken into rows of at most `width` columns at spaces (a word longer than a row is
+ * cut); the continuation rows of a line start with `indent`. Existing line breaks are kept.
+ */
+export function wrapText(text: string, width: number, indent = ""): string[] {
+  return text.split("\n").flatMap((line) => wrapLine(line, Math.max(width, indent.length + 10), indent));
+}
+
+function wrapLine(line: string, width: number, indent: string): string[] {
+  const rows: string[] = [];
+  const leading = /^ */.exec(line)![0];
+  let row = leading;
+  let used = leading.length;
+  let lead = used;
+  const newRow = () => {
+    rows.push(row);
+    row = indent;
+    used = lead = indent.length;
+  };
+  for (const word of line.slice(leading.length).split(" ")) {
+    let chars = Array.from(word);
+    const gap = used > lead ? 1 : 0;
+    if (used + gap + chars.length <= width) {
+      row += (gap ? " " : "") + word;
+      used += gap + chars.length;
+      continue;
+    }
+    if (used > lead) newRow();
+    while (used + chars.length > width) {
+      const room = width - used;
+      row += chars.slice(0, room).join("");
+      chars = chars.slice(room);
+      newRow();
+    }
+    row += chars.join("");
+    used += chars.length;
+  }
+  rows.push(row);
+  return rows;
+}
+
+/**
+ * `parts` joined by `separator` into rows of at most `width` columns, breaking only between parts
+ * (a part too long for a row is wrapped at its spaces); rows after the first start with `indent`.
+ */
+export function wrapParts(parts: readonly string[], width: number, separator = " · ", indent = "   "): string[] {
+  const rows: string[] = [];
+  let row = "";
+  for (const part of parts) {
+    const candidate = row === "" ? part : `${row}${separator}${part}`;
+    if (visibleWidth(candidate) <= width || row === "") {
+      row = candidate;
+      continue;
+    }
+    rows.push(row);
+    row = indent + part;
+  }
+  if (row) rows.push(row);
+  return rows.flatMap((line) => (visibleWidth(line) <= width ? [line] : wrapText(line, width, indent)));
+}

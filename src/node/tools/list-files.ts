@@ -1,13 +1,13 @@
 /** `list_files`: the entries of a directory of the workspace, optionally recursive and glob-filtered. */
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
+import { openDirectory, realRootOf } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { walk, type WalkEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 export const listFilesParameters = z.object({
@@ -23,6 +23,8 @@ export interface ListFilesDetails {
   files: number;
   directories: number;
   truncated: boolean;
+  /** Entries not listed or not entered: unreadable directories, FIFOs, sockets, devices. */
+  skipped: SkippedEntry[];
 }
 
 export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof listFilesParameters>, ListFilesDetails> {
@@ -32,19 +34,31 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
     label: "List files",
     description:
       "List the files and directories under a directory of the working directory (directories end with /). " +
-      "Use recursive for a whole tree; node_modules and .git are never entered.",
+      "Use recursive for a whole tree; node_modules and .git are never entered. Symbolic links end with @ and are not followed.",
     parameters: listFilesParameters,
     async execute(_id, params, signal, onUpdate) {
       const dir = resolveInWorkspace(root, params.path);
-      const info = await stat(dir).catch(() => undefined);
-      if (!info) throw new ToolInputError(`No such directory: ${params.path}`);
-      if (!info.isDirectory()) throw new ToolInputError(`Not a directory: ${params.path} (use read_file for files)`);
       const matches = params.glob ? globMatcher(params.glob) : undefined;
       const shown = workspaceRelative(root, dir);
       const prefix = shown === "." ? "" : `${shown}/`;
+      const opened = await openDirectory(root, params.path, options.confinement).catch((error: Error) =>
+        Promise.reject(
+          /^No such file/.test(error.message)
+            ? new ToolInputError(`No such directory: ${params.path}`)
+            : /ENOTDIR|not a directory|Not a directory/.test(`${(error as NodeJS.ErrnoException).code} ${error.message}`)
+              ? new ToolInputError(`Not a directory: ${params.path} (use read_file for files)`)
+              : error,
+        ),
+      );
 
       const collected: WalkEntry[] = [];
-      for await (const entry of walk(dir, { recursive: params.recursive, signal })) collected.push(entry);
+      const skipped: SkippedEntry[] = [];
+      try {
+        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped: skippedInto(skipped, prefix), mode: options.confinement });
+        for await (const entry of walking) collected.push(entry);
+      } finally {
+        await opened.close();
+      }
       const selected = collected.filter((entry) => entry.isDirectory ? !matches : !matches || matches(prefix + entry.relative));
       const truncated = selected.length > params.limit;
       const kept = selected.slice(0, params.limit);
@@ -53,7 +67,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const report = throttle(40);
       const entries: string[] = [];
       for (const [index, entry] of kept.entries()) {
-        entries.push(prefix + entry.relative + (entry.isDirectory ? "/" : ""));
+        entries.push(prefix + entry.relative + (entry.isDirectory ? "/" : entry.kind === "symlink" ? "@" : ""));
         await pacer.step(index + 1, kept.length);
         report(() => reportProgress(onUpdate, `${entries.length}/${kept.length} entries`, { done: entries.length, total: kept.length, unit: "entries" }));
       }
@@ -61,10 +75,12 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const files = kept.length - directories;
       const summary =
         `${shown}: ${files} file${files === 1 ? "" : "s"}, ${directories} director${directories === 1 ? "y" : "ies"}` +
-        (truncated ? ` (first ${params.limit} of ${selected.length} entries)` : "");
+        (truncated ? ` (first ${params.limit} of ${selected.length} entries)` : "") +
+        (kept.some((entry) => entry.kind === "symlink") ? " (@ marks a symbolic link, not followed)" : "");
+      const body = entries.length ? entries.join("\n") : "(empty)";
       return {
-        content: [{ type: "text", text: entries.length ? `${summary}\n${entries.join("\n")}` : `${summary}\n(empty)` }],
-        details: { path: shown, entries, files, directories, truncated },
+        content: [{ type: "text", text: `${summary}\n${body}${describeSkipped(skipped)}` }],
+        details: { path: shown, entries, files, directories, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
       };
     },
   });

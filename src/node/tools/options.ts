@@ -1,3 +1,5 @@
+import type { ConfinementMode } from "./confined-open.js";
+
 export interface WorkspaceToolOptions {
   /** The workspace root every path is confined to (default: `process.cwd()` when the tool is created). */
   cwd?: string;
@@ -6,6 +8,12 @@ export interface WorkspaceToolOptions {
    * on small repositories, where real calls finish too fast to see; default 0 (no delay).
    */
   minDurationMs?: number;
+  /**
+   * How opened files are checked to lie inside the workspace: `"proc"` (Linux: through
+   * `/proc/self/fd`, race-free) or `"path"` (elsewhere: path and inode compared after the open).
+   * Default: `"proc"` where `/proc/self/fd` exists.
+   */
+  confinement?: ConfinementMode;
 }
 
 export const rootOf = (options: WorkspaceToolOptions): string => options.cwd ?? process.cwd();

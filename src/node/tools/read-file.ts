@@ -1,8 +1,8 @@
 /** `read_file`: a text file of the workspace, whole or a range of lines, with line numbers. */
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
+import { openFileForRead, readBounded } from "./confined-open.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer } from "./pace.js";
 import { reportProgress } from "./progress.js";
@@ -12,6 +12,10 @@ import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspa
 export const MAX_READ_BYTES = 5 * 1024 * 1024;
 /** At most this many lines per call. */
 export const MAX_READ_LINES = 2000;
+/** A longer line is cut (a minified bundle is one line). */
+export const MAX_READ_LINE_CHARS = 2000;
+/** The numbered text returned stops at about this many characters (continue with startLine). */
+export const MAX_READ_CHARS = 100_000;
 
 export const readFileParameters = z.object({
   path: z.string().describe("File to read, relative to the working directory."),
@@ -24,7 +28,7 @@ export interface ReadFileDetails {
   startLine: number;
   endLine: number;
   totalLines: number;
-  /** True when the range was cut at MAX_READ_LINES. */
+  /** True when the range was cut at MAX_READ_LINES lines or MAX_READ_CHARS characters. */
   truncated: boolean;
 }
 
@@ -40,13 +44,23 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
     async execute(_id, params, signal, onUpdate) {
       const file = resolveInWorkspace(root, params.path);
       const shown = workspaceRelative(root, file);
-      const info = await stat(file).catch(() => undefined);
-      if (!info) throw new ToolInputError(`No such file: ${params.path}`);
-      if (info.isDirectory()) throw new ToolInputError(`${params.path} is a directory (use list_files)`);
-      if (info.size > MAX_READ_BYTES) {
-        throw new ToolInputError(`${params.path} is too large to read (${info.size} bytes); use search_text to find the lines you need.`);
+      const opened = await openFileForRead(root, params.path, options.confinement).catch((error: Error) =>
+        Promise.reject(/^No such file/.test(error.message) ? new ToolInputError(`No such file: ${params.path}`) : error),
+      );
+      let buffer: Buffer;
+      try {
+        if (opened.stats.size > MAX_READ_BYTES) {
+          throw new ToolInputError(`${params.path} is too large to read (${opened.stats.size} bytes); use search_text to find the lines you need.`);
+        }
+        // The size may change after fstat: the read itself is bounded too.
+        const read = await readBounded(opened.handle, MAX_READ_BYTES, signal, opened.stats.size);
+        if (read.exceeded) {
+          throw new ToolInputError(`${params.path} is too large to read (more than ${MAX_READ_BYTES} bytes); use search_text to find the lines you need.`);
+        }
+        buffer = read.buffer;
+      } finally {
+        await opened.handle.close();
       }
-      const buffer = await readFile(file, { signal });
       if (buffer.subarray(0, 8000).includes(0)) throw new ToolInputError(`${params.path} looks like a binary file; only text files can be read.`);
       const text = buffer.toString("utf8");
       const lines = text.split(/\r?\n/);
@@ -65,27 +79,42 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
       }
       const wanted = Math.min(params.endLine ?? totalLines, totalLines);
       const endLine = Math.min(wanted, startLine + MAX_READ_LINES - 1);
-      const truncated = endLine < wanted;
 
       const pacer = createPacer(options.minDurationMs ?? 0, signal);
       const width = String(endLine).length;
       const out: string[] = [];
       const count = endLine - startLine + 1;
       const steps = Math.min(count, 10);
+      let chars = 0;
+      let lastLine = endLine;
       for (let line = startLine; line <= endLine; line++) {
-        out.push(`${String(line).padStart(width)}│ ${lines[line - 1]}`);
+        const numbered = `${String(line).padStart(width)}│ ${clipLine(lines[line - 1])}`;
+        // Always at least one line, so that startLine always makes progress.
+        if (out.length > 0 && chars + numbered.length > MAX_READ_CHARS) {
+          lastLine = line - 1;
+          break;
+        }
+        out.push(numbered);
+        chars += numbered.length + 1;
         const done = line - startLine + 1;
         if (done % Math.ceil(count / steps) === 0 || done === count) {
           await pacer.step(done, count);
           reportProgress(onUpdate, `${done}/${count} lines`, { done, total: count, unit: "lines" });
         }
       }
-      const range = startLine === 1 && endLine === totalLines ? `${totalLines} lines` : `lines ${startLine}-${endLine} of ${totalLines}`;
-      const note = truncated ? `\n… (cut at ${MAX_READ_LINES} lines; continue with startLine ${endLine + 1})` : "";
+      const cutByChars = lastLine < endLine;
+      const truncated = endLine < wanted || cutByChars;
+      const range = startLine === 1 && lastLine === totalLines ? `${totalLines} line${totalLines === 1 ? "" : "s"}` : `lines ${startLine}-${lastLine} of ${totalLines}`;
+      const limit = cutByChars ? `${MAX_READ_CHARS} characters` : `${MAX_READ_LINES} lines`;
+      const note = truncated ? `\n… (cut at ${limit}; continue with startLine ${lastLine + 1})` : "";
       return {
         content: [{ type: "text", text: `${shown} (${range})\n${out.join("\n")}${note}` }],
-        details: { path: shown, startLine, endLine, totalLines, truncated },
+        details: { path: shown, startLine, endLine: lastLine, totalLines, truncated },
       };
     },
   });
+}
+
+function clipLine(line: string): string {
+  return line.length > MAX_READ_LINE_CHARS ? `${line.slice(0, MAX_READ_LINE_CHARS)}… (${line.length - MAX_READ_LINE_CHARS} more characters on this line)` : line;
 }

@@ -1,25 +1,35 @@
 /**
- * `search_text`: ripgrep-like search of the workspace's text files, in JS: a regular expression or
- * a literal, an optional glob filter, node_modules and .git skipped, results capped, progress
- * reported per file through `onUpdate`.
+ * `search_text`: ripgrep-like search of the workspace's text files, in JS: an RE2 regular expression
+ * (linear time: no pattern can stall the event loop) or a literal, an optional glob filter,
+ * node_modules and .git skipped, symlinks not followed, reads and lines bounded, results capped,
+ * progress reported per file through `onUpdate`.
  */
-import { readFile, stat } from "node:fs/promises";
+import { RE2JS } from "re2js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
+import { openDirectory, openFileForRead, openFileIn, readBounded, realRootOf, type OpenedFile } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { throwIfAborted, walk } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
 import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
 export const MAX_SEARCH_FILE_BYTES = 1024 * 1024;
+/** Only this much of a line is matched against the pattern (the rest is not searched). */
+export const MAX_SEARCH_LINE_CHARS = 100_000;
+/** The text shown for a matching line. */
 const MAX_LINE_CHARS = 200;
+/** Matching yields to the event loop after about this many characters, so that abort is honoured. */
+const YIELD_EVERY_CHARS = 256 * 1024;
 
 export const searchTextParameters = z.object({
-  pattern: z.string().min(1).describe("A JavaScript regular expression, or literal text when literal is true."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe("A regular expression in RE2 syntax (JavaScript-like, without backreferences or lookaround), or literal text when literal is true."),
   literal: z.boolean().default(false).describe("Treat pattern as plain text, not a regular expression."),
   path: z.string().default(".").describe("File or directory to search, relative to the working directory."),
   glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**".'),
@@ -41,6 +51,8 @@ export interface SearchTextDetails {
   filesSearched: number;
   /** True when the search stopped at maxResults. */
   truncated: boolean;
+  /** Files and directories not searched: symlinks, unreadable, special, oversized or binary files. */
+  skipped: SkippedEntry[];
 }
 
 export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof searchTextParameters>, SearchTextDetails> {
@@ -49,88 +61,152 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
     name: "search_text",
     label: "Search text",
     description:
-      "Search the text files of the working directory for a regular expression (or literal text), like ripgrep. " +
-      "Returns matching lines as path:line: text. node_modules and .git are skipped; results are capped at maxResults.",
+      "Search the text files of the working directory for a regular expression (RE2 syntax) or literal text, like ripgrep. " +
+      "Returns matching lines as path:line: text. node_modules, .git and symbolic links are skipped; results are capped at maxResults.",
     parameters: searchTextParameters,
     async execute(_id, params, signal, onUpdate) {
-      let regex: RegExp;
-      try {
-        const source = params.literal ? params.pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : params.pattern;
-        regex = new RegExp(source, params.ignoreCase ? "i" : "");
-      } catch (error) {
-        throw new ToolInputError(`Invalid regular expression ${JSON.stringify(params.pattern)}: ${(error as Error).message}. Set literal: true to search for the text as is.`);
-      }
+      const regex = compilePattern(params.pattern, params.literal, params.ignoreCase);
+      const anywhere = compilePattern(params.pattern, params.literal, params.ignoreCase, true);
       const start = resolveInWorkspace(root, params.path);
-      const info = await stat(start).catch(() => undefined);
-      if (!info) throw new ToolInputError(`No such file or directory: ${params.path}`);
       const matchesGlob = params.glob ? globMatcher(params.glob) : () => true;
+      const shownStart = workspaceRelative(root, start);
+      const prefix = shownStart === "." ? "" : `${shownStart}/`;
 
-      const candidates: string[] = [];
-      if (info.isDirectory()) {
-        for await (const entry of walk(start, { recursive: true, signal })) {
-          if (!entry.isDirectory && matchesGlob(workspaceRelative(root, entry.absolute))) candidates.push(entry.absolute);
+      const skipped: SkippedEntry[] = [];
+      const dir = await openDirectory(root, params.path, options.confinement).catch((error: Error) => {
+        if (/No such file/.test(error.message)) throw new ToolInputError(`No such file or directory: ${params.path}`);
+        if (/not a directory/i.test(error.message)) return undefined; // a file: searched alone (or refused when opened)
+        throw error;
+      });
+      const realRoot = await realRootOf(root);
+      const walkOptions = (into: SkippedEntry[]) => ({ recursive: true, signal, realRoot, skipped: skippedInto(into, prefix), mode: options.confinement });
+
+      /** The files to search, each opened from its directory while the walk holds it open. */
+      async function* files(): AsyncGenerator<{ shown: string; open: () => Promise<OpenedFile> }> {
+        if (!dir) {
+          yield { shown: shownStart, open: () => openFileForRead(root, params.path, options.confinement) };
+          return;
         }
-      } else candidates.push(start);
-
-      const pacer = createPacer(options.minDurationMs ?? 0, signal);
-      const report = throttle(40);
-      const matches: SearchMatch[] = [];
-      const matchedFiles = new Set<string>();
-      let filesSearched = 0;
-      let truncated = false;
-      for (const file of candidates) {
-        throwIfAborted(signal);
-        const shown = workspaceRelative(root, file);
-        const text = await readText(file);
-        filesSearched++;
-        if (text !== undefined) {
-          const lines = text.split(/\r?\n/);
-          for (let index = 0; index < lines.length; index++) {
-            if (!regex.test(lines[index])) continue;
-            if (matches.length >= params.maxResults) {
-              truncated = true;
-              break;
-            }
-            matches.push({ path: shown, line: index + 1, text: clip(lines[index].trim()) });
-            matchedFiles.add(shown);
+        for await (const entry of walk(dir, walkOptions(skipped))) {
+          const shown = prefix + entry.relative;
+          if (entry.kind === "symlink") skipped.push({ path: shown, reason: "a symbolic link, not followed" });
+          else if (entry.kind === "file" && matchesGlob(shown)) {
+            yield { shown, open: () => openFileIn(entry.parent, entry.name, realRoot, shown, options.confinement) };
           }
         }
-        await pacer.step(filesSearched, candidates.length);
-        report(
-          () =>
-            reportProgress(onUpdate, `${filesSearched}/${candidates.length} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
-              done: filesSearched,
-              total: candidates.length,
-              unit: "files",
-            }),
-          filesSearched === candidates.length,
-        );
-        if (truncated) break;
       }
 
-      const summary =
-        `${matches.length}${truncated ? "+" : ""} match${matches.length === 1 ? "" : "es"} in ${matchedFiles.size} file${matchedFiles.size === 1 ? "" : "s"} ` +
-        `(${filesSearched} searched)` +
-        (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
-      const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
-      return {
-        content: [{ type: "text", text: [summary, ...lines].join("\n") }],
-        details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated },
-      };
+      try {
+        // A first walk counts the files, for progress; the second reads them.
+        let total = 1;
+        if (dir) {
+          total = 0;
+          for await (const entry of walk(dir, walkOptions([]))) if (entry.kind === "file" && matchesGlob(prefix + entry.relative)) total++;
+        }
+        const pacer = createPacer(options.minDurationMs ?? 0, signal);
+        const report = throttle(40);
+        const matches: SearchMatch[] = [];
+        const matchedFiles = new Set<string>();
+        let filesSearched = 0;
+        let truncated = false;
+        for await (const file of files()) {
+          throwIfAborted(signal);
+          // A single file named by the call is refused with its reason; one found by the walk is skipped.
+          const text = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
+          filesSearched++;
+          total = Math.max(total, filesSearched); // the tree may have grown since it was counted
+          if (text !== undefined) truncated = await searchLines(text, file.shown);
+          await pacer.step(filesSearched, total);
+          report(
+            () =>
+              reportProgress(onUpdate, `${filesSearched}/${total} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
+                done: filesSearched,
+                total,
+                unit: "files",
+              }),
+            filesSearched === total,
+          );
+          if (truncated) break;
+        }
+
+        /** Adds the matching lines of one file; true when maxResults was reached. */
+        async function searchLines(text: string, shown: string): Promise<boolean> {
+          // One pass over the whole file first: a line that matches is a match of the file's text
+          // read line by line (multiline, CRLF as LF), so a file without a hit needs no line split.
+          if (!anywhere.test(text.replace(/\r\n/g, "\n"))) return false;
+          const lines = text.split(/\r?\n/);
+          let sinceYield = 0;
+          for (let index = 0; index < lines.length; index++) {
+            const line = lines[index].length > MAX_SEARCH_LINE_CHARS ? lines[index].slice(0, MAX_SEARCH_LINE_CHARS) : lines[index];
+            sinceYield += line.length;
+            if (sinceYield > YIELD_EVERY_CHARS) {
+              sinceYield = 0;
+              await new Promise((resolve) => setImmediate(resolve));
+              throwIfAborted(signal);
+            }
+            if (!regex.test(line)) continue;
+            if (matches.length >= params.maxResults) return true;
+            matches.push({ path: shown, line: index + 1, text: clip(line.trim()) });
+            matchedFiles.add(shown);
+          }
+          return false;
+        }
+
+        const summary =
+          `${matches.length}${truncated ? "+" : ""} match${matches.length === 1 ? "" : "es"} in ${matchedFiles.size} file${matchedFiles.size === 1 ? "" : "s"} ` +
+          `(${filesSearched} searched)` +
+          (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
+        const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
+        return {
+          content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped) }],
+          details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },
+        };
+      } finally {
+        await dir?.close();
+      }
     },
   });
 }
 
-/** The file's text, or undefined for binary or oversized files. */
-async function readText(file: string): Promise<string | undefined> {
+/** RE2 (linear time); backreferences and lookaround, which need backtracking, get a clear error. */
+export function compilePattern(pattern: string, literal: boolean, ignoreCase: boolean, multiline = false): RE2JS {
+  const source = literal ? RE2JS.quote(pattern) : pattern;
   try {
-    const info = await stat(file);
-    if (info.size > MAX_SEARCH_FILE_BYTES) return undefined;
-    const buffer = await readFile(file);
-    if (buffer.subarray(0, 8000).includes(0)) return undefined;
-    return buffer.toString("utf8");
-  } catch {
+    return RE2JS.compile(source, (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (multiline ? RE2JS.MULTILINE : 0));
+  } catch (error) {
+    if (/\\[1-9]|\(\?<?[=!]/.test(pattern)) {
+      throw new ToolInputError(
+        `Unsupported regular expression ${JSON.stringify(pattern)}: search_text uses RE2 syntax, which runs in linear time and has no ` +
+          "backreferences (\\1) or lookaround ((?=…), (?!…), (?<=…), (?<!…)). Search for a simpler pattern and filter the lines, or set literal: true.",
+      );
+    }
+    throw new ToolInputError(`Invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. Set literal: true to search for the text as is.`);
+  }
+}
+
+/**
+ * The file's text, or undefined for binary or oversized files and, when `skipped` is given (files
+ * found by a walk), for files that cannot be opened; a file named by the call throws instead.
+ */
+async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
+  let opened: OpenedFile;
+  try {
+    opened = await open();
+  } catch (error) {
+    if (!skipped || !(error instanceof ToolInputError)) throw error;
+    skipped.push({ path: shown, reason: error.message });
     return undefined;
+  }
+  try {
+    if (opened.stats.size > MAX_SEARCH_FILE_BYTES) {
+      skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
+      return undefined;
+    }
+    const { buffer, exceeded } = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal, opened.stats.size);
+    if (exceeded || buffer.subarray(0, 8000).includes(0)) return undefined;
+    return buffer.toString("utf8");
+  } finally {
+    await opened.handle.close();
   }
 }
 

@@ -1,41 +1,125 @@
-/** Walking the workspace: sorted, skipping `node_modules` and `.git`, never following symlinked directories. */
-import { readdir, stat } from "node:fs/promises";
-import path from "node:path";
+/**
+ * Walking the workspace: names sorted, directories before their contents, `node_modules` and `.git`
+ * not entered, symlinks listed but never followed, each subdirectory opened from its open parent
+ * (see confined-open.ts), so that a directory swapped for a symlink mid-walk is not entered.
+ * Unreadable and special entries (FIFOs, sockets, devices) are skipped and reported, not fatal.
+ */
+import type { Dirent } from "node:fs";
+import { defaultConfinementMode, openChildDirectory, readDirectory, type ConfinementMode, type DirectoryRef } from "./confined-open.js";
 import { SKIPPED_DIRECTORIES } from "./workspace.js";
 
 export interface WalkEntry {
-  absolute: string;
   /** Relative to the directory walked, with forward slashes. */
   relative: string;
+  /** The entry's name in `parent`, which stays open until the walk moves on to the next entry. */
+  name: string;
+  parent: DirectoryRef;
+  kind: "file" | "directory" | "symlink";
   isDirectory: boolean;
 }
 
-/** Entries of `dir` (recursively when asked), directories before their contents, names sorted. */
-export async function* walk(dir: string, options: { recursive: boolean; signal?: AbortSignal }, prefix = ""): AsyncGenerator<WalkEntry> {
-  const entries = await readdir(dir, { withFileTypes: true });
+/** An entry the walk could not or would not look at, with why. */
+export interface SkippedEntry {
+  /** Relative to the directory walked, with forward slashes. */
+  path: string;
+  reason: string;
+}
+
+export interface WalkOptions {
+  recursive: boolean;
+  signal?: AbortSignal;
+  /** The real workspace root (children found outside it are not entered). */
+  realRoot: string;
+  /** Receives what was skipped. */
+  skipped: { push(entry: SkippedEntry): unknown };
+  mode?: ConfinementMode;
+}
+
+/** Entries of the open directory `dir` (recursively when asked). */
+export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""): AsyncGenerator<WalkEntry> {
+  const mode = options.mode ?? defaultConfinementMode();
+  let entries: Dirent[];
+  try {
+    entries = await readDirectory(dir);
+  } catch (error) {
+    if (prefix === "") throw error;
+    options.skipped.push({ path: prefix, reason: reasonOf(error) });
+    return;
+  }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     throwIfAborted(options.signal);
-    const absolute = path.join(dir, entry.name);
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-    let isDirectory = entry.isDirectory();
     if (entry.isSymbolicLink()) {
-      // A symlinked directory is listed but never entered (no cycles, no escapes).
-      const target = await stat(absolute).catch(() => undefined);
-      if (!target) continue;
-      if (target.isDirectory()) {
-        yield { absolute, relative, isDirectory: true };
-        continue;
-      }
-      isDirectory = false;
+      yield { relative, name: entry.name, parent: dir, kind: "symlink", isDirectory: false };
+      continue;
+    }
+    if (entry.isFile()) {
+      yield { relative, name: entry.name, parent: dir, kind: "file", isDirectory: false };
+      continue;
+    }
+    if (!entry.isDirectory()) {
+      options.skipped.push({ path: relative, reason: specialKind(entry) });
+      continue;
     }
     // A recursive walk leaves node_modules and .git out entirely; a flat listing shows them.
-    if (isDirectory && options.recursive && SKIPPED_DIRECTORIES.has(entry.name)) continue;
-    yield { absolute, relative, isDirectory };
-    if (isDirectory && options.recursive) yield* walk(absolute, options, relative);
+    if (options.recursive && SKIPPED_DIRECTORIES.has(entry.name)) continue;
+    yield { relative, name: entry.name, parent: dir, kind: "directory", isDirectory: true };
+    if (!options.recursive) continue;
+    let child: DirectoryRef;
+    try {
+      child = await openChildDirectory(dir, entry.name, options.realRoot, mode);
+    } catch (error) {
+      options.skipped.push({ path: relative, reason: reasonOf(error) });
+      continue;
+    }
+    try {
+      yield* walk(child, options, relative);
+    } finally {
+      await child.close();
+    }
   }
+}
+
+/** At most this many skipped entries are kept in a result's details (the text shows fewer). */
+export const MAX_SKIPPED_DETAILS = 1000;
+
+/** Collects skipped entries with `prefix` put before their paths (to make them workspace-relative). */
+export const skippedInto = (into: SkippedEntry[], prefix: string) => ({
+  push: (entry: SkippedEntry) => into.push({ path: prefix + entry.path, reason: entry.reason }),
+});
+
+/** "path (reason)" lines for a result, at most `max` of them. */
+export function describeSkipped(skipped: readonly SkippedEntry[], max = 20): string {
+  if (skipped.length === 0) return "";
+  const shown = skipped.slice(0, max).map((entry) => `${entry.path} (${entry.reason})`);
+  const more = skipped.length > max ? `, … ${skipped.length - max} more` : "";
+  return `\nskipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"}: ${shown.join(", ")}${more}`;
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error("Aborted");
+}
+
+function reasonOf(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException | undefined)?.code) {
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "ELOOP":
+    case "ENOTDIR":
+    case "EXDEV":
+      return "changed during the walk, not entered";
+    case "ENOENT":
+      return "removed during the walk";
+    default:
+      return (error as Error | undefined)?.message ?? String(error);
+  }
+}
+
+function specialKind(entry: Dirent): string {
+  if (entry.isFIFO()) return "a FIFO, not read";
+  if (entry.isSocket()) return "a socket, not read";
+  if (entry.isCharacterDevice() || entry.isBlockDevice()) return "a device, not read";
+  return "not a regular file, not read";
 }

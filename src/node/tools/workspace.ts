@@ -39,12 +39,13 @@ export function workspaceRelative(root: string, target: string): string {
   return relative === "" ? "." : relative.split(path.sep).join("/");
 }
 
-function isInside(base: string, target: string): boolean {
+/** Whether `target` is `base` or lies under it (both absolute). */
+export function isInside(base: string, target: string): boolean {
   const relative = path.relative(base, target);
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
-function realpathOrSelf(target: string): string {
+export function realpathOrSelf(target: string): string {
   try {
     return realpathSync(target);
   } catch {
@@ -53,7 +54,7 @@ function realpathOrSelf(target: string): string {
 }
 
 /** The real path of the deepest existing ancestor, with the rest appended. */
-function realpathOfExistingPart(target: string): string {
+export function realpathOfExistingPart(target: string): string {
   let existing = target;
   const rest: string[] = [];
   for (;;) {

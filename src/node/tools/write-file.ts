@@ -2,13 +2,12 @@
  * `write_file`: creates or replaces a text file of the workspace. Sequential (a batch containing it
  * runs one call at a time), and meant to be gated by a permission policy (see `permission.ts`).
  */
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
+import { writeInWorkspace } from "./confined-write.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
-import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
+import { resolveInWorkspace, workspaceRelative } from "./workspace.js";
 
 export const writeFileParameters = z.object({
   path: z.string().describe("File to create or replace, relative to the working directory."),
@@ -28,20 +27,17 @@ export function writeFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
     label: "Write file",
     description:
       "Create or replace a text file of the working directory with the given content (parent directories are created). " +
-      "The user may be asked to confirm, and may refuse.",
+      "Symbolic links are not followed, and only regular files are replaced. The user may be asked to confirm, and may refuse.",
     parameters: writeFileParameters,
     executionMode: "sequential",
     async execute(_id, params, signal) {
       const file = resolveInWorkspace(root, params.path);
       const shown = workspaceRelative(root, file);
-      const existing = await stat(file).catch(() => undefined);
-      if (existing?.isDirectory()) throw new ToolInputError(`${params.path} is a directory.`);
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, params.content, { encoding: "utf8", signal });
+      const { created } = await writeInWorkspace(root, params.path, params.content, signal, options.confinement);
       const bytes = Buffer.byteLength(params.content, "utf8");
       return {
-        content: [{ type: "text", text: `${existing ? "Replaced" : "Created"} ${shown} (${bytes} bytes).` }],
-        details: { path: shown, bytes, created: !existing },
+        content: [{ type: "text", text: `${created ? "Created" : "Replaced"} ${shown} (${bytes} bytes).` }],
+        details: { path: shown, bytes, created },
       };
     },
   });

@@ -8,5 +8,14 @@ export {
   type AnthropicStreamFn,
   type AnthropicStreamFnOptions,
 } from "./stream.js";
-export { anthropicModel, ANTHROPIC_MODELS, ANTHROPIC_PRICES, ANTHROPIC_BASE_URL, type AnthropicPrice } from "./models.js";
+export {
+  anthropicModel,
+  isKnownAnthropicModel,
+  UnknownAnthropicModelError,
+  ANTHROPIC_MODELS,
+  ANTHROPIC_PRICES,
+  ANTHROPIC_BASE_URL,
+  type AnthropicPrice,
+  type AnthropicModelOptions,
+} from "./models.js";
 export { THINKING_BUDGETS } from "./request.js";

@@ -1,12 +1,7 @@
-import type { Model } from "../../types.js";
+import type { Model, ModelCost } from "../../types.js";
 
-/** Dollars per million tokens. */
-export interface AnthropicPrice {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
+/** Dollars per million tokens (see `ModelCost`; `tiers` for long prompts). */
+export type AnthropicPrice = ModelCost;
 
 interface AnthropicModelSpec {
   name: string;
@@ -19,10 +14,47 @@ interface AnthropicModelSpec {
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 
 /**
- * Current Claude models with their public list prices (dollars per million tokens; `cacheWrite` is
- * the 5-minute cache write price), context window and maximum output tokens.
+ * Claude models with their list prices (dollars per million tokens; `cacheWrite` is the 5-minute
+ * cache write price; `tiers` apply above a prompt size), context window and maximum output tokens.
+ * The figures of the current models are those of `@earendil-works/pi-ai` 1.6's model data
+ * (`dist/providers/data/anthropic.json`); the last three entries are older models it no longer lists.
  */
 export const ANTHROPIC_MODELS: Readonly<Record<string, Readonly<AnthropicModelSpec>>> = {
+  "claude-fable-5": {
+    name: "Claude Fable 5",
+    reasoning: true,
+    cost: { input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-fable-5-1": {
+    name: "Claude Fable 5.1",
+    reasoning: true,
+    cost: { input: 10, output: 50, cacheRead: 0.25, cacheWrite: 12.5 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-fable-5-2": {
+    name: "Claude Fable 5.2",
+    reasoning: true,
+    cost: { input: 8, output: 40, cacheRead: 0.2, cacheWrite: 10 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-haiku-4-5": {
+    name: "Claude Haiku 4.5",
+    reasoning: true,
+    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+  },
+  "claude-haiku-5-5": {
+    name: "Claude Haiku 5.5",
+    reasoning: true,
+    cost: { input: 0.1, output: 0.5, cacheRead: 0.01, cacheWrite: 0.125, tiers: [{ inputTokensAbove: 100000, input: 0.5, output: 2.5, cacheRead: 0.05, cacheWrite: 0.625 }] },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
   "claude-opus-4-5": {
     name: "Claude Opus 4.5",
     reasoning: true,
@@ -30,12 +62,40 @@ export const ANTHROPIC_MODELS: Readonly<Record<string, Readonly<AnthropicModelSp
     contextWindow: 200_000,
     maxTokens: 64_000,
   },
-  "claude-opus-4-1": {
-    name: "Claude Opus 4.1",
+  "claude-opus-4-6": {
+    name: "Claude Opus 4.6",
     reasoning: true,
-    cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
-    contextWindow: 200_000,
-    maxTokens: 32_000,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-opus-4-7": {
+    name: "Claude Opus 4.7",
+    reasoning: true,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-opus-4-8": {
+    name: "Claude Opus 4.8",
+    reasoning: true,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-opus-5": {
+    name: "Claude Opus 5",
+    reasoning: true,
+    cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-opus-5-5": {
+    name: "Claude Opus 5.5",
+    reasoning: true,
+    cost: { input: 4, output: 20, cacheRead: 0.2, cacheWrite: 5 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
   },
   "claude-sonnet-4-5": {
     name: "Claude Sonnet 4.5",
@@ -44,17 +104,38 @@ export const ANTHROPIC_MODELS: Readonly<Record<string, Readonly<AnthropicModelSp
     contextWindow: 200_000,
     maxTokens: 64_000,
   },
+  "claude-sonnet-4-6": {
+    name: "Claude Sonnet 4.6",
+    reasoning: true,
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-sonnet-5": {
+    name: "Claude Sonnet 5",
+    reasoning: true,
+    cost: { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-sonnet-5-5": {
+    name: "Claude Sonnet 5.5",
+    reasoning: true,
+    cost: { input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 },
+    contextWindow: 1_000_000,
+    maxTokens: 128_000,
+  },
+  "claude-opus-4-1": {
+    name: "Claude Opus 4.1",
+    reasoning: true,
+    cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+    contextWindow: 200_000,
+    maxTokens: 32_000,
+  },
   "claude-sonnet-4-0": {
     name: "Claude Sonnet 4",
     reasoning: true,
     cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-    contextWindow: 200_000,
-    maxTokens: 64_000,
-  },
-  "claude-haiku-4-5": {
-    name: "Claude Haiku 4.5",
-    reasoning: true,
-    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
     contextWindow: 200_000,
     maxTokens: 64_000,
   },
@@ -78,8 +159,27 @@ const ALIASES: Readonly<Record<string, string>> = {
   "claude-3-5-haiku": "claude-3-5-haiku-latest",
 };
 
-/** Defaults for an id the table does not know: Sonnet-class limits and prices. */
-const UNKNOWN_MODEL_DEFAULTS: AnthropicModelSpec = ANTHROPIC_MODELS["claude-sonnet-4-5"];
+/** An id the table does not know, with no `fallback` named: the model's limits and prices are unknown. */
+export class UnknownAnthropicModelError extends Error {
+  override readonly name = "UnknownAnthropicModelError";
+  constructor(
+    readonly id: string,
+    readonly known: readonly string[],
+  ) {
+    super(
+      `Unknown Anthropic model "${id}": its prices and limits are not in the table. ` +
+        `Use one of ${known.join(", ")}, or pass { fallback: "<known id>" } to price it like that model.`,
+    );
+  }
+}
+
+export interface AnthropicModelOptions {
+  /**
+   * A known id whose figures (reasoning, prices, limits) an unknown `id` takes, explicitly.
+   * Without it an unknown id throws `UnknownAnthropicModelError`.
+   */
+  fallback?: string;
+}
 
 function lookup(id: string): { key: string; spec: AnthropicModelSpec } | undefined {
   // A dated snapshot (`claude-sonnet-4-5-20250929`) shares its alias's entry.
@@ -91,16 +191,25 @@ function lookup(id: string): { key: string; spec: AnthropicModelSpec } | undefin
   return undefined;
 }
 
+/** True when `anthropicModel(id)` knows the id (a table entry, an alias, or a dated snapshot of one). */
+export function isKnownAnthropicModel(id: string): boolean {
+  return lookup(id) !== undefined;
+}
+
 /**
  * A `Model` for a Claude model id. Known ids (and their dated snapshots, which keep their own id)
  * get their published limits and prices; `claude-sonnet-4` is accepted for `claude-sonnet-4-0`.
- * An unknown id gets Sonnet-class defaults (reasoning, 200k context, 64k output, Sonnet prices)
- * and `name` equal to the id. `overrides` replace any field.
+ * An unknown id throws `UnknownAnthropicModelError`, unless `options.fallback` names a known model
+ * whose figures it then takes (with `name` equal to the id): no silent guess at prices or at
+ * `reasoning`. `overrides` replace any field.
  */
-export function anthropicModel(id: string, overrides: Partial<Model> = {}): Model {
+export function anthropicModel(id: string, overrides: Partial<Model> = {}, options: AnthropicModelOptions = {}): Model {
   const found = lookup(id);
-  const spec = found?.spec ?? UNKNOWN_MODEL_DEFAULTS;
+  let spec = found?.spec;
+  if (!spec && options.fallback !== undefined) spec = lookup(options.fallback)?.spec;
+  if (!spec) throw new UnknownAnthropicModelError(options.fallback ?? id, Object.keys(ANTHROPIC_MODELS));
   const resolvedId = found && ALIASES[id] === found.key ? found.key : id;
+  const { tiers, ...rates } = spec.cost;
   return {
     id: resolvedId,
     name: found ? spec.name : id,
@@ -109,7 +218,7 @@ export function anthropicModel(id: string, overrides: Partial<Model> = {}): Mode
     baseUrl: ANTHROPIC_BASE_URL,
     reasoning: spec.reasoning,
     input: ["text", "image"],
-    cost: { ...spec.cost },
+    cost: { ...rates, ...(tiers ? { tiers: tiers.map((tier) => ({ ...tier })) } : {}) },
     contextWindow: spec.contextWindow,
     maxTokens: spec.maxTokens,
     ...overrides,

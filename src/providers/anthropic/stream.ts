@@ -4,6 +4,7 @@ import { PushAssistantStream } from "../assistant-stream.js";
 import { describeError } from "./errors.js";
 import { buildRequest } from "./request.js";
 import { AnthropicTurn } from "./turn.js";
+import { requestHeaders } from "./request-headers.js";
 
 export interface AnthropicStreamFnOptions {
   /** Used when the call passes no `apiKey` and `getApiKey` returns nothing. */
@@ -46,8 +47,9 @@ function envApiKey(): string | undefined {
  *
  * Key precedence: the call's `options.apiKey`, then `getApiKey("anthropic")`, then `apiKey`, then
  * `process.env.ANTHROPIC_API_KEY`. Uses `options.signal`, `options.reasoning` (thinking budget, only
- * for reasoning models), `options.maxTokens` (default: the model's limit); other options, including
- * `sessionId`, are ignored.
+ * for reasoning models), `options.maxTokens` (default: the model's limit), `options.identity` (its
+ * `User-Agent`, over `DEFAULT_AGENT_IDENTITY`) and `options.headers` (over the identity's; `null`
+ * removes a header); other options, including `sessionId`, are ignored.
  *
  * Never throws or rejects: every failure (HTTP error after the SDK's retries, mid-stream `error`
  * event, truncated or reset stream, stall, abort, missing key, bad input) ends the stream with an
@@ -123,7 +125,7 @@ export function anthropicStreamFn(factoryOptions: AnthropicStreamFnOptions = {})
 
     let phase: "request" | "stream" = "request";
     try {
-      const events = await client.messages.create(params, { signal: controller.signal });
+      const events = await client.messages.create(params, { signal: controller.signal, headers: requestHeaders(options) });
       phase = "stream";
       armWatchdog();
       // After `message_stop` settles the turn, the loop keeps draining so the connection is reused.

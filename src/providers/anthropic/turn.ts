@@ -2,6 +2,7 @@ import type { RawMessageStreamEvent, RefusalStopDetails } from "@anthropic-ai/sd
 import type { AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage } from "../../types.js";
 import { emptyUsage, monotonicNow, type PushAssistantStream } from "../assistant-stream.js";
 import { redact } from "./errors.js";
+import { priceUsage } from "../pricing.js";
 
 type OpenBlock =
   | { kind: "text"; contentIndex: number; block: TextContent }
@@ -289,12 +290,6 @@ export class AnthropicTurn {
     if (typeof tokens.cacheRead === "number") usage.cacheRead = tokens.cacheRead;
     if (typeof tokens.cacheWrite === "number") usage.cacheWrite = tokens.cacheWrite;
     usage.totalTokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
-    const price = this.model?.cost;
-    const perToken = (count: number, perMillion: number | undefined): number => (count * (perMillion ?? 0)) / 1_000_000;
-    usage.cost.input = perToken(usage.input, price?.input);
-    usage.cost.output = perToken(usage.output, price?.output);
-    usage.cost.cacheRead = perToken(usage.cacheRead, price?.cacheRead);
-    usage.cost.cacheWrite = perToken(usage.cacheWrite, price?.cacheWrite);
-    usage.cost.total = usage.cost.input + usage.cost.output + usage.cost.cacheRead + usage.cost.cacheWrite;
+    priceUsage(usage, this.model?.cost);
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * How requests identify the calling app to providers: the shape of pi-ai's `ClientIdentity`
+ * (plain JSON, so it can travel in options and be persisted), our own default, and the merge the
+ * loop applies on every request (`config.identity` over `DEFAULT_AGENT_IDENTITY`, as pi does).
+ */
+
+/** Library version in the detailed `User-Agent`; a test keeps it equal to package.json's. */
+export const LIBRARY_VERSION = "0.1.0";
+const LIBRARY_NAME = "xstate-agent-loop";
+
+/**
+ * The `User-Agent` sent to providers:
+ * - `"detailed"`: `xstate-agent-loop/<version> (<platform>; node/<version>; <arch>)`, or
+ *   `xstate-agent-loop/<version> (browser)` outside Node.js;
+ * - `"short"`: `xstate-agent-loop`;
+ * - `{ custom }`: the given value.
+ */
+export type UserAgentMode = "short" | "detailed" | { custom: string };
+
+/** Who requests are attributed to (providers with attribution headers map these fields). */
+export interface ClientAttribution {
+  name: string;
+  url: string;
+  categories?: string[];
+}
+
+export interface ClientIdentity {
+  /** Default `"detailed"`. */
+  userAgent?: UserAgentMode;
+  /** Provider attribution. Absent or `null`: none; `null` also removes attribution set by a merged identity. */
+  attribution?: ClientAttribution | null;
+  /** Version in the detailed `User-Agent`. Default: this library's version. */
+  version?: string;
+}
+
+/**
+ * Request identity of agent loops: a detailed `User-Agent` naming this library, attributed to
+ * it. `AgentLoopConfig.identity` (and the Agent's `identity`) override it field by field.
+ */
+export const DEFAULT_AGENT_IDENTITY: Readonly<ClientIdentity> = Object.freeze({
+  attribution: Object.freeze({ name: LIBRARY_NAME, url: "https://www.npmjs.com/package/xstate-agent-loop", categories: ["agent-library"] }),
+});
+
+/**
+ * Merges identities field by field: later sources win, `undefined` fields (and sources) are
+ * skipped, `null` attribution wins like any value. Undefined when no source sets a field.
+ * Pure; never mutates a source.
+ */
+export function mergeIdentity(...sources: (ClientIdentity | undefined | null)[]): ClientIdentity | undefined {
+  let merged: ClientIdentity | undefined;
+  for (const source of sources) {
+    if (!source || typeof source !== "object") continue;
+    for (const key of ["userAgent", "attribution", "version"] as const) {
+      if (source[key] !== undefined) merged = { ...merged, [key]: source[key] };
+    }
+  }
+  return merged;
+}
+
+/** The identity of one request: `identity` over `DEFAULT_AGENT_IDENTITY` (what the loop sends). */
+export function requestIdentity(identity: ClientIdentity | undefined): ClientIdentity {
+  return mergeIdentity(DEFAULT_AGENT_IDENTITY, identity) ?? {};
+}
+
+/** The `User-Agent` value of an identity (see `UserAgentMode`). */
+export function formatUserAgent(identity: ClientIdentity | undefined): string {
+  const mode = identity?.userAgent ?? "detailed";
+  if (typeof mode === "object" && typeof mode.custom === "string") return mode.custom;
+  if (mode === "short") return LIBRARY_NAME;
+  const version = identity?.version ?? LIBRARY_VERSION;
+  const node = typeof process !== "undefined" && typeof process.versions?.node === "string" ? process : undefined;
+  return node ? `${LIBRARY_NAME}/${version} (${node.platform}; node/${node.version}; ${node.arch})` : `${LIBRARY_NAME}/${version} (browser)`;
+}

@@ -1,0 +1,38 @@
+/**
+ * The stream options of one run, from its config: every key that is not a hook or a loop setting,
+ * untouched, except `identity`, which is always sent merged over `DEFAULT_AGENT_IDENTITY` (as pi
+ * does on every request). Pure; for the request path (src/actors/run-deps.ts `streamOptionsOf`).
+ */
+import type { AgentLoopConfig, StreamOptions } from "../types.js";
+import { requestIdentity } from "../identity/index.js";
+
+/**
+ * `AgentLoopConfig` keys the loop consumes itself. `signal` is here because the stream function
+ * always gets the run's own signal; `apiKey`/`reasoning` are resolved per request.
+ */
+export const LOOP_CONFIG_KEYS = [
+  "model",
+  "reasoning",
+  "apiKey",
+  "signal",
+  "convertToLlm",
+  "transformContext",
+  "getApiKey",
+  "getSteeringMessages",
+  "getFollowUpMessages",
+  "prepareNextTurn",
+  "prepareRequest",
+  "finishTurn",
+  "beforeToolCall",
+  "afterToolCall",
+  "toolExecution",
+] as const satisfies readonly (keyof AgentLoopConfig)[];
+
+const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);
+
+export function streamOptionsOf(config: AgentLoopConfig): StreamOptions {
+  const options: StreamOptions = {};
+  for (const [key, value] of Object.entries(config)) if (!NOT_STREAM_OPTIONS.has(key)) options[key] = value;
+  options.identity = requestIdentity(config.identity);
+  return options;
+}

@@ -1,0 +1,171 @@
+/**
+ * Real runs for the root transitions no model path takes, because their events do not come from
+ * a step the model feeds: `run.abort` (the run's signal aborted, R29) and `step.reissue` (sent by
+ * a restored step worker to the run and to each tool call, R13). Each run is checked for a
+ * well-formed event sequence and for what the rule says, and records the coverage of every run and
+ * tool-call actor it had.
+ */
+import { createActor, toPromise, type InspectionEvent } from "xstate";
+import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentRunOptions, AgentTool, AgentToolResult } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { runMachine } from "../../machines/run.machine.js";
+import { toolCallMachine } from "../../machines/tool-call.machine.js";
+import { eventProblems } from "../property/invariants.js";
+import { Coverage, liveActorProblems, memo, runLoop, statePath } from "./harness.js";
+
+export interface DirectedResult {
+  problems: string[];
+  coverage: Coverage;
+}
+
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
+const ok = (value: string): AgentToolResult => ({ content: [{ type: "text", text: value }], details: {} });
+const base: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => messages as never };
+
+/** A promise that never settles: the first process's step is still in flight when it is persisted. */
+const never = <T>() => new Promise<T>(() => {});
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/**
+ * Runs `options(first)` until `reached` settles (its step in flight), persists the run, round-trips
+ * the snapshot through JSON, stops it, and restores it with `options(second)` (fresh
+ * implementations, as R13 allows). Returns the events of both, the restored output, and the states
+ * each was in.
+ */
+async function restoredRun(
+  options: (process: "first" | "second") => AgentRunOptions,
+  reached: Promise<void>,
+  inspect: (event: InspectionEvent) => void,
+) {
+  const input = { prompts: [user("hi")], messages: [] };
+  const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
+  const events: AgentEvent[] = [];
+  agentEvents(first).subscribe((event) => events.push(event));
+  first.start();
+  await reached;
+  const persistedAt = statePath(first.getSnapshot().value);
+  const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+  first.stop();
+  const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
+  agentEvents(second).subscribe((event) => events.push(event));
+  second.start();
+  const output = (await toPromise(second)) as AgentMessage[];
+  return { events, output, actor: second, persistedAt };
+}
+
+type Directed = (coverage: Coverage) => Promise<string[]>;
+
+export const directedRuns: Record<string, Directed> = {
+  // R29: the signal is aborted while the response streams; the run takes `run.abort` and the
+  // request ends `aborted`, which ends the run (R6).
+  async "run.abort: aborted while streaming"(coverage) {
+    const controller = new AbortController();
+    const run = await runLoop({
+      prompts: [user("hi")],
+      context: { messages: [], tools: [] },
+      config: base,
+      streamFn: scriptedStreamFn([{ content: [text("a long answer that keeps on going")], chunkSize: 2 }]),
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "message_update") controller.abort();
+      },
+      coverage,
+    });
+    const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+    if (!run.trace.run.some((step) => step.event === "run.abort")) problems.push("the run never received run.abort");
+    const last = run.messages.at(-1) as { stopReason?: string } | undefined;
+    if (last?.stopReason !== "aborted") problems.push(`R29: the run ended with ${last?.stopReason}, not aborted`);
+    return problems;
+  },
+
+  // R13: persisted while finishTurn is in flight; the restored worker re-issues it, the new
+  // process's finishTurn answers, and the run ends as it would have.
+  async "step.reissue: restored while the run waits in finishTurn"(coverage) {
+    const reached = deferred();
+    let secondCalls = 0;
+    const restored = await restoredRun(
+      (process) => ({
+        streamFn: scriptedStreamFn([{ content: [text("answer")] }]),
+        config: {
+          ...base,
+          finishTurn: async () => {
+            if (process === "first") {
+              reached.resolve();
+              return never();
+            }
+            secondCalls++;
+            return undefined;
+          },
+        },
+      }),
+      reached.promise,
+      (event) => coverage.record(event),
+    );
+    const problems = [...eventProblems(restored.events, restored.output), ...liveActorProblems(restored.actor as never)];
+    if (restored.persistedAt !== "turn.finishingTurn") problems.push(`persisted in ${restored.persistedAt}, not turn.finishingTurn`);
+    if (secondCalls !== 1) problems.push(`R13: the restored run called finishTurn ${secondCalls} times, not once`);
+    if (restored.output.map((m) => m.role).join() !== "user,assistant") problems.push(`unexpected output ${restored.output.map((m) => m.role).join()}`);
+    return problems;
+  },
+
+  // R13: persisted while a call executes; the restored worker re-issues the execution, and the
+  // call follows its tool's replay rule: a replay-safe tool runs again, any other gets the
+  // interrupted result without running twice. Exactly one result either way (R26).
+  ...Object.fromEntries(
+    (["safe", "never"] as const).map((replay) => [
+      `step.reissue: restored while a ${replay === "safe" ? "replay-safe" : "non-replayable"} call executes`,
+      (async (coverage) => {
+        const reached = deferred();
+        const executions: string[] = [];
+        const restored = await restoredRun(
+          (process) => {
+            const work: AgentTool = {
+              name: "work",
+              label: "work",
+              description: "work",
+              parameters: { type: "object", properties: {} },
+              replay,
+              execute: async () => {
+                executions.push(process);
+                if (process === "first") {
+                  reached.resolve();
+                  return never();
+                }
+                return ok("done");
+              },
+            };
+            return {
+              tools: [work],
+              streamFn: scriptedStreamFn((call) =>
+                call.context.messages.some((m) => m.role === "toolResult") ? { content: [text("finished")] } : { content: [toolCall("work", {}, "w1")] },
+              ),
+              config: { ...base, toolExecution: "sequential" },
+            };
+          },
+          reached.promise,
+          (event) => coverage.record(event),
+        );
+        const problems = [...eventProblems(restored.events, restored.output), ...liveActorProblems(restored.actor as never)];
+        if (restored.persistedAt !== "turn.executingTools.runningSequentially") problems.push(`persisted in ${restored.persistedAt}`);
+        const expected = replay === "safe" ? ["first", "second"] : ["first"];
+        if (executions.join() !== expected.join()) problems.push(`R13: execute ran in ${executions.join() || "no process"}, expected ${expected.join()}`);
+        const results = restored.output.filter((m) => m.role === "toolResult") as { isError: boolean; content: { text?: string }[] }[];
+        if (results.length !== 1) problems.push(`R26: ${results.length} results for the call`);
+        else if (results[0].isError !== (replay === "never")) problems.push(`R13: result ${JSON.stringify(results[0].content)}`);
+        return problems;
+      }) satisfies Directed,
+    ]),
+  ),
+};
+
+/** Each directed run, played once (with its own coverage of both machines). */
+export const playDirected = memo(async (name: string): Promise<DirectedResult> => {
+  const coverage = new Coverage([runMachine, toolCallMachine]);
+  const problems = await directedRuns[name](coverage);
+  return { problems, coverage };
+});
