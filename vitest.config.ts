@@ -5,5 +5,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     pool: "forks",
+    // A test that asserts nothing cannot fail: vitest fails it instead (issue 16).
+    expect: { requireAssertions: true },
   },
 });

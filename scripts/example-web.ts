@@ -16,96 +16,30 @@
  * DNS rebinding, `Origin` checked) that carry this server's random bearer token, so other sites
  * and other local processes cannot spend the key.
  */
-import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Model } from "../src/types.js";
 import { anthropicModel, anthropicStreamFn } from "../src/providers/anthropic/index.js";
 import { createStreamProxyHandler, PROXY_STREAM_PATH } from "../src/proxy/index.js";
 import { DEFAULT_MODEL } from "../src/node/cli/args.js";
+import { ensureLibraryBuilt } from "./build.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const EXAMPLE_DIR = join(ROOT, "examples/web-chat");
 export const EXAMPLE_OUT_DIR = join(EXAMPLE_DIR, "dist");
 export const DEFAULT_PORT = 5174;
-const LIBRARY_ENTRY = join(ROOT, "dist/src/index.js");
 
 // ---------------------------------------------------------------------------------------------
 // Building
 // ---------------------------------------------------------------------------------------------
 
-/** The newest modification time of the `.ts` files under `dir`. */
-async function newestSource(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-/** Where `ensureLibraryBuilt` notes when its last build started (sources edited during a build count as newer). */
-const BUILD_STAMP = join(ROOT, "node_modules/.cache/xstate-agent-loop/build-stamp.json");
-
-/** When the build that wrote dist/ started (approximately, for a build this script did not run). */
-function builtAt(): number {
-  const output = statSync(LIBRARY_ENTRY).mtimeMs;
-  try {
-    const stamp = JSON.parse(readFileSync(BUILD_STAMP, "utf8")) as { startedAt: number; outputMtimeMs: number };
-    if (stamp.outputMtimeMs === output) return stamp.startedAt;
-  } catch {
-    // No stamp: dist/ was built by `npm run build`.
-  }
-  return output;
-}
-
-/** True when dist/ is missing or older than a source file of machines/ or src/. */
-export async function libraryIsStale(): Promise<boolean> {
-  if (!existsSync(LIBRARY_ENTRY)) return true;
-  const newest = Math.max(await newestSource(join(ROOT, "src")), await newestSource(join(ROOT, "machines")));
-  return newest > builtAt();
-}
-
-/**
- * Runs the library build (`tsc -p tsconfig.build.json`, what `npm run build` does) if dist/ is
- * stale. One build at a time across processes (test files run in parallel workers).
- */
-export async function ensureLibraryBuilt(log: (line: string) => void = () => {}): Promise<{ rebuilt: boolean }> {
-  const lock = join(tmpdir(), `xstate-agent-loop-build-${createHash("sha256").update(ROOT).digest("hex").slice(0, 16)}.lock`);
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      // Another process is building; a lock older than three minutes was abandoned.
-      const info = statSync(lock, { throwIfNoEntry: false });
-      if (info && Date.now() - info.mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true });
-      await new Promise((wake) => setTimeout(wake, 200));
-    }
-  }
-  try {
-    if (!(await libraryIsStale())) return { rebuilt: false };
-    log("building the library (tsc -p tsconfig.build.json)…");
-    const startedAt = Date.now();
-    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-    const code = await new Promise<number | null>((done, fail) => {
-      const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
-      child.once("error", fail);
-      child.once("exit", done);
-    });
-    if (code !== 0 || !existsSync(LIBRARY_ENTRY)) throw new Error(`library build failed (tsc exit code ${code})`);
-    mkdirSync(dirname(BUILD_STAMP), { recursive: true });
-    writeFileSync(BUILD_STAMP, JSON.stringify({ startedAt, outputMtimeMs: statSync(LIBRARY_ENTRY).mtimeMs }));
-    return { rebuilt: true };
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
+/** The library build is `npm run build`'s (scripts/build.ts); re-exported for the tests that use dist/. */
+export { ensureLibraryBuilt };
 
 /** `vite build` of the example (examples/web-chat/vite.config.ts) into examples/web-chat/dist. */
 export async function buildExample(options: { quiet?: boolean } = {}): Promise<string> {

@@ -1,12 +1,11 @@
 /**
  * The PNGs the README shows: every visualizations/*.machine.svg rendered by Chromium in a 900 px
  * wide page (the README's column), written beside it as <name>.machine.png. Run by
- * `npm run visualize` after the SVGs are regenerated, never by the tests (they screenshot into
- * test-output/). Needs Chromium (`apt-get install chromium fonts-dejavu-core`).
+ * `npm run visualize` after the SVGs are regenerated, and by `npm run screenshots`; never by the
+ * tests (theirs go to test-results/). Needs Chromium (`apt-get install chromium fonts-dejavu-core`).
  *
  *   tsx scripts/screenshot-diagrams.ts [--out DIR]   (default visualizations/)
  */
-import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -36,8 +35,8 @@ export async function screenshotDiagrams(dir: string): Promise<string[]> {
 async function main(argv: string[]): Promise<number> {
   const outIndex = argv.indexOf("--out");
   const dir = outIndex >= 0 && argv[outIndex + 1] ? resolve(argv[outIndex + 1]) : join(ROOT, "visualizations");
-  if (!existsSync(CHROMIUM)) {
-    console.error(`screenshots: Chromium not found (${CHROMIUM}); install it with: apt-get install -y chromium fonts-dejavu-core`);
+  if (!CHROMIUM) {
+    console.error("screenshots: chromium not found on PATH; install it with: apt-get install -y chromium fonts-dejavu-core");
     return 1;
   }
   for (const path of await screenshotDiagrams(dir)) console.log(`wrote ${relative(process.cwd(), path)}`);

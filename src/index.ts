@@ -4,6 +4,7 @@
  * (`./anthropic`, `./inspect`, `./node`, `./proxy`, `./testing`).
  */
 export * from "./types.js";
+export { AgentInputError, HookResultError, ToolResultError } from "./boundary/errors.js";
 export { agentLoop, agentLoopContinue, runAgentLoop, runAgentLoopContinue } from "./api/agent-loop.js";
 export { setDefaultStreamFn } from "./api/default-stream-fn.js";
 export { DEFAULT_AGENT_IDENTITY, mergeIdentity, formatUserAgent } from "./identity/index.js";

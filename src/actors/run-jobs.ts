@@ -8,6 +8,7 @@ import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.t
 import type { StepJobs } from "../../machines/steps.js";
 import { checkConverted } from "../loop/normalize.js";
 import { toPlainData } from "../loop/plain-data.js";
+import { checkApiKey, checkPolledMessages, checkRequestUpdate, checkTransformedMessages, checkTurnUpdate } from "../boundary/index.js";
 import { streamResponse } from "./stream-response.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./steps-worker.js";
@@ -15,27 +16,29 @@ import type { JobScope } from "./steps-worker.js";
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
 export const runJobs = {
-  getSteeringMessages: async (runtime: RunRuntime) => plainMessages(await runtime.config.getSteeringMessages!()),
-  getFollowUpMessages: async (runtime: RunRuntime) => plainMessages(await runtime.config.getFollowUpMessages!()),
+  getSteeringMessages: async (runtime: RunRuntime) => plainMessages(checkPolledMessages("getSteeringMessages", await runtime.config.getSteeringMessages!())),
+  getFollowUpMessages: async (runtime: RunRuntime) => plainMessages(checkPolledMessages("getFollowUpMessages", await runtime.config.getFollowUpMessages!())),
   async prepareNextTurn(runtime: RunRuntime, turn: Input<"prepareNextTurn">, { signal }: JobScope): Promise<TurnUpdate> {
-    const update = await runtime.config.prepareNextTurn!(turnContext(runtime, turn), signal);
+    const update = checkTurnUpdate(await runtime.config.prepareNextTurn!(turnContext(runtime, turn), signal));
     const plain: TurnUpdate = stateUpdate(runtime, update);
     if (update?.messages?.length) plain.prepared = plainMessages(update.messages);
     return plain;
   },
   async prepareRequest(runtime: RunRuntime, request: Input<"prepareRequest">, { signal }: JobScope): Promise<StateUpdate> {
-    const update = await runtime.config.prepareRequest!(
-      { context: contextOf(runtime, request.messages), model: request.model, thinkingLevel: request.thinkingLevel },
-      signal,
+    const update = checkRequestUpdate(
+      await runtime.config.prepareRequest!(
+        { context: contextOf(runtime, request.messages), model: request.model, thinkingLevel: request.thinkingLevel },
+        signal,
+      ),
     );
     return stateUpdate(runtime, update);
   },
   transformContext: async (runtime: RunRuntime, { messages }: Input<"transformContext">, { signal }: JobScope) =>
-    plainMessages(await runtime.config.transformContext!(messages, signal)),
+    plainMessages(checkTransformedMessages(await runtime.config.transformContext!(messages, signal))),
   convertToLlm: async (runtime: RunRuntime, { messages }: Input<"convertToLlm">) => checkConverted(await runtime.config.convertToLlm(messages)),
   async resolveApiKey(runtime: RunRuntime, { provider }: Input<"resolveApiKey">): Promise<null> {
     // R40: falls back to config.apiKey; the key stays in the runtime, out of the machine.
-    runtime.apiKey.next = (await runtime.config.getApiKey!(provider)) ?? undefined;
+    runtime.apiKey.next = checkApiKey(await runtime.config.getApiKey!(provider));
     return null;
   },
   streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope.signal),

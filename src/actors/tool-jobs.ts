@@ -7,6 +7,7 @@ import type { ExecutionOutcome, GateDecision, Preparation, StepJobs } from "../.
 import { validateToolArguments } from "../tools/index.js";
 import { abortedResult, blockedResult, errorResult, errorText, interruptedResult, toolNotFoundResult } from "../loop/tool-results.js";
 import { toPlainData } from "../loop/plain-data.js";
+import { checkAfterToolCallResult, checkBeforeToolCallResult, checkToolResult } from "../boundary/index.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./steps-worker.js";
 import { toolExecutionContext } from "./sub-runs.js";
@@ -33,7 +34,7 @@ export const toolJobs = {
 
   /** R21: `beforeToolCall`, normalized; an abort that came while it ran wins. */
   async gateToolCall(runtime: RunRuntime, input: Input<"gateToolCall">, { signal }: JobScope): Promise<GateDecision> {
-    const decision = await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall: input.toolCall, args: input.args }, signal);
+    const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall: input.toolCall, args: input.args }, signal));
     if (signal.aborted) return { allowed: false, result: abortedResult() };
     if (decision?.block) return { allowed: false, result: blockedResult(decision.reason, decision.terminate) };
     return { allowed: true };
@@ -59,7 +60,7 @@ export const toolJobs = {
     try {
       const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
       settled = true;
-      const result = checkedResult(toolCall.name, value);
+      const result = toPlainData(checkToolResult(toolCall.name, value));
       return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
     } catch (error) {
       settled = true;
@@ -69,13 +70,7 @@ export const toolJobs = {
 
   /** R23: `afterToolCall`'s overrides (the machine merges them). */
   async finalizeToolCall(runtime: RunRuntime, input: Input<"finalizeToolCall">, { signal }: JobScope): Promise<AfterToolCallResult | undefined> {
-    const override = await runtime.config.afterToolCall!({ ...runtime.hookContext(), ...input }, signal);
+    const override = checkAfterToolCallResult(await runtime.config.afterToolCall!({ ...runtime.hookContext(), ...input }, signal));
     return override ? toPlainData(override) : undefined;
   },
 };
-
-/** A tool's return value, checked and made plain (R13): a malformed result is the tool's bug and becomes an error result. */
-function checkedResult(name: string, value: unknown): AgentToolResult {
-  if (value && typeof value === "object" && Array.isArray((value as AgentToolResult).content)) return toPlainData(value as AgentToolResult);
-  return errorResult(`Tool ${name} returned an invalid result (expected { content: [...], details })`);
-}

@@ -31,6 +31,10 @@ import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
+import { checkMessage, checkMessages } from "../boundary/messages.js";
+import { checkModel } from "../boundary/model.js";
+import { checkPromptInput } from "../boundary/prompt-input.js";
+import { checkTools } from "../boundary/tools.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -102,6 +106,9 @@ export class Agent {
     // Resolved first, so a missing stream function fails here rather than at the first prompt().
     this.streamFunction = resolveStreamFn(options.streamFn);
     const initial = options.initialState ?? {};
+    if (initial.model !== undefined) checkModel(initial.model, "initialState.model");
+    checkTools(initial.tools, "initialState.tools");
+    if (initial.messages !== undefined) checkMessages(initial.messages, "initialState.messages");
     this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
     this.transformContext = options.transformContext;
     this.getApiKey = options.getApiKey;
@@ -184,10 +191,12 @@ export class Agent {
 
   /** Queue a message for the next drain point after the current turn (or the next run's start). */
   steer(message: AgentMessage): void {
+    checkMessage(message, "steer(message)");
     this.session.send({ type: "queue.steer", message });
   }
   /** Queue a message for when the agent would otherwise stop. */
   followUp(message: AgentMessage): void {
+    checkMessage(message, "followUp(message)");
     this.session.send({ type: "queue.followUp", message });
   }
   clearSteeringQueue(): void {
@@ -237,6 +246,7 @@ export class Agent {
   prompt(message: AgentMessage | AgentMessage[]): Promise<void>;
   prompt(input: string, images?: ImageContent[]): Promise<void>;
   async prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<void> {
+    checkPromptInput(input, images);
     if (this.busy) {
       throw new Error("Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.");
     }
@@ -326,6 +336,7 @@ export class Agent {
         return agent.context.model;
       },
       set model(model: Model) {
+        checkModel(model, "state.model");
         agent.session.send({ type: "session.setModel", model });
       },
       get thinkingLevel() {
@@ -338,12 +349,13 @@ export class Agent {
         return agent.tools;
       },
       set tools(tools: AgentTool[]) {
-        agent.tools = tools.slice();
+        agent.tools = (checkTools(tools, "state.tools") ?? []).slice();
       },
       get messages() {
         return agent.context.messages;
       },
       set messages(messages: AgentMessage[]) {
+        checkMessages(messages, "state.messages");
         agent.session.send({ type: "session.setMessages", messages: messages.slice() });
       },
       get isStreaming() {

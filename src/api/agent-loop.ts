@@ -7,6 +7,7 @@ import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, Strea
 import { AgentEventStream } from "../bridge/event-stream.js";
 import { checkRunArguments, startRun, type RunOptions } from "./start-run.js";
 import { resolveStreamFn } from "./default-stream-fn.js";
+import { checkLoopArguments } from "../boundary/run-arguments.js";
 
 /** R1: a new run with `prompts`. Returns at once; events are buffered until a consumer attaches. */
 export function agentLoop(
@@ -19,6 +20,7 @@ export function agentLoop(
 ): AgentEventStream {
   const fn = resolveStreamFn(streamFn);
   checkRunArguments(prompts, context, config, fn);
+  checkLoopArguments(prompts, context, config, signal);
   return observe(prompts, context, config, signal, fn, options);
 }
 
@@ -32,6 +34,7 @@ export function agentLoopContinue(
 ): AgentEventStream {
   const fn = resolveStreamFn(streamFn);
   checkRunArguments(null, context, config, fn);
+  checkLoopArguments(null, context, config, signal);
   return observe(null, context, config, signal, fn, options);
 }
 
@@ -47,6 +50,7 @@ export function runAgentLoop(
 ): Promise<AgentMessage[]> {
   const fn = resolveStreamFn(streamFn);
   checkRunArguments(prompts, context, config, fn);
+  checkLoopArguments(prompts, context, config, signal);
   return startRun({ prompts, context, config, sink: emit, signal, streamFn: fn, options });
 }
 
@@ -61,6 +65,7 @@ export function runAgentLoopContinue(
 ): Promise<AgentMessage[]> {
   const fn = resolveStreamFn(streamFn);
   checkRunArguments(null, context, config, fn);
+  checkLoopArguments(null, context, config, signal);
   return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: fn, options });
 }
 

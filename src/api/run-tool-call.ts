@@ -10,6 +10,7 @@ import { provideToolCallHost } from "../actors/implementations.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
 import { systemClock } from "../loop/clock.js";
 import { bindRuntime, requireRuntime } from "./run-hosts.js";
+import { checkToolCallArguments } from "../boundary/tool-call-arguments.js";
 
 export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
   tools: readonly AgentTool[];
@@ -23,7 +24,16 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
 
 let host: ReturnType<typeof provideToolCallHost> | undefined;
 
-export async function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
+/**
+ * Bad arguments (a signal that is not an `AbortSignal`, tools that are not tools) throw an
+ * `AgentInputError` synchronously, at the call; once running, it never rejects.
+ */
+export function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
+  checkToolCallArguments(toolCall, options);
+  return run(toolCall, options);
+}
+
+async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
     const actor = createActor((host ??= provideToolCallHost(requireRuntime)), {
       input: {

@@ -58,16 +58,44 @@ function sanitizeOptionsOf(options: SanitizingOptions | undefined): SanitizeOpti
   return sanitize === false ? { summarize: false } : (sanitize ?? {});
 }
 
+/**
+ * Runs `fn`; if it throws, `fallback`. An inspection observer runs inside XState's inspect
+ * callback or in the Stately inspector's deferred callbacks, where a throw is an uncaught
+ * exception that ends the host process: inspection must never cost the app its run.
+ */
+function neverThrow<A extends unknown[], R>(fn: (...args: A) => R, fallback: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch {
+      try {
+        return fallback(...args);
+      } catch {
+        return undefined as R;
+      }
+    }
+  };
+}
+
+/** What the inspector gets of an event it could not sanitize: its type only. */
+const opaqueEvent = (event: AnyEventObject): AnyEventObject => ({ type: typeof event?.type === "string" ? event.type : "unknown" });
+
 /** The inspector options that sanitize every event; the caller's own hooks run first. */
 function sanitizingHooks(
   user: { sanitizeContext?: (c: MachineContext) => MachineContext; sanitizeEvent?: (e: AnyEventObject) => AnyEventObject; serialize?: (e: StatelyEvent) => StatelyEvent },
   options: SanitizeOptions,
 ) {
   return {
-    sanitizeContext: (context: MachineContext) => sanitizeContext(user.sanitizeContext ? user.sanitizeContext(context) : context, options),
-    sanitizeEvent: (event: AnyEventObject) => sanitizeEvent(user.sanitizeEvent ? user.sanitizeEvent(event) : event, options),
-    serialize: (event: StatelyEvent) =>
-      sanitizeStatelyEvent((user.serialize ? user.serialize(event) : event) as unknown as StatelyWireEvent, options) as unknown as StatelyEvent,
+    sanitizeContext: neverThrow(
+      (context: MachineContext) => sanitizeContext(user.sanitizeContext ? user.sanitizeContext(context) : context, options),
+      () => ({ unreadable: true }),
+    ),
+    sanitizeEvent: neverThrow((event: AnyEventObject) => sanitizeEvent(user.sanitizeEvent ? user.sanitizeEvent(event) : event, options), opaqueEvent),
+    serialize: neverThrow(
+      (event: StatelyEvent) =>
+        sanitizeStatelyEvent((user.serialize ? user.serialize(event) : event) as unknown as StatelyWireEvent, options) as unknown as StatelyEvent,
+      (event: StatelyEvent) => ({ ...(event as object), snapshot: { status: "active" }, event: opaqueEvent((event as { event: AnyEventObject }).event) }) as unknown as StatelyEvent,
+    ),
   };
 }
 
@@ -80,7 +108,12 @@ export function sanitizingObserver(
 ): Observer<InspectionEvent> & { next: (event: InspectionEvent) => void } {
   const next = typeof target === "function" ? target : (event: InspectionEvent) => target.next?.(event);
   return {
-    next: (event) => next(sanitizeInspectionEvent(event, options)),
+    // Sanitizing never throws (unreadable values become markers); the target's own throw is
+    // contained too, so an observer can never end the host process.
+    next: neverThrow(
+      (event: InspectionEvent) => next(sanitizeInspectionEvent(event, options)),
+      () => undefined,
+    ),
     ...(typeof target === "function" ? {} : { error: target.error?.bind(target), complete: target.complete?.bind(target) }),
   };
 }
@@ -98,13 +131,16 @@ function agentInspector(inspector: StatelyInspector, options: SanitizeOptions, c
   let closed = false;
   return {
     inspector,
-    next(event) {
-      if (closed) return;
-      // The Stately inspector only forwards these three; sanitizing before it serializes keeps
-      // the per-event cost proportional to the summary, not to the transcript.
-      if (event.type === "@xstate.snapshot" || event.type === "@xstate.event") inspector.inspect.next?.(sanitizeInspectionEvent(event, options));
-      else if (event.type === "@xstate.actor") inspector.inspect.next?.(event);
-    },
+    next: neverThrow(
+      (event: InspectionEvent) => {
+        if (closed) return;
+        // The Stately inspector only forwards these three; sanitizing before it serializes keeps
+        // the per-event cost proportional to the summary, not to the transcript.
+        if (event.type === "@xstate.snapshot" || event.type === "@xstate.event") inspector.inspect.next?.(sanitizeInspectionEvent(event, options));
+        else if (event.type === "@xstate.actor") inspector.inspect.next?.(event);
+      },
+      () => undefined,
+    ),
     async close({ timeoutMs = 2_000 } = {}) {
       if (closed) return;
       closed = true;

@@ -6,6 +6,7 @@
  * nothing), because @statelyai/inspect may serialize a buffered event twice.
  */
 import type { AnyEventObject, InspectionEvent } from "xstate";
+import { isSecretKeyName, normalizeKeyName, SECRET_PATTERNS } from "../boundary/secret-keys.js";
 
 export interface SanitizeOptions {
   /**
@@ -37,15 +38,12 @@ export interface MessagesSummary {
 
 export const REDACTED = "[redacted]";
 
-/** Keys whose values are credentials, compared lowercased without `-` and `_`. */
-const SECRET_KEYS = new Set(["apikey", "xapikey", "authorization", "proxyauthorization", "password", "secret", "clientsecret"]);
+/** What a value that cannot be read (revoked Proxy, throwing getter or `toJSON`) becomes. */
+export const UNREADABLE = "[unreadable]";
 
-/** Anthropic keys, other `sk-` style keys and bearer tokens. */
-const SECRET_PATTERNS: readonly RegExp[] = [
-  /sk-ant-[A-Za-z0-9_-]{4,}/g,
-  /\bsk-[A-Za-z0-9_-]{20,}/g,
-  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
-];
+/** An image's `data` once sanitized; only this exact shape is kept as it is (idempotence). */
+const IMAGE_SUMMARY = /^<\d+ bytes>$/;
+
 
 interface Resolved {
   summarize: boolean;
@@ -54,11 +52,10 @@ interface Resolved {
   maxDetailsChars: number;
   maxArrayItems: number;
   maxDepth: number;
+  /** Extra key names, normalized; `isSecretKeyName` covers the built-in ones. */
   redactKeys: Set<string>;
   secrets: readonly string[];
 }
-
-const normalizeKey = (key: string) => key.toLowerCase().replace(/[-_]/g, "");
 
 const cache = new WeakMap<SanitizeOptions, Resolved>();
 const DEFAULTS: SanitizeOptions = {};
@@ -73,7 +70,7 @@ function resolve(options: SanitizeOptions = DEFAULTS): Resolved {
       maxDetailsChars: options.maxDetailsChars ?? 200,
       maxArrayItems: options.maxArrayItems ?? 50,
       maxDepth: options.maxDepth ?? 12,
-      redactKeys: new Set([...SECRET_KEYS, ...(options.redactKeys ?? []).map(normalizeKey)]),
+      redactKeys: new Set((options.redactKeys ?? []).map(normalizeKeyName)),
       secrets: (options.secrets ?? []).filter((secret) => secret.length >= 4),
     };
     cache.set(options, resolved);
@@ -160,11 +157,22 @@ function walk(value: unknown, o: Resolved, options: SanitizeOptions | undefined,
       return undefined;
   }
   if (value === null) return null;
-  let object = value as object;
+  // Anything may be in context or tool details: an immer draft revoked after its producer, a
+  // getter or `toJSON` that throws. The observer runs inside the inspector (often in a deferred
+  // callback), where a throw would crash the host: such a value becomes a marker instead.
+  try {
+    return walkObject(value as object, o, options, depth, ancestors);
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+function walkObject(value: object, o: Resolved, options: SanitizeOptions | undefined, depth: number, ancestors: object[]): unknown {
+  let object = value;
   if (ancestors.includes(object)) return "[Circular]";
   if (depth >= o.maxDepth) return "[…]";
   if (object instanceof Error) {
-    return { name: object.name, message: walk(object.message, o, options, depth + 1, ancestors) };
+    return { name: walk(object.name, o, options, depth + 1, ancestors), message: walk(object.message, o, options, depth + 1, ancestors) };
   }
   if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
   if (object instanceof Map) object = Object.fromEntries(object);
@@ -173,7 +181,8 @@ function walk(value: unknown, o: Resolved, options: SanitizeOptions | undefined,
     const toJSON = (object as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === "function") {
       const json = toJSON.call(object) as unknown;
-      if (json !== object) return walk(json, o, options, depth, ancestors);
+      // One level deeper: a `toJSON` that returns a fresh object with a `toJSON` must end.
+      if (json !== object) return walk(json, o, options, depth + 1, ancestors);
     }
   }
   const inner = [...ancestors, object];
@@ -189,18 +198,28 @@ function walk(value: unknown, o: Resolved, options: SanitizeOptions | undefined,
   }
   const out: Record<string, unknown> = {};
   const record = object as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    const item = record[key];
-    if (o.redactKeys.has(normalizeKey(key))) {
-      if (item !== undefined) out[key] = item === null || item === "" ? item : REDACTED;
+  const keys = Object.keys(record);
+  const limit = o.summarize ? o.maxArrayItems * 4 : Infinity;
+  for (const key of keys.slice(0, limit)) {
+    let item: unknown;
+    try {
+      item = record[key];
+    } catch {
+      item = UNREADABLE;
+    }
+    // A key is data too: a secret used as a property name is redacted like any string.
+    const name = o.summarize ? truncate(redactString(key, options), o.maxStringChars) : redactString(key, options);
+    if (isSecretKeyName(key) || o.redactKeys.has(normalizeKeyName(key))) {
+      if (item !== undefined) out[name] = item === null || item === "" ? item : REDACTED;
       continue;
     }
     let copy: unknown;
-    if (key === "data" && record.type === "image" && typeof item === "string") copy = item.startsWith("<") ? item : `<${base64Bytes(item)} bytes>`;
+    if (key === "data" && record.type === "image" && typeof item === "string") copy = IMAGE_SUMMARY.test(item) ? item : `<${base64Bytes(item)} bytes>`;
     else if (key === "details" && o.summarize) copy = truncateDetails(walk(item, o, options, depth + 1, inner), o.maxDetailsChars);
     else copy = walk(item, o, options, depth + 1, inner);
-    if (copy !== undefined) out[key] = copy;
+    if (copy !== undefined) out[name] = copy;
   }
+  if (keys.length > limit) out["…"] = `${keys.length - limit} more keys`;
   return out;
 }
 

@@ -4,7 +4,7 @@
  * and queues): cycles become `"[Circular]"`, functions and symbols are dropped (as
  * `JSON.stringify` drops them), `bigint` becomes a decimal string, `Date` its ISO string, `Map` an
  * object, `Set` an array, a typed array a plain array, `toJSON` is honoured, and anything that
- * throws on access (a revoked proxy, a throwing getter) becomes `"[Unreadable]"`. Plain JSON
+ * throws on access (a revoked proxy, a throwing getter) becomes `"[unreadable]"`. Plain JSON
  * comes back as the same object (no copy), so the common case costs one walk and no allocation.
  */
 export function toPlainData<T>(value: T): T {
@@ -83,14 +83,14 @@ function convert(value: unknown, ancestors: Set<object>): unknown {
       try {
         item = (object as Record<string, unknown>)[key];
       } catch {
-        item = "[Unreadable]";
+        item = "[unreadable]";
       }
       const converted = convert(item, ancestors);
       if (converted !== undefined) out[key] = converted;
     }
     return out;
   } catch {
-    return "[Unreadable]";
+    return "[unreadable]";
   } finally {
     ancestors.delete(object);
   }

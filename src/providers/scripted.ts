@@ -17,6 +17,8 @@ import type {
   Usage,
 } from "../types.js";
 import { emptyUsage, monotonicNow, PushAssistantStream } from "./assistant-stream.js";
+import { modelProblem } from "../boundary/model.js";
+import { problemText } from "../boundary/problem.js";
 
 export type ScriptedBlock =
   | { type: "text"; text: string }
@@ -90,7 +92,14 @@ export function scriptedStreamFn(script: Script): ScriptedStreamFn {
         : (script[index] ?? { stopReason: "error" as const, errorMessage: `Scripted model: no response scripted for request #${index + 1}` });
     if (response.throws && !response.throws.afterEvents) throw new Error(response.throws.message);
     const stream = new PushAssistantStream();
-    void play(stream, response, model, signal);
+    // A malformed descriptor (from a hook, or a model without `cost`) is a model failure like any
+    // other: an `error` event, as the StreamFn contract asks, never a rejection nobody awaits.
+    const problem = modelProblem(model, "model");
+    if (problem) {
+      stream.push({ type: "error", reason: "error", error: invalidModelMessage(model, `Scripted model: invalid ${problemText(problem)}`) });
+      return stream;
+    }
+    play(stream, response, model, signal).catch((error: unknown) => stream.fail(error));
     return stream;
   };
   return Object.assign(fn, { calls });
@@ -198,6 +207,29 @@ async function play(
   } catch (error) {
     stream.fail(error);
   }
+}
+
+/** The error message for a request whose model descriptor is unusable: only its string fields are kept. */
+function invalidModelMessage(model: unknown, errorMessage: string): AssistantMessage {
+  const field = (key: string): string => {
+    try {
+      const value = (model as Record<string, unknown> | null | undefined)?.[key];
+      return typeof value === "string" ? value : "unknown";
+    } catch {
+      return "unknown";
+    }
+  };
+  return {
+    role: "assistant",
+    content: [],
+    api: field("api"),
+    provider: field("provider"),
+    model: field("id"),
+    usage: emptyUsage(),
+    stopReason: "error",
+    errorMessage,
+    timestamp: Date.now(),
+  };
 }
 
 function usageOf(response: ScriptedResponse, model: Model): Usage {

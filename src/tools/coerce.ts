@@ -130,6 +130,7 @@ function convertScalar(type: unknown, value: unknown, tuple: boolean): unknown {
 
 /** A member of `members` as is, else the first member `value` converts to, else `value`. */
 function toMember(value: unknown, members: readonly unknown[]): unknown {
+  if (members.length > INDEXED_MEMBERS && isPrimitive(value)) return toIndexedMember(value, members);
   if (members.some((m) => deepCompareStrict(m, value))) return value;
   for (const member of members) {
     const type = typeof member === "number" ? "number" : typeof member;
@@ -137,6 +138,35 @@ function toMember(value: unknown, members: readonly unknown[]): unknown {
     if (convertScalar(type, value, false) === member) return member;
   }
   return value;
+}
+
+/** Enums longer than this are looked up through an index (10⁴ items × 10⁴ values took seconds). */
+const INDEXED_MEMBERS = 32;
+const memberIndexes = new WeakMap<readonly unknown[], Map<unknown, number>>();
+
+const isPrimitive = (value: unknown): value is string | number | boolean | null =>
+  value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+
+/** `toMember` for a primitive value, in O(1): the same answer as the scan above. */
+function toIndexedMember(value: string | number | boolean | null, members: readonly unknown[]): unknown {
+  let index = memberIndexes.get(members);
+  if (!index) {
+    index = new Map();
+    members.forEach((member, i) => {
+      if (isPrimitive(member) && !index!.has(member)) index!.set(member, i);
+    });
+    memberIndexes.set(members, index);
+  }
+  if (index.has(value)) return value;
+  // The first member, in source order, that the value converts to (one candidate per type).
+  let best: { member: unknown; at: number } | undefined;
+  for (const type of ["number", "string", "boolean"] as const) {
+    const converted = convertScalar(type, value, false);
+    if (converted === NO) continue;
+    const at = index.get(converted);
+    if (at !== undefined && typeof members[at] === type && (!best || at < best.at)) best = { member: members[at], at };
+  }
+  return best ? best.member : value;
 }
 
 function convertUnion(walk: Walk, branches: readonly unknown[], value: unknown, exactlyOne: boolean): unknown {

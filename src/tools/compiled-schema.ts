@@ -14,6 +14,7 @@ import {
   type SchemaDraft,
 } from "@cfworker/json-schema";
 import { isPlainObject } from "./json-kind.js";
+import { MAX_JSON_ITEMS } from "../boundary/bounded-text.js";
 
 export interface CompiledSchema {
   /** Our private clone: cfworker annotates schema objects while dereferencing, and we patch refs. */
@@ -86,7 +87,30 @@ function build(schema: object | boolean): CompiledSchema {
   const lookup = dereference(root);
   const entry: CompiledSchema = { root, draft: draftOf(root), lookup };
   neutraliseDanglingRefs(entry, root, new Set());
+  shortenEnumTexts(root);
   return entry;
+}
+
+/**
+ * cfworker words every failed `enum` as `Instance does not match any of ${JSON.stringify(enum)}`:
+ * with 10⁴ failing items against a 10⁴-value enum that is 800 MB of text (and, larger, an
+ * `Invalid string length` crash). Our clone's large enum arrays get a `toJSON` that lists the
+ * first values and a count, so that text stays short; matching still uses every value.
+ */
+function shortenEnumTexts(root: unknown): void {
+  const stack: unknown[] = [root];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if (isPlainObject(node) && Array.isArray(node.enum) && node.enum.length > MAX_JSON_ITEMS) {
+      const values = node.enum;
+      const shown = MAX_JSON_ITEMS - 1;
+      Object.defineProperty(values, "toJSON", { value: () => [...values.slice(0, shown), `… ${values.length - shown} more`], enumerable: false });
+    }
+    for (const child of Object.values(node)) if (typeof child === "object" && child !== null && child !== (node as { enum?: unknown }).enum) stack.push(child);
+  }
 }
 
 /**

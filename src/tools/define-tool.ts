@@ -5,6 +5,7 @@
 import type { $ZodType, output } from "zod/v4/core";
 import type { AgentTool, AgentToolResult, AgentToolUpdateCallback, ToolExecutionMode, ToolParameters } from "../types.js";
 import { toolDeclaration } from "./declaration.js";
+import { checkToolSchema } from "../boundary/tools.js";
 
 interface ToolDefinitionBase {
   name: string;
@@ -49,6 +50,8 @@ export function defineTool(def: ZodToolDefinition<$ZodType> | JsonSchemaToolDefi
   if (typeof def.parameters !== "object" || def.parameters === null) {
     throw new TypeError(`defineTool: tool "${def.name}" needs \`parameters\` (a zod schema or a JSON Schema object)`);
   }
+  // A cycle would only surface mid-run, when the declaration is serialized for the model.
+  checkToolSchema(def.parameters, `defineTool(${JSON.stringify(def.name)}).parameters`);
   const tool: AgentTool = {
     name: def.name,
     label: def.label ?? def.name,

@@ -11,7 +11,8 @@
 import type { OutputUnit } from "@cfworker/json-schema";
 import { UNRESOLVED_REF, type CompiledSchema } from "./compiled-schema.js";
 import { dedupeLines, type FailureLine } from "./failure-line.js";
-import { jsonKind, jsonText } from "./json-kind.js";
+import { jsonKind } from "./json-kind.js";
+import { boundJson, boundText, boundValues } from "../boundary/bounded-text.js";
 import { formatPath, pointerSegments } from "./path.js";
 import { APPLICATORS } from "./applicators.js";
 import { pruneUnions } from "./prune-unions.js";
@@ -92,13 +93,17 @@ function describe(error: OutputUnit, falseParent: string | undefined, instance: 
   }
 }
 
+/** Characters of a schema value (enum list, const, pattern) quoted in a failure line. */
+const VALUE_CHARS = 300;
+
 /** The wording for a keyword that constrains the value itself. */
 function keywordProblem(keyword: string, node: Record<string, unknown>): string | undefined {
   switch (keyword) {
     case "enum":
-      return `expected one of ${jsonText(node.enum)}`;
+      // Bounded: a schema may list a million values, and this line is repeated per failing item.
+      return `expected one of ${Array.isArray(node.enum) ? boundValues(node.enum) : boundJson(node.enum, VALUE_CHARS)}`;
     case "const":
-      return `expected ${jsonText(node.const)}`;
+      return `expected ${boundJson(node.const, VALUE_CHARS)}`;
     case "minimum":
       return `expected ${node.exclusiveMinimum === true ? ">" : ">="} ${node.minimum}`;
     case "maximum":
@@ -114,7 +119,7 @@ function keywordProblem(keyword: string, node: Record<string, unknown>): string 
     case "maxLength":
       return `expected at most ${node.maxLength} characters`;
     case "pattern":
-      return `expected to match ${node.pattern}`;
+      return `expected to match ${boundText(String(node.pattern), VALUE_CHARS)}`;
     case "format":
       return `expected format ${node.format}`;
     case "minItems":

@@ -5,7 +5,12 @@
  */
 import type { $ZodIssue } from "zod/v4/core";
 import { dedupeLines, type FailureLine } from "./failure-line.js";
-import { jsonKind, jsonText } from "./json-kind.js";
+import { jsonKind } from "./json-kind.js";
+import { boundJson, boundValues } from "../boundary/bounded-text.js";
+
+/** Values quoted in a failure line (enum lists, literals) are cut to this many characters. */
+const VALUE_CHARS = 300;
+const jsonText = (value: unknown): string => (Array.isArray(value) ? boundValues(value) : boundJson(value, VALUE_CHARS));
 import { formatPath } from "./path.js";
 
 type Issue = $ZodIssue & Record<string, unknown>;

@@ -134,7 +134,8 @@ describe("R55: failures end the run cleanly", () => {
   it("R55: a defect inside the run actor still ends with a failure message, turn_end and agent_end", async () => {
     const { agent, log, events } = scenario([answer("a")]);
     // Not a message: the run machine's injection step throws on it, failing the run actor itself.
-    agent.steer(null as never);
+    // (`agent.steer(null)` is refused at the call since issue 15, so it goes to the session directly.)
+    agent.actor.send({ type: "queue.steer", message: null as never });
     await expect(agent.prompt("go")).resolves.toBeUndefined();
     expect(log.slice(-4)).toEqual([
       "message_start:assistant",

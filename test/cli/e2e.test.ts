@@ -8,12 +8,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requireSystemBinary } from "../support/system-binary.js";
 import { checkTrace, MAIN, makeRepo, TSX } from "./fixture.js";
 
-/** From PATH. */
-const TMUX = "tmux";
+const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's pseudo-terminal tests (test/cli/e2e.test.ts)" });
 const SOCKET = `xal-e2e-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync(TMUX, ["-L", SOCKET, ...args], { encoding: "utf8" });
+const tmux = (...args: string[]) => execFileSync(TMUX!, ["-L", SOCKET, ...args], { encoding: "utf8" });
 /** The whole pane, scrollback included, wrapped lines joined. */
 const capture = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "agent");
 
@@ -36,6 +36,7 @@ let traceDir: string;
 let tracePath: string;
 
 beforeAll(() => {
+  if (!TMUX) return;
   repo = makeRepo();
   // Outside the repository, which the demo searches.
   traceDir = mkdtempSync(path.join(tmpdir(), "xal-e2e-trace-"));
@@ -53,6 +54,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
+  if (!TMUX) return;
   try {
     tmux("kill-server");
   } catch {
@@ -62,7 +64,7 @@ afterAll(() => {
   rmSync(traceDir, { recursive: true, force: true });
 });
 
-describe("interactive session under a pseudo-terminal", () => {
+describe.skipIf(!TMUX)("interactive session under a pseudo-terminal", () => {
   it("streams, steers, refuses a write, aborts a second run, then exits on a second Ctrl-C", async () => {
     await waitFor("the prompt", (screen) => screen.includes("❯ ask something"));
     tmux("send-keys", "-t", "agent", "-l", "summarize this repository");
@@ -139,7 +141,7 @@ describe("interactive session under a pseudo-terminal", () => {
   }, 60_000);
 });
 
-describe("Esc aborts; Ctrl-C on an idle prompt asks for a second one", () => {
+describe.skipIf(!TMUX)("Esc aborts; Ctrl-C on an idle prompt asks for a second one", () => {
   it("aborts with Esc, then exits on Ctrl-C, Ctrl-C", async () => {
     const session = "esc";
     const capturePane = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);

@@ -435,9 +435,27 @@ describe("tool batch", () => {
   });
 
   it("R25: parallel tool_execution_end follows completion order; result messages follow source order, after all finished", async () => {
-    const rec = recorder();
-    const slow = loggedTool(rec.note, "slow", {}, async () => (await wait(60), ok("slow done")));
-    const fast = loggedTool(rec.note, "fast", {}, async () => (await wait(5), ok("fast done")));
+    // The completion order is chosen, not timed: once both run, "fast" finishes; "slow" finishes
+    // only after fast's tool_execution_end was emitted.
+    const base = recorder();
+    const fastGo = deferred();
+    const slowGo = deferred();
+    const running = new Set<string>();
+    const note = (entry: string) => {
+      base.note(entry);
+      if (entry.startsWith("exec:")) running.add(entry);
+      if (running.size === 2) fastGo.resolve();
+    };
+    const rec = {
+      ...base,
+      note,
+      sink: (event: AgentEvent) => {
+        base.sink(event);
+        if (event.type === "tool_execution_end" && event.toolName === "fast") slowGo.resolve();
+      },
+    };
+    const slow = loggedTool(note, "slow", {}, async () => (await slowGo.promise, ok("slow done")));
+    const fast = loggedTool(note, "fast", {}, async () => (await fastGo.promise, ok("fast done")));
     const { batchLog, results, events } = await batch({ tools: [slow, fast], script: [calls("slow", "missing", "fast"), answer("done")] }, rec);
     expect(batchLog).toEqual([
       "tool_start:slow",

@@ -3,15 +3,17 @@
  * public API (scripted model, listeners, tools), with an `inspect` observer recording the session
  * actor's `@xstate.microstep` transitions. Every state and every transition of the machine
  * (`toDirectedGraph` edges plus eventless and targetless ones, keyed as in harness.ts) must be
- * taken by some scenario; the two that only a runtime defect takes (a rejected `settleEvents` or
- * `emitFailure`) by a session provided with deliberately faulty implementations (`faultySession`).
+ * taken by some scenario; those only a runtime defect takes (a run actor that fails, a rejected
+ * `settleEvents` or `emitFailure`) by sessions provided with deliberately faulty implementations
+ * (`faultySession`).
  *
  * Each scenario is played once (`memo`), by whichever test asks first: the coverage test asks for
  * every scenario itself, so it holds alone (`vitest -t coverage`) and in any order.
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise } from "xstate";
-import { scriptedModel, scriptedStreamFn, text, toolCall, type Agent, type AgentLoopConfig } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, type Agent, type AgentEvent, type AgentLoopConfig } from "../../src/index.js";
+import { hostedRunMachine } from "../../src/api/start-run.js";
 import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
 import { SessionRuntime } from "../../src/agent/session-runtime.js";
 import { sessionMachine } from "../../machines/session.machine.js";
@@ -20,27 +22,45 @@ import { ok, tool, untilAborted } from "../loop/helpers.js";
 import { says, scenario } from "../agent/helpers.js";
 
 /**
- * The session machine with `settleEvents` and `emitFailure` that reject: the only way to take their
- * `onError` transitions (the real ones never reject: `EventQueue.settled()` resolves, and
- * `SessionRuntime.emitFailure` catches a listener's second throw). Otherwise wired as the Agent
- * wires it: the provided machine, a `SessionRuntime` bound to the actor, runs hosted by it.
+ * Sessions wired as the Agent wires them (the provided machine, a `SessionRuntime` bound to the
+ * actor, runs hosted by it), but with deliberately faulty implementations, for the transitions
+ * only a runtime defect takes:
+ * - `rejecting`: `settleEvents` and `emitFailure` reject (the real ones never do:
+ *   `EventQueue.settled()` resolves, and `SessionRuntime.emitFailure` catches a listener's second throw);
+ * - `crashingRun`: the run machine's `appendAssistant` action throws, so the run actor fails
+ *   (`xstate.error.actor.run`) after its first response.
  */
-function faultySession(coverage: Coverage, failingListener: boolean) {
-  const rejects = (what: string) => fromPromise<void>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
-  const machine = providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects("emitFailure") } });
-  const actor = createActor(machine, { input: { messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
-  const delivered: string[] = [];
+const faultyMachines = {
+  rejecting: () => {
+    const rejects = (what: string) => fromPromise<void>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
+    return providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects("emitFailure") } });
+  },
+  crashingRun: () => {
+    const run = hostedRunMachine().provide({
+      actions: {
+        appendAssistant: () => {
+          throw new Error("faulty runtime: appendAssistant crashed");
+        },
+      },
+    });
+    return providedSessionMachine().provide({ actors: { run } });
+  },
+};
+
+function faultySession(coverage: Coverage, machine: keyof typeof faultyMachines, failingListener: boolean) {
+  const actor = createActor(faultyMachines[machine](), { input: { messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
+  const delivered: AgentEvent[] = [];
   const runtime = new SessionRuntime(
     actor,
     async (event) => {
-      delivered.push(event.type);
+      delivered.push(event);
       if (failingListener && event.type === "message_end") throw new Error("listener bug");
     },
     () => {},
   );
   bindSession(actor, runtime);
   actor.start();
-  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => messages as never };
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: defaultConvertToLlm };
   const done = runtime.start({ config, streamFn: scriptedStreamFn([answer("a")]), tools: [], messages: [], prompts: [says("go")], skipInitialSteeringPoll: false });
   return { actor, done, delivered };
 }
@@ -121,12 +141,14 @@ const scenarios: Record<string, Scenario> = {
     await ended(run.agent);
   },
 
-  async "a defect inside the run actor (a non-message steered in)"(coverage) {
-    const run = traced(coverage, [answer("a")]);
-    run.agent.steer(null as never);
-    await run.agent.prompt("go");
-    expect(run.agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error" });
-    await ended(run.agent);
+  // R55: the run actor itself failed; the session closes the run with a failure message.
+  async "a defect inside the run actor (a faulty run machine)"(coverage) {
+    const session = faultySession(coverage, "crashingRun", false);
+    await session.done;
+    expect(session.actor.getSnapshot().value).toBe("idle");
+    const ends = session.delivered.flatMap((event) => (event.type === "message_end" ? [event.message] : []));
+    expect(ends.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "faulty runtime: appendAssistant crashed" });
+    expect(session.delivered.at(-1)?.type).toBe("agent_end");
   },
 
   async "reset and messages set while idle"(coverage) {
@@ -162,14 +184,14 @@ const scenarios: Record<string, Scenario> = {
   },
 
   async "a defect: settleEvents rejects (the session still goes idle)"(coverage) {
-    const session = faultySession(coverage, false);
+    const session = faultySession(coverage, "rejecting", false);
     await session.done;
     expect(session.actor.getSnapshot().value).toBe("idle");
-    expect(session.delivered.at(-1)).toBe("agent_end");
+    expect(session.delivered.at(-1)?.type).toBe("agent_end");
   },
 
   async "a defect: emitFailure rejects after a listener threw (the session still goes idle)"(coverage) {
-    const session = faultySession(coverage, true);
+    const session = faultySession(coverage, "rejecting", true);
     await session.done;
     expect(session.actor.getSnapshot().value).toBe("idle");
   },

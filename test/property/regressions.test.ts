@@ -3,7 +3,37 @@
  * smallest deterministic scenario.
  */
 import { describe, expect, it } from "vitest";
-import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
+import { createActor, toPromise } from "xstate";
+import {
+  agentEvents,
+  createAgentRunLogic,
+  defaultConvertToLlm,
+  runAgentLoop,
+  scriptedModel,
+  scriptedStreamFn,
+  text,
+  toolCall,
+  type AgentEvent,
+  type AgentRunOptions,
+  type AgentTool,
+} from "../../src/index.js";
+
+const hi = { prompts: [{ role: "user" as const, content: "hi", timestamp: 1 }], messages: [] };
+const okTool = (name: string, execute?: AgentTool["execute"]): AgentTool => ({
+  name,
+  label: name,
+  description: name,
+  parameters: { type: "object", properties: {} },
+  execute: execute ?? (async () => ({ content: [{ type: "text", text: name }], details: {} })),
+});
+/** Two calls (parallel unless `sequential`), then an answer once the results are in. */
+const twoCalls = (tools: AgentTool[], sequential = false): AgentRunOptions => ({
+  tools,
+  streamFn: scriptedStreamFn(({ context }) =>
+    context.messages.some((m) => m.role === "toolResult") ? { content: [text("done")] } : { content: [toolCall("a", {}, "A"), toolCall("b", {}, "B")] },
+  ),
+  config: { model: scriptedModel, convertToLlm: defaultConvertToLlm, ...(sequential ? { toolExecution: "sequential" as const } : {}) },
+});
 
 describe("regressions", () => {
   // Found by the property suite (sink "macrotask", a parallel batch of two calls, the first one
@@ -54,5 +84,61 @@ describe("regressions", () => {
       "sink done tool_execution_update A",
     ]);
     expect(updateA).toBeLessThan(executeB);
+  });
+
+  // Found by the restore property (restore.property.test.ts). R13: a run persisted at any snapshot
+  // it reports finishes. The last call of a parallel batch reports tool.ready from inside its own
+  // macrostep; the run takes it at once, moves to runningInParallel and sends tool.execute to every
+  // passed call, but that call is still busy, so its tool.execute waits in its mailbox. The
+  // snapshot the run reports then has the run in runningInParallel and that call in
+  // awaitingExecution: restored, nobody sends tool.execute again and the run never ends.
+  it("R13: a run restored from the snapshot it reports as it sends tool.execute finishes", async () => {
+    const first = createActor(createAgentRunLogic(twoCalls([okTool("a"), okTool("b")])), { input: hi });
+    let persisted: string | undefined;
+    first.subscribe((snapshot) => {
+      if (persisted === undefined && JSON.stringify(snapshot.value).includes("runningInParallel")) persisted = JSON.stringify(first.getPersistedSnapshot());
+    });
+    first.start();
+    const uninterrupted = await toPromise(first);
+    const snapshot = JSON.parse(persisted!);
+    // The point the defect needs (if the machine changes so that it no longer arises, this says so).
+    expect(snapshot.children["tool:1"].snapshot.value).toBe("awaitingExecution");
+    const second = createActor(createAgentRunLogic(twoCalls([okTool("a"), okTool("b")])), { snapshot, input: hi });
+    second.start();
+    const restored = await toPromise(second);
+    expect(restored.map((m) => m.role)).toEqual(uninterrupted.map((m) => m.role));
+  }, 2_000);
+
+  // Found by the restore property. A run actor that is stopped (its parent left the invoking state,
+  // or the app persisted it and stopped it) delivers nothing more; here a tool it was executing
+  // reports an update after the stop, and the update still reaches the run's subscribers.
+  it("a stopped run delivers no more events (a tool's update after the stop is dropped)", async () => {
+    let reached!: () => void;
+    const executing = new Promise<void>((resolve) => (reached = resolve));
+    let proceed!: () => void;
+    const stopped = new Promise<void>((resolve) => (proceed = resolve));
+    let execution: Promise<unknown> | undefined;
+    const slow = okTool("a", (id, _args, _signal, onUpdate) => {
+      execution = (async () => {
+        reached();
+        await stopped;
+        onUpdate?.({ content: [{ type: "text", text: "late" }], details: {} });
+        return { content: [{ type: "text", text: id }], details: {} };
+      })();
+      return execution as never;
+    });
+    const run = createActor(createAgentRunLogic(twoCalls([slow, okTool("b")], true)), { input: hi });
+    const afterStop: string[] = [];
+    let isStopped = false;
+    agentEvents(run).subscribe((event) => {
+      if (isStopped) afterStop.push(event.type);
+    });
+    run.start();
+    await executing;
+    run.stop();
+    isStopped = true;
+    proceed();
+    await execution;
+    expect(afterStop).toEqual([]);
   });
 });

@@ -14,8 +14,10 @@ import type {
   RunActor,
   ScriptedBlock,
   ScriptedResponse,
+  ScriptedStreamFn,
 } from "../../src/index.js";
-import { defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { createActor, toPromise, type InspectionEvent } from "xstate";
+import { agentEvents, createAgentRunLogic, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
 export type Outcome = "success" | "throw" | "isError" | "terminate";
 
@@ -173,10 +175,8 @@ const delay = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", done, { once: true });
   });
 
-export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
-  const controller = new AbortController();
-  const calls = new Map<string, CallSpec>();
-  const record: ScenarioRun = {
+function newRecord(): ScenarioRun {
+  return {
     events: [],
     messages: undefined,
     rejection: undefined,
@@ -193,7 +193,21 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     decisions: [],
     hookProblems: [],
   };
+}
 
+interface Implementations {
+  config: AgentLoopConfig;
+  tools: AgentTool[];
+  streamFn: ScriptedStreamFn;
+}
+
+/**
+ * The scenario's model, hooks and tools, recording into `record`. Each call builds fresh ones
+ * (hook counters start again), as a restored run gets (R13). `undelivered`: the events an async
+ * sink has not settled yet (no app code may start meanwhile).
+ */
+function implementations(scenario: Scenario, record: ScenarioRun, undelivered: ReadonlySet<AgentEvent>): Implementations {
+  const calls = new Map<string, CallSpec>();
   const responses: ScriptedResponse[] = scenario.responses.map((response, r) => {
     const content: ScriptedBlock[] = response.thinking ? [{ type: "thinking", thinking: "hm", signature: "s" }] : [];
     content.push(text("ok"));
@@ -208,7 +222,6 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   });
 
   // SPEC "Entry points": emit is awaited, so no app code starts while an event is undelivered.
-  const undelivered = new Set<AgentEvent>();
   const entered = (what: string, _callId?: string) => {
     const blocking = [...undelivered];
     if (blocking.length > 0) record.hookProblems.push(`emit not awaited: ${what} started while ${blocking.map((e) => e.type).join(", ")} was undelivered`);
@@ -252,7 +265,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     };
   })();
 
-  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), defaultConvertToLlm(messages)), toolExecution: scenario.toolExecution };
+  const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (messages) => (entered("convertToLlm"), messages as never), toolExecution: scenario.toolExecution };
   if (scenario.beforeToolCall) {
     config.beforeToolCall = async ({ toolCall: call }) => {
       entered("beforeToolCall", call.id);
@@ -340,7 +353,9 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     };
   }
 
-  const stream = scriptedStreamFn((_, i) => responses[i] ?? { content: [text("done")] });
+  // The response to the n-th request (n assistant messages so far), whichever process makes it:
+  // a restored run gets the same model responses (R13).
+  const stream = scriptedStreamFn(({ context }) => responses[context.messages.filter((m) => m.role === "assistant").length] ?? { content: [text("done")] });
   const streamFn: typeof stream = Object.assign(
     (...args: Parameters<typeof stream>) => {
       // R12, R40: each request sees exactly the transcript so far (identity convertToLlm and
@@ -355,6 +370,15 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     { calls: stream.calls },
   );
 
+  const tools = [tool("alpha", { prepareArguments }), tool("beta"), tool("seq", { executionMode: "sequential", prepareArguments })];
+  return { config, tools, streamFn };
+}
+
+export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
+  const controller = new AbortController();
+  const record = newRecord();
+  const undelivered = new Set<AgentEvent>();
+  const { config, tools, streamFn } = implementations(scenario, record, undelivered);
   if (scenario.abortAt === -1) {
     record.abortedAt = -1;
     controller.abort();
@@ -381,7 +405,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   try {
     record.messages = await runAgentLoop(
       [user("hi")],
-      { messages: [], tools: [tool("alpha", { prepareArguments }), tool("beta"), tool("seq", { executionMode: "sequential", prepareArguments })] },
+      { messages: [], tools },
       config,
       sink,
       controller.signal,
@@ -395,4 +419,89 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   // Anything still in flight (a tool, a stray update) would show up by the next macrotask.
   await new Promise((resolve) => setTimeout(resolve, 0));
   return record;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Playing a scenario with a restore (R13)
+// ---------------------------------------------------------------------------------------------
+
+export interface RestoredScenarioRun extends ScenarioRun {
+  /** The run state the first process was persisted in; null when the run ended first. */
+  restoredIn: string | null;
+  /** Events the first process delivered after it was stopped (none may come). */
+  strayEvents: AgentEvent[];
+}
+
+/**
+ * Plays `scenario` as an embedded run (`createAgentRunLogic`) and, at the run's `restoreAt`-th
+ * macrostep, persists it, JSON round-trips the snapshot, stops it and restores it with freshly
+ * built implementations (R13). Events are delivered synchronously (an embedded run's events go
+ * to an RxJS Subject); an abort is the run's own `run.abort`.
+ */
+export async function playRestoredScenario(scenario: Scenario, restoreAt: number, inspect?: (event: InspectionEvent) => void): Promise<RestoredScenarioRun> {
+  const record: RestoredScenarioRun = { ...newRecord(), restoredIn: null, strayEvents: [] };
+  const none = new Set<AgentEvent>();
+  const input = { prompts: [user("hi")], messages: [] };
+  let current: RunActor | undefined;
+  let stopped = false;
+  const sink = (from: RunActor) => (event: AgentEvent) => {
+    if (from !== current || stopped) return void record.strayEvents.push(event);
+    record.events.push(event);
+    // After the push: the abort may make the run persist (and stop) at once.
+    if (scenario.abortAt === record.events.length - 1 && record.abortedAt === null) {
+      record.abortedAt = record.events.length - 1;
+      from.send({ type: "run.abort" });
+    }
+  };
+  const start = (actor: RunActor) => {
+    current = actor;
+    record.actor = actor;
+    agentEvents(actor).subscribe(sink(actor));
+    // Before start: the first process may be stopped inside its own start (restoreAt 0).
+    const done = toPromise(actor) as Promise<AgentMessage[] | undefined>;
+    actor.start();
+    return done;
+  };
+
+  try {
+    // (Typed as the run actor the invariants inspect: the embedded logic is the same machine.)
+    const first = createActor(createAgentRunLogic(implementations(scenario, record, none)), { input, inspect }) as unknown as RunActor;
+    let macrosteps = 0;
+    let persisted: string | undefined;
+    first.subscribe((snapshot) => {
+      if (persisted !== undefined || snapshot.status !== "active" || macrosteps++ !== restoreAt) return;
+      persisted = JSON.stringify(first.getPersistedSnapshot());
+      record.restoredIn = JSON.stringify(snapshot.value);
+      stopped = true;
+      first.stop();
+      // R13: a request in flight is made again and emits its message_start again; the first
+      // process's partial message (started, never ended) is superseded by it.
+      const open = openMessageStart(record.events);
+      if (open >= 0) record.events.splice(open);
+    });
+    if (scenario.abortAt === -1) record.abortedAt = -1;
+    const done = start(first);
+    if (scenario.abortAt === -1) first.send({ type: "run.abort" });
+    const output = await done;
+    if (persisted === undefined) record.messages = output;
+    else {
+      stopped = false;
+      const second = createActor(createAgentRunLogic(implementations(scenario, record, none)), { snapshot: JSON.parse(persisted), input, inspect }) as unknown as RunActor;
+      record.messages = await start(second);
+    }
+  } catch (error) {
+    record.rejection = error;
+  }
+  // Anything still in flight (a tool, a stray update) would show up by the next macrotask.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return record;
+}
+
+/** Index of the message_start of the message still open at the end of `events`, or -1. */
+function openMessageStart(events: readonly AgentEvent[]): number {
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i].type === "message_end") return -1;
+    if (events[i].type === "message_start") return i;
+  }
+  return -1;
 }

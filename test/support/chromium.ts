@@ -3,19 +3,14 @@
  * machine kind needs: without the background-networking flags Chromium keeps dialling out and the
  * closed network refuses it. Each launch gets a fresh profile, removed on close.
  */
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
+import { requireSystemBinary } from "./system-binary.js";
 
-/** `chromium` from PATH (Debian: `apt-get install chromium`), else Debian's path. */
-export const CHROMIUM =
-  (process.env.PATH ?? "")
-    .split(delimiter)
-    .filter(Boolean)
-    .map((dir) => join(dir, "chromium"))
-    .find((path) => existsSync(path)) ?? "/usr/bin/chromium";
+/** Debian's Chromium on PATH; undefined (tests skip, with a notice) when missing outside CI. */
+export const CHROMIUM = requireSystemBinary({ name: "chromium", debianPackage: "chromium", purpose: "the browser tests (viewer, web example)" });
 
 export const CHROMIUM_ARGS = [
   "--headless",
@@ -28,8 +23,8 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-/** Browser tests skip only on a developer machine without Chromium; in CI they must run. */
-export const skipWithoutChromium = !existsSync(CHROMIUM) && !process.env.CI;
+/** Browser tests skip only on a developer machine without Chromium; in CI a missing one fails at import. */
+export const skipWithoutChromium = CHROMIUM === undefined;
 
 export interface ChromiumSession {
   context: BrowserContext;
@@ -37,6 +32,7 @@ export interface ChromiumSession {
 }
 
 export async function launchChromium(viewport: { width: number; height: number }): Promise<ChromiumSession> {
+  if (!CHROMIUM) throw new Error("chromium not found on PATH (apt-get install chromium)");
   const userDataDir = await mkdtemp(join(tmpdir(), "chromium-test-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,

@@ -11,14 +11,15 @@ import { diagramPage, overlappingLabels, README_WIDTH, renderedLabels } from "..
 import { toSvg } from "../../scripts/diagram/svg.js";
 import { textWidth, wrapText } from "../../scripts/diagram/text-width.js";
 import { labelOfEvent, labelOfGuard, loadMachines } from "../../scripts/visualize.js";
-import { CHROMIUM, launchChromium, skipWithoutChromium } from "../support/chromium.js";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.js";
+import { SCREENSHOT_DIR } from "../support/screenshots.js";
 import { checkXml } from "./xml.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const OUT = join(ROOT, "visualizations");
 const TSX = join(ROOT, "node_modules/tsx/dist/cli.mjs");
-/** Screenshots the tests take; the README's come from `npm run visualize`. */
-const TEST_OUTPUT = join(ROOT, "test-output/diagrams");
+/** Screenshots the tests take (ignored); the README's come from `npm run visualize`. */
+const TEST_OUTPUT = join(SCREENSHOT_DIR, "diagrams");
 /** The machines the README and the viewer show: their diagrams must exist, never be skipped. */
 const REQUIRED = ["run.machine", "tool-call.machine", "session.machine"];
 
@@ -293,12 +294,10 @@ describe.skipIf(skipWithoutChromium)("issue 14 item 8: diagrams at 900 px in Chr
         }
         await page.locator("main > svg").screenshot({ path: join(TEST_OUTPUT, `${file}.png`) });
         const minState = Math.min(...states.map((l) => l.fontPx));
-        console.log(`${file}: ${states.length} state labels (smallest ${minState.toFixed(1)} px), ${labels.length - states.length} other labels, no overlaps; screenshot test-output/diagrams/${file}.png`);
+        console.log(`${file}: ${states.length} state labels (smallest ${minState.toFixed(1)} px), ${labels.length - states.length} other labels, no overlaps; screenshot test-results/screenshots/diagrams/${file}.png`);
       }
     } finally {
       await browser.close();
     }
   });
 });
-
-if (skipWithoutChromium) console.log(`notice: diagram legibility check skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium fonts-dejavu-core)`);

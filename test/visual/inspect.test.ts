@@ -1,6 +1,6 @@
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
-import { describe, expect, it } from "vitest";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import { describe, expect, it, vi } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { InspectionEvent } from "xstate";
 import { runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool, type Message } from "../../src/index.js";
@@ -162,11 +162,44 @@ describe("WebSocket inspector", () => {
     expect(raw.length).toBeGreaterThan(20);
   });
 
-  it("closes cleanly when no server ever answered", async () => {
+  const ping = { type: "@xstate.event", actorRef: { sessionId: "x:0" }, rootId: "x:0", event: { type: "PING" } } as unknown as InspectionEvent;
+
+  it("closes cleanly when the server accepts the connection but never answers the handshake", async () => {
+    const server = createServer();
+    const accepted: Socket[] = [];
+    // Read (and ignore) the handshake, so the peer's close is seen.
+    server.on("connection", (socket) => accepted.push(socket.resume()));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const inspect = connectWebSocketInspector({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      inspect.next(ping);
+      await vi.waitUntil(() => accepted.length === 1);
+      const peerClosed = once(accepted[0], "close");
+      // Still connecting after the timeout: close() gives up waiting and tears the socket down.
+      await expect(inspect.close({ timeoutMs: 200 })).resolves.toBeUndefined();
+      await peerClosed;
+      expect(accepted[0].destroyed).toBe(true);
+      // Closed: later events are dropped before the adapter, and a second close() is a no-op.
+      const forwarded = vi.spyOn(inspect.inspector.inspect, "next");
+      inspect.next(ping);
+      expect(forwarded).not.toHaveBeenCalled();
+      await expect(inspect.close()).resolves.toBeUndefined();
+      expect(accepted).toHaveLength(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("closes cleanly when the connection is refused", async () => {
     const inspect = connectWebSocketInspector({ url: "ws://127.0.0.1:9" });
-    inspect.next({ type: "@xstate.event", actorRef: { sessionId: "x:0" }, rootId: "x:0", event: { type: "PING" } } as unknown as InspectionEvent);
-    await inspect.close({ timeoutMs: 200 });
-    await inspect.close();
+    const forwarded = vi.spyOn(inspect.inspector.inspect, "next");
+    inspect.next(ping);
+    expect(forwarded).toHaveBeenCalledTimes(1);
+    await expect(inspect.close({ timeoutMs: 200 })).resolves.toBeUndefined();
+    inspect.next(ping);
+    expect(forwarded).toHaveBeenCalledTimes(1);
+    await expect(inspect.close()).resolves.toBeUndefined();
   });
 });
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startViewerServer, type ViewerServer } from "../../scripts/view.js";
 import { launchChromium, skipWithoutChromium } from "../support/chromium.js";
+import { screenshotPath } from "../support/screenshots.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SAMPLE = join(ROOT, "test/visual/fixtures/sample-trace.jsonl");
@@ -163,8 +164,7 @@ describe.skipIf(skipWithoutChromium)("viewer in Chromium", () => {
       expect(a.top).not.toBe(b.top);
       for (const bar of bars) expect(bar.text).toMatch(/\d+(\.\d+)? m?s$/);
 
-      // Screenshots go to an ignored folder: the test never dirties the tree.
-      await page.screenshot({ path: join(ROOT, "test-output/viewer-screenshot.png") });
+      await page.screenshot({ path: screenshotPath("viewer-screenshot.png") });
 
       // Backwards: the arrow key and the button both step back.
       await page.keyboard.press("ArrowLeft");

@@ -14,12 +14,12 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
+import { screenshotPath } from "../support/screenshots.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildExample, ensureLibraryBuilt, startExampleServer, type ExampleServer } from "../../scripts/example-web.js";
 import { sse, stall, partialText, startSseServer, textBlock, textResponse, response, toolUseBlock } from "../support/sse-server.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const SCREENSHOT = join(ROOT, "visualizations/web-chat.png");
 
 /** Stands in for https://stately.ai/inspect: says it is connected, and keeps what it receives. */
 const INSPECTOR_STUB = `<!doctype html><title>inspector stub</title><body>inspector stub</body><script>
@@ -192,7 +192,7 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       await page.fill("#message", "Then give me a one-line summary");
       await page.click("#follow-up");
       await page.waitForFunction(() => document.querySelectorAll("#queue-steering li, #queue-follow-up li").length === 2);
-      await page.screenshot({ path: SCREENSHOT });
+      await page.screenshot({ path: screenshotPath("web-chat.png") });
       await idle(page);
 
       expect(await transcriptOf(page)).toEqual([

@@ -1,0 +1,68 @@
+/**
+ * Checks of the messages apps and hooks hand to the loop: prompts, `steer`/`followUp`, what
+ * `getSteeringMessages`/`getFollowUpMessages` resolve, a hook's `messages`. The four provider
+ * roles are checked field by field (what a provider reads); any other string `role` is an
+ * app-defined message (`CustomAgentMessages`) and passes as it is.
+ */
+import type { AgentMessage } from "../types.js";
+import { blocksProblem, fieldProblem, textOrBlocksProblem } from "./content.js";
+import { describeValue, isArray, isRecord, readField } from "./describe-value.js";
+import { AgentInputError } from "./errors.js";
+import { fieldPath, problemText, type Problem } from "./problem.js";
+
+/** The first problem of one message, or undefined when it is a well-formed `AgentMessage`. */
+export function messageProblem(value: unknown, path = ""): Problem | undefined {
+  if (!isRecord(value)) return { field: path, problem: `must be a message object with a role, got ${describeValue(value)}` };
+  const role = readField(value, "role");
+  if ("threw" in role) return { field: fieldPath(path, "role"), problem: "could not be read (its getter threw)" };
+  if (typeof role.value !== "string" || role.value === "") {
+    return { field: fieldPath(path, "role"), problem: `must be a non-empty string, got ${describeValue(role.value)}` };
+  }
+  const content = () => {
+    const read = readField(value, "content");
+    return "threw" in read ? Symbol.for("unreadable") : read.value;
+  };
+  const contentPath = fieldPath(path, "content");
+  switch (role.value) {
+    case "user":
+      return textOrBlocksProblem(content(), contentPath, ["text", "image"]);
+    case "system":
+      return textOrBlocksProblem(content(), contentPath, ["text"]);
+    case "assistant":
+      return blocksProblem(content(), contentPath, ["text", "thinking", "toolCall"]);
+    case "toolResult":
+      return (
+        fieldProblem(value, "toolCallId", path, "string") ??
+        fieldProblem(value, "toolName", path, "string") ??
+        blocksProblem(content(), contentPath, ["text", "image"]) ??
+        fieldProblem(value, "isError", path, "boolean", true)
+      );
+    default:
+      return undefined;
+  }
+}
+
+/** The first problem of a message list. */
+export function messagesProblem(value: unknown, path = ""): Problem | undefined {
+  if (!isArray(value)) return { field: path, problem: `must be an array of messages, got ${describeValue(value)}` };
+  for (let i = 0; i < value.length; i++) {
+    const read = readField(value, i);
+    const problem = "threw" in read ? { field: fieldPath(path, i), problem: "could not be read" } : messageProblem(read.value, fieldPath(path, i));
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** `message`, checked: throws `AgentInputError` naming `field` (e.g. `steer(message)`). */
+export function checkMessage(value: unknown, field: string): AgentMessage {
+  const problem = messageProblem(value, field);
+  if (problem) throw new AgentInputError(problem.field, `${problemText(problem)}`);
+  return value as AgentMessage;
+}
+
+/** `messages`, checked: throws `AgentInputError` naming the first bad message's field. */
+export function checkMessages(value: unknown, field: string): AgentMessage[] {
+  const problem = messagesProblem(value, field);
+  if (problem) throw new AgentInputError(problem.field, `${problemText(problem)}`);
+  return value as AgentMessage[];
+}

@@ -1,0 +1,30 @@
+/**
+ * The shape checks of a loop entry point's arguments (`agentLoop`, `runAgentLoop`, the continue
+ * variants), run at the call so a bad argument is a typed error the caller can catch, never a
+ * failure from inside the run. Presence checks (`streamFn`, `convertToLlm`, R2) stay with the
+ * entry points; this adds the shapes.
+ */
+import type { AgentContext, AgentLoopConfig } from "../types.js";
+import { isRecord, readField } from "./describe-value.js";
+import { checkMessages } from "./messages.js";
+import { checkModel } from "./model.js";
+import { checkSignal } from "./signal.js";
+import { checkTools } from "./tools.js";
+
+export function checkLoopArguments(prompts: unknown, context: unknown, config: unknown, signal: unknown): void {
+  checkSignal(signal, "signal");
+  if (prompts !== null) checkMessages(prompts, "prompts");
+  if (isRecord(context)) {
+    checkMessages(valueOf(context, "messages"), "context.messages");
+    checkTools(valueOf(context, "tools"), "context.tools");
+  }
+  if (isRecord(config)) checkModel(valueOf(config, "model"), "config.model");
+}
+
+/** A field's value; a throwing getter reads as a value no check accepts (and the check names the field). */
+function valueOf(object: object, key: keyof AgentContext | keyof AgentLoopConfig): unknown {
+  const read = readField(object, key);
+  return "threw" in read ? UNREADABLE : read.value;
+}
+
+const UNREADABLE = Symbol("unreadable");

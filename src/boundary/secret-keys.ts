@@ -1,0 +1,43 @@
+/**
+ * Property names whose values are credentials, shared by the inspector's sanitizer and the trace
+ * recorder so both redact the same fields. Names are compared case-insensitively with `-` and `_`
+ * removed (`X-Auth-Token`, `access_token`, `ANTHROPIC_API_KEY` all match).
+ */
+
+/** Exact normalized names. */
+const SECRET_NAMES = new Set([
+  "apikey",
+  "xapikey",
+  "authorization",
+  "proxyauthorization",
+  "password",
+  "passwd",
+  "passphrase",
+  "secret",
+  "clientsecret",
+  "token",
+  "cookie",
+  "setcookie",
+  "privatekey",
+  "credential",
+  "credentials",
+]);
+
+/** Normalized endings: `access_token`, `x-auth-token`, `ANTHROPIC_API_KEY`, `db_password`, `aws_secret_access_key`. */
+const SECRET_SUFFIXES = ["token", "apikey", "secret", "password", "privatekey", "secretkey", "accesskey", "accesskeyid", "cookie", "credentials"];
+
+export const normalizeKeyName = (key: string): string => key.toLowerCase().replace(/[-_\s]/g, "");
+
+/** Whether a property named `key` holds a credential (by its name alone). */
+export function isSecretKeyName(key: string): boolean {
+  const name = normalizeKeyName(key);
+  if (SECRET_NAMES.has(name)) return true;
+  return SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
+}
+
+/** Credential-shaped strings: Anthropic keys, other `sk-` style keys and bearer tokens. */
+export const SECRET_PATTERNS: readonly RegExp[] = [
+  /sk-ant-[A-Za-z0-9_-]{4,}/g,
+  /\bsk-[A-Za-z0-9_-]{20,}/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+];
