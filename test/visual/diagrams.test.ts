@@ -1,17 +1,27 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runMachine } from "../../machines/run.machine.js";
-import { toolCallMachine } from "../../machines/tool-call.machine.js";
-import { labelOfEvent, labelOfGuard } from "../../scripts/visualize.js";
+import { createMachine } from "xstate";
+import { buildGraph } from "../../scripts/diagram/graph.js";
+import { layoutDiagram, STYLE, withoutOuterParentheses } from "../../scripts/diagram/layout.js";
+import { diagramPage, overlappingLabels, README_WIDTH, renderedLabels } from "../../scripts/diagram/rendered-labels.js";
+import { toSvg } from "../../scripts/diagram/svg.js";
+import { textWidth, wrapText } from "../../scripts/diagram/text-width.js";
+import { labelOfEvent, labelOfGuard, loadMachines } from "../../scripts/visualize.js";
+import { launchChromium, skipWithoutChromium } from "../support/chromium.js";
+import { SCREENSHOT_DIR } from "../support/screenshots.js";
 import { checkXml } from "./xml.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const OUT = join(ROOT, "visualizations");
 const TSX = join(ROOT, "node_modules/tsx/dist/cli.mjs");
+/** Screenshots the tests take (ignored); the README's come from `npm run visualize`. */
+const TEST_OUTPUT = join(SCREENSHOT_DIR, "diagrams");
+/** The machines the README and the viewer show: their diagrams must exist, never be skipped. */
+const REQUIRED = ["run.machine", "tool-call.machine", "session.machine"];
 
 /** What the test reads of a state node, straight from the machine definition. */
 interface DefinitionNode {
@@ -59,18 +69,42 @@ function invokesOf(machine: Definition): Map<string, string> {
   return out;
 }
 
+/** Every machine `machines/*.machine.ts` exports, as `npm run visualize` finds them. */
 async function machines(): Promise<{ file: string; machine: Definition }[]> {
-  const list: { file: string; machine: Definition }[] = [
-    { file: "run.machine", machine: runMachine as unknown as Definition },
-    { file: "tool-call.machine", machine: toolCallMachine as unknown as Definition },
-  ];
-  const session = join(ROOT, "machines/session.machine.ts");
-  if (existsSync(session)) {
-    const module = (await import(pathToFileURL(session).href)) as Record<string, unknown>;
-    const machine = Object.values(module).find((value) => value && typeof value === "object" && "root" in value && "config" in value);
-    if (machine) list.push({ file: "session.machine", machine: machine as Definition });
-  }
-  return list;
+  const { machines: loaded } = await loadMachines();
+  return loaded.map(({ name, machine }) => ({ file: name, machine: machine as unknown as Definition }));
+}
+
+/**
+ * Every shape the pipeline must draw, whatever the machines become: a parallel state with regions,
+ * a history state, a final state, a self-loop, a targetless transition, a transition of the
+ * machine itself, and one event (`FAIL`) taken to the same state from three states.
+ */
+const shapesMachine = createMachine({
+  id: "shapes",
+  initial: "idle",
+  on: { RESET: ".idle" },
+  states: {
+    idle: { on: { GO: "working", FAIL: "failing", TICK: { actions: [] } } },
+    working: { on: { FAIL: "failing", RETRY: { target: "working", reenter: true }, SPLIT: "both", BACK: "idle" } },
+    both: {
+      type: "parallel",
+      states: {
+        left: { initial: "reading", states: { reading: { on: { FAIL: "#shapes.failing" } }, resume: { type: "history" } } },
+        right: { initial: "writing", states: { writing: {} } },
+      },
+    },
+    failing: { always: "done" },
+    done: { type: "final" },
+  },
+});
+
+/** A transition's label as drawn: eventless ones show only their guard, outer parentheses dropped. */
+function expectedLabel(event: string, guard: unknown, sources: Map<string, string>): string[] {
+  const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
+  const eventText = event === "" ? null : actor ? `${actor[1]}: ${sources.get(actor[2]) ?? actor[2]}` : event;
+  const guardText = typeof guard === "string" ? guard : guard ? labelOfGuard(guard) : null;
+  return [...(eventText ? [eventText] : []), ...(guardText ? [`[${withoutOuterParentheses(guardText)}]`] : [])];
 }
 
 const unescape = (text: string) =>
@@ -79,11 +113,18 @@ const unescape = (text: string) =>
 describe("generated diagrams", async () => {
   const all = await machines();
 
+  it("issue 16: the run, tool-call and session machines all have diagrams (none skipped when absent)", () => {
+    expect(all.map((m) => m.file)).toEqual(expect.arrayContaining(REQUIRED));
+  });
+
   for (const { file, machine } of all) {
     describe(file, () => {
       const svg = readFileSync(join(OUT, `${file}.svg`), "utf8");
       const mmd = readFileSync(join(OUT, `${file}.mmd`), "utf8");
-      const texts = [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => unescape(m[1]));
+      // A label's lines are tspans broken at spaces: joined with spaces they give the label back.
+      const texts = [...svg.matchAll(/<text[^>]*>(.*?)<\/text>/g)].map((m) =>
+        [...m[1].matchAll(/<tspan[^>]*>([^<]*)<\/tspan>/g)].map((t) => unescape(t[1])).join(" ") || unescape(m[1]),
+      );
 
       it("SVG is well-formed XML", () => {
         expect(checkXml("<svg><g></svg>")).not.toEqual([]);
@@ -103,13 +144,11 @@ describe("generated diagrams", async () => {
         const labels = texts.join("\n");
         const sources = invokesOf(machine);
         for (const { event, guard } of transitionsOf(machine)) {
-          // Invoked actors' events are shown by source (`done: convertToLlm`), eventless ones as `always`.
-          const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
-          const expected = event === "" ? "always" : actor ? `${actor[1]}: ${sources.get(actor[2]) ?? actor[2]}` : event;
-          expect(labels, event).toContain(expected);
-          if (typeof guard === "string") expect(labels).toContain(`[${guard}]`);
-          else if (guard) expect(labels).toContain(`[${labelOfGuard(guard)}]`);
+          // Invoked actors' events are shown by source (`done: convertToLlm`).
+          for (const part of expectedLabel(event, guard, sources)) expect(labels, `${event} ${part}`).toContain(part);
         }
+        // Eventless transitions are drawn in their own style, not labelled "always".
+        if (transitionsOf(machine).some((t) => t.event === "")) expect(svg).toMatch(/class="edge transition always"/);
       });
 
       it("Mermaid is a stateDiagram-v2 with composites, initial and final states", () => {
@@ -134,6 +173,50 @@ describe("generated diagrams", async () => {
       });
     });
   }
+
+  it("issue 14 item 8: the layout is deterministic (same machine, byte-identical SVG)", async () => {
+    const run = all.find((m) => m.file === "run.machine")!;
+    const graph = () => buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts");
+    // The committed file was laid out by another process (npm run visualize).
+    expect(toSvg(await layoutDiagram(graph()))).toBe(readFileSync(join(OUT, "run.machine.svg"), "utf8"));
+  });
+
+  it("wraps labels at spaces and keeps the text", () => {
+    const text = "done.streamResponse [responseCallsTools && responseRunsSequentially]";
+    const lines = wrapText(text, STYLE.labelFont, STYLE.labelMaxWidth);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join(" ")).toBe(text);
+    // Only a word (with the operator it carries) may be wider than the limit, alone on its line.
+    for (const line of lines) if (textWidth(line, STYLE.labelFont) > STYLE.labelMaxWidth) expect(line).toMatch(/^\S+( &&| \|\|)?$/);
+    expect(lines.some((line) => line.endsWith(" &&"))).toBe(true);
+    expect(lines).not.toContain("&&");
+    expect(withoutOuterParentheses("(a && b)")).toBe("a && b");
+    expect(withoutOuterParentheses("(a) || (b)")).toBe("(a) || (b)");
+  });
+
+  it("finds overlapping label boxes (and not touching ones)", () => {
+    const box = (x: number, y: number) => ({ x, y, width: 10, height: 10 });
+    expect(overlappingLabels([box(0, 0), box(5, 5)])).toHaveLength(1);
+    expect(overlappingLabels([box(0, 0), box(10, 0), box(0, 10)])).toEqual([]);
+  });
+
+  it("issue 14 item 8: draws parallel, history and final states, loops, and merges identical transitions", async () => {
+    const graph = buildGraph(shapesMachine as never, "shapes.machine", "test");
+    const diagram = await layoutDiagram(graph);
+    const svg = toSvg(diagram);
+    expect(checkXml(svg)).toEqual([]);
+    for (const state of statesOf(shapesMachine as unknown as Definition)) expect(svg, state.path).toContain(`id="${state.path}"`);
+    expect(svg).toContain(">both (parallel)<");
+    expect(svg).toContain(">resume (history)<");
+    // FAIL from three states: three unlabelled segments into one junction, one label from there on.
+    const fail = diagram.edges.filter((edge) => edge.label?.lines.includes("FAIL"));
+    expect(fail).toHaveLength(1);
+    expect(diagram.dots.filter((dot) => dot.kind === "junction")).toHaveLength(1);
+    expect(diagram.edges.filter((edge) => !edge.arrow)).toHaveLength(3);
+    expect(diagram.edges.find((edge) => edge.kind === "internal")?.label?.lines).toEqual(["TICK"]);
+    expect(diagram.notes.map((note) => note.lines[0])).toEqual(["in any state:"]);
+    expect(diagram.title[1]).toContain("eventless");
+  });
 
   it("prettifies actor events and guards", () => {
     expect(labelOfEvent("")).toBe("always");
@@ -170,6 +253,51 @@ describe("generated diagrams", async () => {
       expect(check.stderr).toContain("npm run visualize");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * Issue 14 item 8's acceptance: each committed SVG as a README shows it, in a 900 px column in
+ * Chromium (scaled down if wider): every state's name at >= 11 px and inside its state, no two
+ * labels (state names, transition labels, notes) overlapping, and the text no wider than the
+ * layout reserved for it.
+ */
+describe.skipIf(skipWithoutChromium)("issue 14 item 8: diagrams at 900 px in Chromium", async () => {
+  const all = await machines();
+  it("every state label >= 11 px, inside its state, no label clipped, no two label boxes overlapping", { timeout: 60_000 }, async () => {
+    mkdirSync(TEST_OUTPUT, { recursive: true });
+    const browser = await launchChromium({ width: README_WIDTH, height: 800 });
+    try {
+      const page = await browser.context.newPage();
+      const shapes = { file: "shapes.machine", machine: shapesMachine as unknown as Definition };
+      const shapesSvg = toSvg(await layoutDiagram(buildGraph(shapesMachine as never, "shapes.machine", "test/visual/diagrams.test.ts")));
+      for (const { file, machine } of [...all, shapes]) {
+        const svg = file === shapes.file ? shapesSvg : readFileSync(join(OUT, `${file}.svg`), "utf8");
+        await page.setContent(diagramPage(svg));
+        const labels = await renderedLabels(page);
+        const states = labels.filter((label) => label.kind === "state");
+        for (const state of statesOf(machine)) {
+          const label = states.find((l) => l.owner === state.path);
+          expect(label, `label of ${state.path}`).toBeDefined();
+          expect(label!.text).toBe(state.type === "parallel" || state.type === "history" ? `${state.key} (${state.type})` : state.key);
+          expect(label!.fontPx, `${file}: ${state.path} font size`).toBeGreaterThanOrEqual(11);
+          expect(label!.insideOwner, `${file}: ${state.path} label inside its box`).toBe(true);
+        }
+        expect(labels.filter((label) => !label.insideSvg).map((label) => label.text), `${file}: clipped labels`).toEqual([]);
+        const overlaps = overlappingLabels(labels).map(([a, b]) => `${JSON.stringify(a.text)} × ${JSON.stringify(b.text)}`);
+        expect(overlaps, `${file}: overlapping labels`).toEqual([]);
+        // The layout sized every box from text-width.ts: Chromium's text must fit in it.
+        for (const label of labels) {
+          const estimate = Math.max(...label.text.split("\n").map((line) => textWidth(line, label.fontSize, label.bold)));
+          expect(label.textLength, `${file}: width of ${JSON.stringify(label.text)}`).toBeLessThanOrEqual(estimate * 1.01 + 0.5);
+        }
+        await page.locator("main > svg").screenshot({ path: join(TEST_OUTPUT, `${file}.png`) });
+        const minState = Math.min(...states.map((l) => l.fontPx));
+        console.log(`${file}: ${states.length} state labels (smallest ${minState.toFixed(1)} px), ${labels.length - states.length} other labels, no overlaps; screenshot test-results/screenshots/diagrams/${file}.png`);
+      }
+    } finally {
+      await browser.close();
     }
   });
 });

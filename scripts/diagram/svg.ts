@@ -1,0 +1,128 @@
+/**
+ * SVG from a laid-out diagram, in the structure the run viewer reads: a `g.cluster` per compound
+ * state and a `g.node` per other state, with the state path as `id`; a `g.edge` per arrow with the
+ * transition ids as `id` (joined with `+`). The outline of a state is the group's first `path`, so
+ * the viewer's highlight rules apply. Colours and sizes are attributes (no CSS), so the file looks
+ * the same as an `<img>`, inline, or opened alone.
+ */
+import { FONT_FAMILY } from "./text-width.js";
+import { STYLE, type Box, type Diagram, type DiagramEdge, type Point } from "./layout.js";
+
+const COLORS = {
+  stateFill: "#ffffff",
+  stateStroke: "#52606d",
+  compositeFill: "#f5f7fa",
+  compositeStroke: "#9aa5b1",
+  text: "#1f2933",
+  edge: "#7b8794",
+  alwaysEdge: "#b3bcc6",
+  label: "#323f4b",
+  always: "#616e7c",
+  noteFill: "#fffbea",
+  noteStroke: "#b7a76a",
+} as const;
+
+const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+/** Numbers as short as they can be, identical from run to run. */
+const n = (value: number) => String(Math.round(value * 10) / 10);
+
+function roundedRect(box: Box, radius: number): string {
+  const r = Math.min(radius, box.width / 2, box.height / 2);
+  const { x, y, width: w, height: h } = box;
+  return `M${n(x + r)},${n(y)}H${n(x + w - r)}A${n(r)},${n(r)} 0 0 1 ${n(x + w)},${n(y + r)}V${n(y + h - r)}A${n(r)},${n(r)} 0 0 1 ${n(x + w - r)},${n(y + h)}H${n(x + r)}A${n(r)},${n(r)} 0 0 1 ${n(x)},${n(y + h - r)}V${n(y + r)}A${n(r)},${n(r)} 0 0 1 ${n(x + r)},${n(y)}Z`;
+}
+
+/** An orthogonal route with its corners rounded (radius capped by the shorter segment). */
+function routePath(points: Point[], radius = 5): string {
+  if (points.length === 0) return "";
+  let d = `M${n(points[0].x)},${n(points[0].y)}`;
+  for (let i = 1; i < points.length - 1; i++) {
+    const [a, b, c] = [points[i - 1], points[i], points[i + 1]];
+    const r = Math.min(radius, Math.hypot(b.x - a.x, b.y - a.y) / 2, Math.hypot(c.x - b.x, c.y - b.y) / 2);
+    const toward = (from: Point, to: Point, distance: number): Point => {
+      const length = Math.hypot(to.x - from.x, to.y - from.y) || 1;
+      return { x: from.x + ((to.x - from.x) * distance) / length, y: from.y + ((to.y - from.y) * distance) / length };
+    };
+    const p = toward(b, a, r);
+    const q = toward(b, c, r);
+    d += `L${n(p.x)},${n(p.y)}Q${n(b.x)},${n(b.y)} ${n(q.x)},${n(q.y)}`;
+  }
+  const last = points[points.length - 1];
+  return `${d}L${n(last.x)},${n(last.y)}`;
+}
+
+function arrowHead(points: Point[], size = 6): string {
+  const tip = points[points.length - 1];
+  const from = points[points.length - 2] ?? { x: tip.x, y: tip.y - 1 };
+  const length = Math.hypot(tip.x - from.x, tip.y - from.y) || 1;
+  const [ux, uy] = [(tip.x - from.x) / length, (tip.y - from.y) / length];
+  const base = { x: tip.x - ux * size, y: tip.y - uy * size };
+  const half = size * 0.45;
+  return `${n(tip.x)},${n(tip.y)} ${n(base.x - uy * half)},${n(base.y + ux * half)} ${n(base.x + uy * half)},${n(base.y - ux * half)}`;
+}
+
+/** Lines of text, top-left at (x, y), one `tspan` per line. */
+function textBlock(lines: string[], x: number, y: number, fontSize: number, attrs: string): string {
+  const step = fontSize * STYLE.lineHeight;
+  // The baseline sits where a line box of `step` centres the font's ascent and descent.
+  const first = y + step / 2 + fontSize * 0.35;
+  const spans = lines.map((line, i) => `<tspan x="${n(x)}" y="${n(first + i * step)}">${escape(line)}</tspan>`).join("");
+  return `<text font-size="${fontSize}" ${attrs}>${spans}</text>`;
+}
+
+function edgeSvg(edge: DiagramEdge): string {
+  const color = edge.kind === "initial" ? COLORS.text : edge.kind === "always" ? COLORS.alwaysEdge : COLORS.edge;
+  const dash = edge.kind === "internal" ? ` stroke-dasharray="4 3"` : "";
+  const parts = [
+    `<path d="${routePath(edge.points)}" fill="none" stroke="${color}" stroke-width="1.1"${dash}/>`,
+  ];
+  if (edge.arrow) parts.push(`<polygon points="${arrowHead(edge.points)}" fill="${color}" stroke="none"/>`);
+  if (edge.label) {
+    const { box, lines } = edge.label;
+    const fill = edge.kind === "always" ? COLORS.always : COLORS.label;
+    parts.push(`<rect x="${n(box.x)}" y="${n(box.y)}" width="${n(box.width)}" height="${n(box.height)}" fill="#ffffff" fill-opacity="0.85" stroke="none"/>`);
+    parts.push(textBlock(lines, box.x + STYLE.labelPadding, box.y + STYLE.labelPadding, STYLE.labelFont, `class="label" fill="${fill}"`));
+  }
+  const cls = edge.kind === "initial" ? "edge pseudo initial" : `edge transition ${edge.kind}`;
+  return `<g class="${cls}" id="${escape(edge.id)}">${parts.join("")}</g>`;
+}
+
+export function toSvg(diagram: Diagram): string {
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${n(diagram.width)}" height="${n(diagram.height)}" viewBox="0 0 ${n(diagram.width)} ${n(diagram.height)}" font-family="${FONT_FAMILY}">`,
+    `<!-- Generated by scripts/visualize.ts (ELK layered layout). Do not edit: npm run visualize. -->`,
+    `<g id="${escape(diagram.id)}" class="machine">`,
+    `<rect width="100%" height="100%" fill="#ffffff"/>`,
+    textBlock(diagram.title, STYLE.margin, STYLE.margin, STYLE.titleFont, `class="title" fill="${COLORS.always}"`),
+  ];
+  for (const state of diagram.states.filter((s) => s.composite)) {
+    const dash = state.type === "parallel" ? ` stroke-dasharray="5 3"` : "";
+    out.push(
+      `<g class="cluster state ${state.type}" id="${escape(state.id)}"><path d="${roundedRect(state.box, 8)}" fill="${COLORS.compositeFill}" stroke="${COLORS.compositeStroke}" stroke-width="1.2"${dash}/>` +
+        textBlock([state.label], state.box.x + 10, state.box.y + 4, STYLE.compositeFont, `class="state-label" font-weight="bold" fill="${COLORS.text}"`) +
+        `</g>`,
+    );
+  }
+  for (const note of diagram.notes) {
+    out.push(
+      `<g class="node pseudo transitions" id="${escape(note.id)}"><path d="${roundedRect(note.box, 2)}" fill="${COLORS.noteFill}" stroke="${COLORS.noteStroke}"/>` +
+        textBlock(note.lines, note.box.x + 4 + STYLE.labelPadding, note.box.y + 2 + STYLE.labelPadding, STYLE.noteFont, `class="label" fill="${COLORS.label}"`) +
+        `</g>`,
+    );
+  }
+  for (const edge of diagram.edges) out.push(edgeSvg(edge));
+  for (const dot of diagram.dots) {
+    const { x, y, width } = dot.box;
+    out.push(`<g class="node pseudo ${dot.kind}" id="${escape(dot.id)}"><circle cx="${n(x + width / 2)}" cy="${n(y + width / 2)}" r="${n(width / 2)}" fill="${COLORS.text}"/></g>`);
+  }
+  for (const state of diagram.states.filter((s) => !s.composite)) {
+    const final = state.type === "final";
+    const inner = final ? `<rect x="${n(state.box.x + 3)}" y="${n(state.box.y + 3)}" width="${n(state.box.width - 6)}" height="${n(state.box.height - 6)}" rx="3" fill="none" stroke="${COLORS.stateStroke}"/>` : "";
+    out.push(
+      `<g class="node state ${state.type}" id="${escape(state.id)}"><path d="${roundedRect(state.box, 6)}" fill="${COLORS.stateFill}" stroke="${COLORS.stateStroke}" stroke-width="1.2"/>${inner}` +
+        `<text class="state-label" x="${n(state.box.x + state.box.width / 2)}" y="${n(state.box.y + state.box.height / 2 + STYLE.stateFont * 0.35)}" font-size="${STYLE.stateFont}" text-anchor="middle" fill="${COLORS.text}">${escape(state.label)}</text></g>`,
+    );
+  }
+  out.push("</g>", "</svg>");
+  return `${out.join("\n")}\n`;
+}
