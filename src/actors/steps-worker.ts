@@ -18,6 +18,8 @@ export interface JobScope {
   readonly reissue: boolean;
   /** The actor that asked (the run, or a tool call). */
   readonly requester: AnyActorRef;
+  /** The job was cancelled (its state was left, or the run stopped): what it still produces is dropped. */
+  readonly cancelled: boolean;
 }
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
@@ -115,6 +117,9 @@ class StepRunner {
       },
       reissue,
       requester: replyTo,
+      get cancelled() {
+        return job.cancelled;
+      },
     };
     let reply: StepReply;
     try {

@@ -55,9 +55,9 @@ export const toolJobs = {
     // R13: an execution in flight at the snapshot runs again only if its tool says it may.
     if (scope.reissue && tool.replay !== "safe") return { executed: false, result: interruptedResult(toolCall.name), isError: true };
     let settled = false;
-    // R22: updates after `execute` settled are dropped.
+    // R22: updates after `execute` settled are dropped, and so are those of a cancelled call.
     const onUpdate = (partialResult: AgentToolResult) => {
-      if (settled) return;
+      if (settled || scope.cancelled) return;
       events.push({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, partialResult: toPlainData(partialResult) });
     };
     const started = clock.monotonic();
