@@ -23,8 +23,9 @@ export const toolJobs = {
   async preflightCalls(runtime: RunRuntime, { calls, gate }: Input<"preflightCalls">, { signal }: JobScope): Promise<Preflight[]> {
     const preflights: Preflight[] = [];
     for (const { index, toolCall } of calls) {
-      await delivered(runtime, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+      // Marked before delivery: a listener that throws at this very start still leaves a started call (R55).
       runtime.startedCalls.add(toolCall.id);
+      await delivered(runtime, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
       // A preflight never fails the run: whatever throws is that call's error result (R21, R26).
       let decision: Decision;
       try {

@@ -121,6 +121,22 @@ describe("R55: failures end the run cleanly", () => {
     expect(agent.state.isStreaming).toBe(false);
   });
 
+  it("R55: a listener that throws once at tool_execution_start: the started call still gets its result, before the failure message", async () => {
+    const { agent } = scenario([{ content: [toolCall("slow")] }, answer("never")], {}, { tools: [tool("slow", async () => ok("done"))] });
+    let thrown = false;
+    agent.subscribe((event) => {
+      if (event.type === "tool_execution_start" && !thrown) {
+        thrown = true;
+        throw new Error("listener bug");
+      }
+    });
+    await agent.prompt("go");
+    // Issue 15 item 11: never `assistant:toolUse` without a result (other providers reject such a transcript).
+    expect(roles(agent.state.messages)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
+    expect(agent.state.messages.at(-2)).toMatchObject({ role: "toolResult", isError: true, content: [{ type: "text", text: "Operation aborted" }] });
+    expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "listener bug" });
+  });
+
   it("R55: a listener that keeps throwing makes prompt() reject with its error (as the reference does)", async () => {
     const { agent } = scenario([answer("a")]);
     agent.subscribe((event) => {
