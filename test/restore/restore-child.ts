@@ -1,12 +1,14 @@
-/** A fresh process restores a persisted run (SPEC R13): reads {snapshot, world} on stdin, prints {output, events, world}. */
+/** A fresh process restores a persisted run (SPEC R13): reads {scenario, snapshot, world} on stdin, prints {output, events, world}. */
 import { createActor, toPromise } from "xstate";
 import { agentEvents, createAgentRunLogic, type AgentEvent } from "../../src/index.js";
 import { scenarioInput, scenarioOptions, type World } from "./scenario.js";
+import { scenarioBOptions } from "./scenario-b.js";
 
 const chunks: Buffer[] = [];
 for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-const { snapshot, world } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { snapshot: unknown; world: World };
-const actor = createActor(createAgentRunLogic(scenarioOptions(world)), { snapshot: snapshot as never, input: scenarioInput() });
+const { scenario, snapshot, world } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { scenario: "a" | "b"; snapshot: unknown; world: World };
+const options = scenario === "b" ? scenarioBOptions(world) : scenarioOptions(world);
+const actor = createActor(createAgentRunLogic(options), { snapshot: snapshot as never, input: scenarioInput() });
 const events: AgentEvent[] = [];
 agentEvents(actor).subscribe((event) => events.push(event));
 actor.start();
