@@ -26,7 +26,6 @@ import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool
 import { runAgentLoop } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine, type ToolCallContext } from "../../machines/tool-call.machine.js";
-import type { StepName } from "../../machines/steps.js";
 import { afterDelivery, endAfterDefect } from "../../src/api/start-run.js";
 import { runInput } from "../../src/api/run-input.js";
 import { bindRuntime, requireRuntime } from "../../src/api/run-hosts.js";
@@ -235,23 +234,19 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
 /**
  * Tool names that make the faulty wiring misbehave, to reach the transitions that exist for
  * runtime defects (a correct runtime turns every app failure into a result or `step.failed`):
- * - `crash`: the call's actor throws as it asks for its preparation → the child errors at once
- *   (`xstate.error.actor.tool:<i>` while preflighting or running a sequential call);
- * - `crashExec`: the call's actor throws as it asks for its execution → the child errors on
- *   `tool.execute` (`xstate.error.actor.tool:<i>` in `runningInParallel`);
- * - `prepFault`: the worker's `prepareToolCall` job rejects (the registry lookup throws) → the
- *   child gets `step.failed` in `preparing`;
- * - `execFault`: the worker's `executeToolCall` job rejects (the lookup throws the second time,
- *   i.e. in the execution after a preparation that passed) → `step.failed` in `executing`.
+ * - `crash`: the call's actor throws as it takes its execution's reply → the child errors
+ *   (`xstate.error.actor.tool:<i>` in `runningSequentially` or `runningInParallel`), in the order
+ *   the replies come, as a real defect there would;
+ * - `execFault`: the worker's `executeToolCall` job rejects (the registry lookup throws the second
+ *   time, i.e. in the execution after a preflight that passed) → `step.failed` in `executing`.
  */
-export const FAULTY_TOOLS = { crash: "crash", crashExec: "crashExec", prepFault: "prepFault", execFault: "execFault" } as const;
+export const FAULTY_TOOLS = { crash: "crash", execFault: "execFault" } as const;
 
 /** The run's tools, except that looking up a faulty name throws (see FAULTY_TOOLS). */
 function faultyRegistry(tools: ToolRegistry): ToolRegistry {
   let execLookups = 0;
   return Object.assign(Object.create(tools) as ToolRegistry, {
     find(name: string) {
-      if (name === FAULTY_TOOLS.prepFault) throw new Error(`faulty runtime: lookup of ${name} failed`);
       if (name === FAULTY_TOOLS.execFault && ++execLookups % 2 === 0) throw new Error(`faulty runtime: second lookup of ${name} failed`);
       return tools.find(name);
     },
@@ -264,18 +259,16 @@ const faultyResolve: RuntimeResolver = (owner) => {
   return { ...runtime, tools: faultyRegistry(runtime.tools) };
 };
 
-type RequestStep = (args: { context: ToolCallContext }, params: { job: StepName }) => void;
-const requestStep = toolCallMachine.implementations.actions.requestStep as unknown as RequestStep;
+type Guard = (args: { context: ToolCallContext; event: unknown }) => boolean;
+const isFinalized = toolCallMachine.implementations.guards.isFinalized as unknown as Guard;
 
-/** The tool-call machine whose `requestStep` action throws for the `crash` names. */
+/** The tool-call machine whose `isFinalized` guard (taken on the execution's reply) throws for `crash`. */
 const faultyToolCall = toolCallMachine.provide({
-  actions: {
-    requestStep: ((args, params) => {
-      const name = args.context.toolCall.name;
-      if (name === FAULTY_TOOLS.crash && params.job === "prepareToolCall") throw new Error("faulty runtime: the call's actor crashed preparing");
-      if (name === FAULTY_TOOLS.crashExec && params.job === "executeToolCall") throw new Error("faulty runtime: the call's actor crashed executing");
-      requestStep(args, params);
-    }) as RequestStep as never,
+  guards: {
+    isFinalized: ((args) => {
+      if (args.context.toolCall.name === FAULTY_TOOLS.crash) throw new Error("faulty runtime: the call's actor crashed");
+      return isFinalized(args);
+    }) as Guard as never,
   },
 });
 

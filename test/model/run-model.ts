@@ -1,7 +1,7 @@
 /**
  * The run machine's test model: the synthetic events a traversal feeds it in each state (the step
- * worker's `step.<job>.done`/`step.failed` replies and the tool-call children's `tool.ready`,
- * `xstate.done.actor.tool:<i>` and `xstate.error.actor.tool:<i>`), a bounded state serialization,
+ * worker's `step.<job>.done`/`step.failed` replies, the batch's preflight results and the
+ * tool-call children's `xstate.done.actor.tool:<i>`/`xstate.error.actor.tool:<i>`), a bounded state serialization,
  * the paths, and for each path the scripted configuration that makes the real runtime follow it.
  * (`run.abort` and `step.reissue` are taken by the directed runs of directed-runs.ts.)
  */
@@ -12,7 +12,7 @@ import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index
 import { runMachine, type RunEvent } from "../../machines/run.machine.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
 import type { HookFlags, RunContext, RunInput } from "../../machines/run.types.js";
-import type { StepJobs, StepName } from "../../machines/steps.js";
+import type { Preflight, StepJobs, StepName } from "../../machines/steps.js";
 import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
 
 export type RunSnapshot = SnapshotFrom<typeof runMachine>;
@@ -102,6 +102,14 @@ const toolOutput = (index: number, terminate: boolean): ToolCallOutput => ({
 });
 const toolDone = (index: number, terminate: boolean) =>
   ({ type: `xstate.done.actor.tool:${index}`, actorId: `tool:${index}`, output: toolOutput(index, terminate) }) as unknown as RunEvent;
+const ready = (index: number): Preflight => ({ index, ready: true, args: {} });
+const immediate = (index: number, terminate: boolean): Preflight => ({
+  index,
+  ready: false,
+  result: { content: [{ type: "text", text: terminate ? "T" : "F" }], details: {}, isError: true, ...(terminate ? { terminate: true } : {}) },
+  settledAt: 0,
+});
+const preflighted = (preflights: Preflight[]) => done("preflightCalls", preflights);
 const toolError = (index: number) =>
   ({ type: `xstate.error.actor.tool:${index}`, actorId: `tool:${index}`, error: new Error("crashed") }) as unknown as RunEvent;
 const failed = (job: StepName): RunEvent => ({ type: "step.failed", job, error: new Error(`${job} failed`), at: 0 });
@@ -142,14 +150,24 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
         ...(quiet ? [] : (["end", "continue"] as const).map((output) => done("finishTurn", output))),
         failed("finishTurn"),
       ];
+    case "turn.executingTools.preflightingCall": {
+      // R24: the call in progress passed its preflight, or got an immediate result (one that
+      // terminates needs a blocking beforeToolCall).
+      const i = batch!.cursor;
+      return [preflighted([ready(i)]), preflighted([immediate(i, false)]), ...(before ? [preflighted([immediate(i, true)])] : [])];
+    }
     case "turn.executingTools.runningSequentially":
       return [toolDone(batch!.cursor, false), toolDone(batch!.cursor, true), toolError(batch!.cursor)];
-    case "turn.executingTools.preflighting": {
-      // Every parallel call is started and prepared (and gated) before the next one starts: it
-      // passed, settled at once (an immediate result that terminates needs a blocking
-      // beforeToolCall), or its actor crashed.
-      const i = batch!.cursor;
-      return [{ type: "tool.ready", index: i }, toolDone(i, false), ...(before ? [toolDone(i, true)] : []), toolError(i)];
+    case "turn.executingTools.preflightingCalls": {
+      // R25: every call's preflight in one step: all passed, none passed, or the first one not.
+      const indexes = batch!.calls.map((_, i) => i);
+      const firstImmediate = (terminate: boolean) => indexes.map((i) => (i === 0 ? immediate(i, terminate) : ready(i)));
+      return [
+        preflighted(indexes.map(ready)),
+        preflighted(indexes.map((i) => immediate(i, false))),
+        ...(before ? [preflighted(indexes.map((i) => immediate(i, true)))] : []),
+        ...(indexes.length > 1 ? [preflighted(firstImmediate(false)), ...(before ? [preflighted(firstImmediate(true))] : [])] : []),
+      ];
     }
     case "turn.executingTools.runningInParallel": {
       // Completion order does not change the run's states: the lowest unsettled call finishes first.
@@ -274,7 +292,6 @@ const tools: AgentTool[] = [
   mkTool(TOOLS.term, async () => result("term", true)),
   mkTool(TOOLS.blockTerm, async () => result("never runs")),
   mkTool(FAULTY_TOOLS.crash, async () => result("never runs")),
-  mkTool(FAULTY_TOOLS.crashExec, async () => result("never runs")),
 ];
 
 /** Reads the path's events as the decisions of hooks, the model and tools, in call order. */
@@ -293,10 +310,10 @@ export function planOf(path: RunPath): Plan {
   let names: string[] = [];
   for (let i = 1; i < path.steps.length; i++) {
     const state = statePath(path.steps[i - 1].state.value);
-    const event = path.steps[i].event as RunEvent & { output?: unknown; index?: number };
+    const event = path.steps[i].event as RunEvent & { output?: unknown };
     const isFailed = event.type === "step.failed";
     const list = (output: unknown): Decision => (isFailed ? "throw" : Array.isArray(output) && output.length > 0 ? "msg" : "none");
-    const index = event.type === "tool.ready" ? event.index! : Number(event.type.split("tool:")[1]);
+    const index = Number(event.type.split("tool:")[1]);
     switch (state) {
       case "pollingInitialSteering":
       case "turn.repollingSteering":
@@ -331,14 +348,14 @@ export function planOf(path: RunPath): Plan {
       case "turn.finishingTurn":
         plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
         break;
-      case "turn.executingTools.preflighting":
-        if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.blockTerm : TOOLS.missing;
-        else if (event.type.startsWith("xstate.error.actor.")) names[index] = FAULTY_TOOLS.crash;
+      case "turn.executingTools.preflightingCall":
+      case "turn.executingTools.preflightingCalls":
+        // An immediate result: an unknown tool, or one beforeToolCall blocks with terminate.
+        for (const preflight of event.output as Preflight[]) if (!preflight.ready) names[preflight.index] = preflight.result.terminate ? TOOLS.blockTerm : TOOLS.missing;
         break;
       case "turn.executingTools.runningInParallel":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
-        // Every call here passed its preflight, so its actor crashes when it is told to execute.
-        else names[index] = FAULTY_TOOLS.crashExec;
+        else names[index] = FAULTY_TOOLS.crash;
         break;
       case "turn.executingTools.runningSequentially":
         if (event.type.startsWith("xstate.done.actor.")) names[index] = terminates(event) ? TOOLS.term : TOOLS.ok;
@@ -438,7 +455,7 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
         return { content: [text("calling"), ...calls] };
     }
   });
-  const faulty = plan.responses.some((r) => r.names.some((name) => name === FAULTY_TOOLS.crash || name === FAULTY_TOOLS.crashExec));
+  const faulty = plan.responses.some((r) => r.names.some((name) => name === FAULTY_TOOLS.crash));
   return {
     prompts: [user("hi")],
     context: { messages: [], tools },

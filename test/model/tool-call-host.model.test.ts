@@ -6,7 +6,7 @@
  * the wiring measured is the one the entry point uses.
  */
 import { describe, expect, it } from "vitest";
-import { createActor, toPromise } from "xstate";
+import { createActor, toPromise, type InspectionEvent } from "xstate";
 import { runToolCall, type AgentTool, type AgentToolCallOutcome, type AssistantMessage, type RunToolCallOptions, type ToolCall } from "../../src/index.js";
 import { toolCallHostMachine } from "../../machines/tool-call-host.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
@@ -18,12 +18,17 @@ import { Coverage, memo } from "./harness.js";
 
 const host = provideToolCallHost(requireRuntime);
 
-/** `runToolCall` (src/api/run-tool-call.ts), inspected. */
-async function inspectedToolCall(toolCall: ToolCall, options: RunToolCallOptions, coverage: Coverage): Promise<AgentToolCallOutcome> {
-  const actor = createActor(host, {
-    input: { index: 0, toolCall, mode: "sequential", hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall }, startedAt: 0 },
-    inspect: (event) => coverage.record(event),
-  });
+type Faults = "none" | "preflightRejects";
+
+/**
+ * `runToolCall` (src/api/run-tool-call.ts), inspected. `faults: "preflightRejects"` hands the
+ * worker a deliberately faulty runtime whose bookkeeping of started calls throws, so the preflight
+ * job rejects (a real one never does: it turns every app failure into the call's result).
+ */
+function hostedToolCall(toolCall: ToolCall, options: RunToolCallOptions, coverage: Coverage, faults: Faults = "none", snapshot?: unknown) {
+  const inspect = (event: InspectionEvent) => coverage.record(event);
+  const input = { toolCall, hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall }, startedAt: 0 };
+  const actor = snapshot ? createActor(host, { snapshot: snapshot as never, input, inspect }) : createActor(host, { input, inspect });
   const runtime = createRunRuntime({
     owner: actor,
     config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
@@ -34,11 +39,26 @@ async function inspectedToolCall(toolCall: ToolCall, options: RunToolCallOptions
     sink: () => {},
     onSinkFailure: () => {},
   });
-  bindRuntime(actor, { ...runtime, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) });
+  const startedCalls =
+    faults === "preflightRejects"
+      ? new (class extends Set<string> {
+          override add(): this {
+            throw new Error("faulty runtime: the started calls cannot be recorded");
+          }
+        })()
+      : runtime.startedCalls;
+  bindRuntime(actor, { ...runtime, startedCalls, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) });
+  return actor;
+}
+
+async function outcomeOf(actor: ReturnType<typeof hostedToolCall>, toolCall: ToolCall): Promise<AgentToolCallOutcome> {
+  const done = toPromise(actor);
   actor.start();
-  const output = await toPromise(actor);
+  const output = await done;
   return { toolCall, result: output.result, isError: output.isError, ...(output.durationMs !== undefined ? { durationMs: output.durationMs } : {}) };
 }
+
+const inspectedToolCall = (toolCall: ToolCall, options: RunToolCallOptions, coverage: Coverage) => outcomeOf(hostedToolCall(toolCall, options, coverage), toolCall);
 
 const echo: AgentTool = {
   name: "echo",
@@ -83,6 +103,47 @@ const play = memo(async (name: string) => {
   return { coverage, inspected, reference };
 });
 
+/** The host's transitions no regular call takes: a restore mid-preflight (R13) and a preflight job that rejects. */
+const directed: Record<string, (coverage: Coverage) => Promise<void>> = {
+  // R13: persisted while beforeToolCall is in flight; the restored worker re-issues the preflight.
+  async "step.reissue: restored while the preflight's beforeToolCall is in flight"(coverage) {
+    let reached!: () => void;
+    const gating = new Promise<void>((resolve) => (reached = resolve));
+    const toolCall = call("echo", { text: "hi" });
+    const options = (first: boolean): RunToolCallOptions => ({
+      tools: [echo],
+      assistantMessage,
+      context: { messages: [] },
+      beforeToolCall: async () => {
+        if (!first) return undefined;
+        reached();
+        return new Promise<never>(() => {});
+      },
+    });
+    const firstActor = hostedToolCall(toolCall, options(true), coverage);
+    firstActor.start();
+    await gating;
+    expect(firstActor.getSnapshot().value).toBe("preflighting");
+    const snapshot = JSON.parse(JSON.stringify(firstActor.getPersistedSnapshot()));
+    firstActor.stop();
+    const outcome = await outcomeOf(hostedToolCall(toolCall, options(false), coverage, "none", snapshot), toolCall);
+    expect(outcome).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "hi" }] } });
+  },
+  // R26: a defect in the preflight itself still gives the call exactly one (error) result.
+  async "step.failed: the preflight job rejects (a faulty runtime)"(coverage) {
+    const toolCall = call("echo", { text: "hi" });
+    const outcome = await outcomeOf(hostedToolCall(toolCall, { tools: [echo], assistantMessage, context: { messages: [] } }, coverage, "preflightRejects"), toolCall);
+    expect(outcome.isError).toBe(true);
+    expect((outcome.result.content[0] as { text?: string }).text).toContain("faulty runtime");
+  },
+};
+
+const playDirected = memo(async (name: string) => {
+  const coverage = new Coverage([toolCallHostMachine, toolCallMachine]);
+  await directed[name](coverage);
+  return coverage;
+});
+
 const comparable = ({ durationMs, ...outcome }: AgentToolCallOutcome) => ({ ...outcome, timed: durationMs !== undefined });
 
 describe("runToolCall's host machine", () => {
@@ -97,11 +158,14 @@ describe("runToolCall's host machine", () => {
     });
   }
 
+  for (const name of Object.keys(directed)) it(name, () => playDirected(name).then(() => undefined));
+
   it("coverage: the calls took every state and transition of the host machine", async () => {
     const coverage = new Coverage([toolCallHostMachine]);
     for (const name of Object.keys(cases)) coverage.merge((await play(name)).coverage);
+    for (const name of Object.keys(directed)) coverage.merge(await playDirected(name));
     const { missing, summary } = coverage.report(toolCallHostMachine);
-    console.log(`tool-call host machine: ${Object.keys(cases).length} calls; ${summary}`);
+    console.log(`tool-call host machine: ${Object.keys(cases).length} calls and ${Object.keys(directed).length} directed ones; ${summary}`);
     expect(missing).toEqual({ states: [], transitions: [] });
   });
 });

@@ -1,12 +1,13 @@
 /**
- * The tool-call machine's test model: input variants (mode, which tool hooks are configured), the
- * synthetic events of each state (`tool.execute`, the step worker's `step.<job>.done`/`step.failed`
+ * The tool-call machine's test model: input variants (batch mode and which tool hooks are
+ * configured: the machine itself sees only `afterToolCall`, the rest decides how the run gets the
+ * call there), the synthetic events of each state (the step worker's `step.<job>.done`/`step.failed`
  * replies), every simple path to `settled`, and the run that makes the real child actor `tool:0`
  * follow it. (`step.reissue` is taken by the directed runs of directed-runs.ts.)
  */
 import { type SnapshotFrom } from "xstate";
 import { getSimplePaths, type StatePath } from "xstate/graph";
-import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, ScriptedResponse } from "../../src/index.js";
+import type { AgentLoopConfig, AgentMessage, AgentTool, ScriptedResponse } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { toolCallMachine, type ToolCallEvent, type ToolCallInput } from "../../machines/tool-call.machine.js";
 import type { StepJobs, StepName } from "../../machines/steps.js";
@@ -28,10 +29,8 @@ export const describeVariant = (v: ToolVariant) => `${v.mode}${v.beforeToolCall 
 type ToolSnapshot = SnapshotFrom<typeof toolCallMachine>;
 export type ToolPath = StatePath<ToolSnapshot, ToolCallEvent>;
 
-/** For traversal only: no step worker to ask, no parent to report to. */
-const traversable = toolCallMachine.provide({
-  actions: { requestStep: () => {}, cancelStep: () => {}, reissueStep: () => {}, reportReady: () => {} },
-});
+/** For traversal only: no step worker to ask. */
+const traversable = toolCallMachine.provide({ actions: { requestStep: () => {}, cancelStep: () => {}, reissueStep: () => {} } });
 
 const ok = { content: [{ type: "text" as const, text: "ok" }], details: {} };
 
@@ -39,30 +38,16 @@ const done = <K extends StepName>(job: K, output: StepJobs[K]["output"]) => ({ t
 const failed = (job: StepName, why: string): ToolCallEvent => ({ type: "step.failed", job, error: new Error(why), at: 0 });
 
 /**
- * An abort between preflight and execution (`executed: false`) is only realizable where something
- * separates them: another call's preflight in a parallel batch, or the call's own preparation
- * (`prepareArguments`) when no `beforeToolCall` runs in between (a call with `beforeToolCall` that
- * goes straight from the gate to `execute` sees the abort in the gate, R21).
+ * An abort after the call passed its preflight and before it executes (`executed: false`) is
+ * realizable where something runs in between: a later call's preparation in a parallel batch
+ * (preflighted in the same step, after this call's), or the call's own `prepareArguments` when no
+ * `beforeToolCall` follows it (`beforeToolCall` sees the abort and blocks the call, R21).
  */
 const abortRealizable = (v: ToolVariant) => v.mode === "parallel" || !v.beforeToolCall;
 
 function toolEvents(variant: ToolVariant) {
   return (snapshot: ToolSnapshot): ToolCallEvent[] => {
     switch (statePath(snapshot.value)) {
-      case "preparing":
-        return [
-          done("prepareToolCall", { ready: true, args: {} }),
-          done("prepareToolCall", { ready: false, result: errorResult("Tool missing not found") }),
-          failed("prepareToolCall", "prepare job failed"),
-        ];
-      case "gating":
-        return [
-          done("gateToolCall", { allowed: true }),
-          done("gateToolCall", { allowed: false, result: errorResult("blocked") }),
-          failed("gateToolCall", "beforeToolCall threw"),
-        ];
-      case "awaitingExecution":
-        return [{ type: "tool.execute" }];
       case "executing":
         return [
           done("executeToolCall", { executed: true, result: ok, isError: false, durationMs: 1 }),
@@ -82,8 +67,8 @@ export function toolPaths(variant: ToolVariant): ToolPath[] {
   const input: ToolCallInput = {
     index: 0,
     toolCall: { type: "toolCall", id: "c0", name: "ok", arguments: {} },
-    mode: variant.mode,
-    hooks: { beforeToolCall: variant.beforeToolCall, afterToolCall: variant.afterToolCall },
+    args: {},
+    afterToolCall: variant.afterToolCall,
     startedAt: 0,
   };
   return getSimplePaths(traversable, {
@@ -99,20 +84,16 @@ export function toolPaths(variant: ToolVariant): ToolPath[] {
 // ---------------------------------------------------------------------------------------------
 
 interface ToolPlan {
-  prepare: "ready" | "missing" | "fault";
-  gate: "allow" | "block" | "throw" | null;
-  execute: "ok" | "throw" | "abort" | "fault" | null;
+  execute: "ok" | "throw" | "abort" | "fault";
   finalize: "none" | "throw" | null;
 }
 
 export function toolPlanOf(path: ToolPath): ToolPlan {
-  const plan: ToolPlan = { prepare: "ready", gate: null, execute: null, finalize: null };
+  const plan: ToolPlan = { execute: "ok", finalize: null };
   for (let i = 1; i < path.steps.length; i++) {
     const state = statePath(path.steps[i - 1].state.value);
     const event = path.steps[i].event as ToolCallEvent & { output?: any };
     const isFailed = event.type === "step.failed";
-    if (state === "preparing") plan.prepare = isFailed ? "fault" : event.output.ready ? "ready" : "missing";
-    if (state === "gating") plan.gate = isFailed ? "throw" : event.output.allowed ? "allow" : "block";
     if (state === "executing") plan.execute = isFailed ? "fault" : !event.output.executed ? "abort" : event.output.isError ? "throw" : "ok";
     if (state === "finalizing") plan.finalize = isFailed ? "throw" : "none";
   }
@@ -126,29 +107,15 @@ const mkTool = (name: string, execute: AgentTool["execute"]): AgentTool => ({ na
 export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs, "coverage"> {
   const plan = toolPlanOf(path);
   const controller = new AbortController();
-  // R29: the abort arrives after call 0's preparation passed and before it executes: at a helper
-  // call's tool_execution_start in a parallel batch, in call 0's own prepareArguments otherwise.
+  // R29: the abort arrives after call 0 passed its preflight and before it executes: in a helper
+  // call's prepareArguments in a parallel batch, in call 0's own prepareArguments otherwise.
   const abort = plan.execute === "abort";
   const helper = abort && variant.mode === "parallel";
-  const name =
-    plan.prepare === "missing"
-      ? "missing"
-      : plan.prepare === "fault"
-        ? FAULTY_TOOLS.prepFault
-        : plan.execute === "throw"
-          ? "throws"
-          : plan.execute === "fault"
-            ? FAULTY_TOOLS.execFault
-            : abort && !helper
-              ? "abortsInPreparation"
-              : "ok";
+  const name = plan.execute === "throw" ? "throws" : plan.execute === "fault" ? FAULTY_TOOLS.execFault : abort && !helper ? "abortsInPreparation" : "ok";
   const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: (m) => m as never, toolExecution: variant.mode };
   if (variant.beforeToolCall) {
-    config.beforeToolCall = async ({ toolCall: call }) => {
-      if (call.id !== "call_0") return undefined;
-      if (plan.gate === "throw") throw new Error("beforeToolCall threw (scripted)");
-      return plan.gate === "block" ? { block: true, reason: "blocked (scripted)" } : undefined;
-    };
+    // (Allows every call: a call it blocks never reaches the tool-call machine.)
+    config.beforeToolCall = async () => undefined;
   }
   if (variant.afterToolCall) {
     config.afterToolCall = async ({ toolCall: call }) => {
@@ -163,9 +130,9 @@ export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs
       return args;
     },
   };
-  const calls = [toolCall(name, {}, "call_0"), ...(helper ? [toolCall("ok", {}, "call_1")] : [])];
+  const calls = [toolCall(name, {}, "call_0"), ...(helper ? [toolCall("abortsInPreparation", {}, "call_1")] : [])];
   const responses: ScriptedResponse[] = [{ content: [text("calling"), ...calls] }, { content: [text("done")] }];
-  const faulty = plan.prepare === "fault" || plan.execute === "fault";
+  const faulty = plan.execute === "fault";
   return {
     prompts: [user("hi")],
     context: {
@@ -176,16 +143,12 @@ export function realizeTool(variant: ToolVariant, path: ToolPath): Omit<LoopArgs
           throw new Error("tool threw (scripted)");
         }),
         abortsInPreparation,
-        mkTool(FAULTY_TOOLS.prepFault, async () => ok),
         mkTool(FAULTY_TOOLS.execFault, async () => ok),
       ],
     },
     config,
     streamFn: scriptedStreamFn(responses),
     signal: controller.signal,
-    onEvent: (event: AgentEvent) => {
-      if (helper && event.type === "tool_execution_start" && event.toolCallId === "call_1") controller.abort();
-    },
     faulty,
   };
 }
