@@ -35,7 +35,7 @@ export const runJobs = {
   },
   transformContext: async (runtime: RunRuntime, { messages }: Input<"transformContext">, { signal }: JobScope) =>
     plainMessages(checkTransformedMessages(await runtime.config.transformContext!(messages, signal))),
-  convertToLlm: async (runtime: RunRuntime, { messages }: Input<"convertToLlm">) => checkConverted(await runtime.config.convertToLlm(messages)),
+  convertToLlm: async (runtime: RunRuntime, { messages }: Input<"convertToLlm">) => checkConverted(await runtime.config.convertToLlm!(messages)),
   async resolveApiKey(runtime: RunRuntime, { provider }: Input<"resolveApiKey">): Promise<null> {
     // R40: falls back to config.apiKey; the key stays in the runtime, out of the machine.
     runtime.apiKey.next = checkApiKey(await runtime.config.getApiKey!(provider));

@@ -25,8 +25,14 @@ export interface AgentRunOptions {
   random?: RandomSource;
 }
 
+/**
+ * The hooks and options a runtime reads. A run's is an `AgentLoopConfig`; `runToolCall`'s host has
+ * only the tool hooks (its steps never read the rest).
+ */
+export type RuntimeConfig = AgentLoopConfig | Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall">;
+
 export interface RunRuntime {
-  readonly config: AgentLoopConfig;
+  readonly config: Partial<AgentLoopConfig>;
   readonly streamFn: StreamFn;
   readonly clock: Clock;
   readonly random: RandomSource;
@@ -50,7 +56,8 @@ export interface RunRuntime {
 
 export { RestoreError } from "../loop/restore-error.js";
 
-export interface RunRuntimeArgs extends AgentRunOptions {
+export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
+  config: RuntimeConfig;
   /** The run actor (or `runToolCall`'s host). */
   owner: AnyActorRef;
   sink: AgentEventSink;
@@ -88,7 +95,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     streamFn: args.streamFn,
     clock: args.clock ?? systemClock,
     random: args.random ?? systemRandom,
-    streamOptions: streamOptionsOf(config),
+    streamOptions: "model" in config ? streamOptionsOf(config) : {},
     tools,
     events,
     signal: controller.signal,

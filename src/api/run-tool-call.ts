@@ -44,7 +44,7 @@ async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<Age
     });
     const runtime = createRunRuntime({
       owner: actor,
-      config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
+      config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall },
       streamFn: () => {
         throw new Error("runToolCall makes no model request");
       },
