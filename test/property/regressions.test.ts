@@ -13,8 +13,11 @@ import {
   scriptedStreamFn,
   text,
   toolCall,
+  PushAssistantStream,
+  emptyUsage,
   type AgentEvent,
   type AgentRunOptions,
+  type AssistantMessage,
   type AgentTool,
 } from "../../src/index.js";
 
@@ -138,6 +141,79 @@ describe("regressions", () => {
     isStopped = true;
     proceed();
     await execution;
+    expect(afterStop).toEqual([]);
+  });
+
+  // Found by the restore property. As above, for the events a preflight emits itself: a run
+  // stopped while its preflight waits for beforeToolCall still delivers the call's
+  // tool_execution_end once the hook answers.
+  it("a stopped run delivers no more events (a preflight's immediate result after the stop is dropped)", async () => {
+    let reached!: () => void;
+    const gating = new Promise<void>((resolve) => (reached = resolve));
+    let answer!: (decision: { block: true; reason: string }) => void;
+    const decided = new Promise<{ block: true; reason: string }>((resolve) => (answer = resolve));
+    const options = twoCalls([okTool("a"), okTool("b")], true);
+    options.config.beforeToolCall = () => {
+      reached();
+      return decided;
+    };
+    const run = createActor(createAgentRunLogic(options), { input: hi });
+    const afterStop: string[] = [];
+    let isStopped = false;
+    agentEvents(run).subscribe((event) => {
+      if (isStopped) afterStop.push(event.type);
+    });
+    run.start();
+    await gating;
+    run.stop();
+    isStopped = true;
+    answer({ block: true, reason: "no" });
+    // What the preflight still does after the hook answered is microtasks only: one macrotask
+    // turn lets all of it run.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(afterStop).toEqual([]);
+  });
+
+  // Found by the restore property. As above, for the events the stream step emits itself: a run
+  // stopped mid-stream still delivers the rest of the response (its message_update and
+  // message_end events) as the stream function produces it.
+  it("a stopped run delivers no more events (the rest of a stream after the stop is dropped)", async () => {
+    const stream = new PushAssistantStream();
+    let requested!: () => void;
+    const streaming = new Promise<void>((resolve) => (requested = resolve));
+    const partial: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "text", text: "" }],
+      api: scriptedModel.api,
+      provider: scriptedModel.provider,
+      model: scriptedModel.id,
+      usage: emptyUsage(),
+      stopReason: "stop",
+      timestamp: 1,
+    };
+    const options: AgentRunOptions = {
+      streamFn: () => {
+        stream.push({ type: "start", partial });
+        requested();
+        return stream;
+      },
+      config: { model: scriptedModel, convertToLlm: defaultConvertToLlm },
+    };
+    const run = createActor(createAgentRunLogic(options), { input: hi });
+    const afterStop: string[] = [];
+    let isStopped = false;
+    agentEvents(run).subscribe((event) => {
+      if (isStopped) afterStop.push(event.type);
+    });
+    run.start();
+    await streaming;
+    run.stop();
+    isStopped = true;
+    const text = { ...partial, content: [{ type: "text" as const, text: "late" }] };
+    stream.push({ type: "text_delta", contentIndex: 0, delta: "late", partial: text });
+    stream.push({ type: "done", reason: "stop", message: text });
+    // What the stream step still does is microtasks only: one macrotask turn lets all of it run.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(afterStop).toEqual([]);
   });
 });

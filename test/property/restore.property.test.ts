@@ -14,7 +14,7 @@
  * Runs: RESTORE_RUNS (default 300). Seed: FUZZ_SEED, else random; printed either way.
  */
 import fc from "fast-check";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eventProblems } from "./invariants.js";
 import { playRestoredScenario, scenarioArb, type RestoredScenarioRun } from "./scenario.js";
 import { liveActorProblems } from "../model/harness.js";
@@ -40,7 +40,7 @@ describe("agent loop: restore at a random point (R13)", () => {
     console.log(`restore property: ${RUNS} runs, seed ${SEED} (FUZZ_SEED=${SEED} RESTORE_RUNS=${RUNS} to replay)`);
     let restored = 0;
     await fc.assert(
-      fc.asyncProperty(scenarioArb, fc.nat({ max: 40 }), async (scenario, restoreAt) => {
+      fc.asyncProperty(scenarioArb, fc.nat({ max: 30 }), async (scenario, restoreAt) => {
         const run = await playRestoredScenario(scenario, restoreAt);
         if (run.restoredIn !== null) restored++;
         const problems = restoreProblems(run);
@@ -50,5 +50,7 @@ describe("agent loop: restore at a random point (R13)", () => {
       { numRuns: RUNS, seed: SEED, timeout: CASE_TIMEOUT_MS, endOnFailure: true },
     );
     console.log(`restore property: ${restored} of ${RUNS} runs were restored mid-run`);
+    // The property is about restores: most scenarios must have been restored before they ended.
+    expect(restored).toBeGreaterThan(RUNS / 4);
   }, 30_000 + RUNS * 50);
 });

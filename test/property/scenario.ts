@@ -474,10 +474,11 @@ export async function playRestoredScenario(scenario: Scenario, restoreAt: number
       record.restoredIn = JSON.stringify(snapshot.value);
       stopped = true;
       first.stop();
-      // R13: a request in flight is made again and emits its message_start again; the first
-      // process's partial message (started, never ended) is superseded by it.
-      const open = openMessageStart(record.events);
-      if (open >= 0) record.events.splice(open);
+      // R13: a step in flight is issued again and emits its start events again: a request its
+      // message_start, a preflight its calls' tool_execution_start (and immediate results); what
+      // the first process emitted of that step is superseded by the re-issue.
+      const superseded = supersededFrom(record.events, snapshot.value, (snapshot.context as { turn: { batch: { mode: string } | null } }).turn.batch?.mode);
+      if (superseded >= 0) record.events.splice(superseded);
     });
     if (scenario.abortAt === -1) record.abortedAt = -1;
     const done = start(first);
@@ -497,11 +498,24 @@ export async function playRestoredScenario(scenario: Scenario, restoreAt: number
   return record;
 }
 
-/** Index of the message_start of the message still open at the end of `events`, or -1. */
-function openMessageStart(events: readonly AgentEvent[]): number {
-  for (let i = events.length - 1; i >= 0; i--) {
-    if (events[i].type === "message_end") return -1;
-    if (events[i].type === "message_start") return i;
+/** Where the events of the step in flight at a restore begin (see R13's re-issue), or -1. */
+function supersededFrom(events: readonly AgentEvent[], value: unknown, mode: string | undefined): number {
+  const state = JSON.stringify(value);
+  const lastIndex = (test: (event: AgentEvent) => boolean) => {
+    for (let i = events.length - 1; i >= 0; i--) if (test(events[i])) return i;
+    return -1;
+  };
+  const ended = (role: string) => (event: AgentEvent) => event.type === "message_end" && (event.message as { role: string }).role === role;
+  if (state.includes("streaming")) {
+    // The partial message (started, never ended), if the request had begun.
+    const start = lastIndex((event) => event.type === "message_start");
+    return start > lastIndex((event) => event.type === "message_end") ? start : -1;
+  }
+  if (state.includes("preflightingCall")) {
+    // A parallel batch's preflight covers every call; a sequential one, the call in progress.
+    const after = mode === "parallel" ? lastIndex(ended("assistant")) : Math.max(lastIndex(ended("assistant")), lastIndex(ended("toolResult")));
+    const start = events.findIndex((event, i) => i > after && event.type === "tool_execution_start");
+    return start;
   }
   return -1;
 }
