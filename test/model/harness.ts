@@ -122,6 +122,11 @@ export class Coverage {
     return this;
   }
 
+  /** How many distinct transitions of `machine` the recorded actors took. */
+  taken(machine: AnyStateMachine): number {
+    return this.transitions.get(machine.id)?.size ?? 0;
+  }
+
   /** What `machine` has that no recorded actor took, and how much it has. */
   report(machine: AnyStateMachine) {
     const states = machineStates(machine);

@@ -158,7 +158,7 @@ describe("runToolCall's host machine", () => {
     });
   }
 
-  for (const name of Object.keys(directed)) it(name, () => playDirected(name).then(() => undefined));
+  for (const name of Object.keys(directed)) it(name, async () => expect((await playDirected(name)).taken(toolCallHostMachine)).toBeGreaterThan(0));
 
   it("coverage: the calls took every state and transition of the host machine", async () => {
     const coverage = new Coverage([toolCallHostMachine]);
