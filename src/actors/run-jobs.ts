@@ -41,7 +41,7 @@ export const runJobs = {
     runtime.apiKey.next = checkApiKey(await runtime.config.getApiKey!(provider));
     return null;
   },
-  streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope.signal),
+  streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope),
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);
     return decision?.action === "end" || decision?.action === "continue" ? decision.action : null;

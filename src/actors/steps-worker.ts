@@ -7,6 +7,7 @@
  * jobs they were waiting for (`step.reissue`); nothing else about a worker needs persisting.
  */
 import type { AnyActorRef, EventObject } from "xstate";
+import type { AgentEvent } from "../types.js";
 import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
 import { runJobs } from "./run-jobs.js";
@@ -20,6 +21,8 @@ export interface JobScope {
   readonly requester: AnyActorRef;
   /** The job was cancelled (its state was left, or the run stopped): what it still produces is dropped. */
   readonly cancelled: boolean;
+  /** Pushes an event the job produced to the run's queue, unless the job was cancelled meanwhile. */
+  emit(event: AgentEvent): Promise<void> | undefined;
 }
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
@@ -120,6 +123,7 @@ class StepRunner {
       get cancelled() {
         return job.cancelled;
       },
+      emit: (event) => (job.cancelled ? undefined : runtime.events.push(event)),
     };
     let reply: StepReply;
     try {

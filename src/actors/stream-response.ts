@@ -6,6 +6,7 @@
 import type { AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
 import { errorText } from "../loop/tool-results.js";
 import type { RunRuntime } from "./run-runtime.js";
+import type { JobScope } from "./steps-worker.js";
 
 /** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
 export class StreamFailure extends Error {
@@ -24,8 +25,10 @@ export interface StreamRequest {
   thinkingLevel: ThinkingLevel;
 }
 
-export async function streamResponse(runtime: RunRuntime, request: StreamRequest, signal: AbortSignal): Promise<AssistantMessage> {
-  const { events } = runtime;
+export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<AssistantMessage> {
+  // Through the job: a stopped run's stream delivers nothing more.
+  const events = { push: scope.emit };
+  const { signal } = scope;
 
   const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
   runtime.apiKey.next = undefined;

@@ -20,12 +20,13 @@ export const toolJobs = {
    * R21, R24, R25: for each call in order: `tool_execution_start` (delivered before anything
    * else happens), preparation, `beforeToolCall`; an immediate result ends at once.
    */
-  async preflightCalls(runtime: RunRuntime, { calls, gate }: Input<"preflightCalls">, { signal }: JobScope): Promise<Preflight[]> {
+  async preflightCalls(runtime: RunRuntime, { calls, gate }: Input<"preflightCalls">, scope: JobScope): Promise<Preflight[]> {
+    const { signal } = scope;
     const preflights: Preflight[] = [];
     for (const { index, toolCall } of calls) {
       // Marked before delivery: a listener that throws at this very start still leaves a started call (R55).
       runtime.startedCalls.add(toolCall.id);
-      await delivered(runtime, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+      await delivered(runtime, scope, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
       // A preflight never fails the run: whatever throws is that call's error result (R21, R26).
       let decision: Decision;
       try {
@@ -39,7 +40,7 @@ export const toolJobs = {
         continue;
       }
       // R25: an immediate result is reported at once, before the next call starts.
-      await delivered(runtime, { type: "tool_execution_end", toolCallId: toolCall.id, toolName: toolCall.name, result: decision.result, isError: true });
+      await delivered(runtime, scope, { type: "tool_execution_end", toolCallId: toolCall.id, toolName: toolCall.name, result: decision.result, isError: true });
       preflights.push({ index, ready: false, result: decision.result, settledAt: runtime.clock.now() });
     }
     return preflights;
@@ -47,7 +48,7 @@ export const toolJobs = {
 
   /** R22, R29, R13: run `execute`, forwarding updates until it settles; durationMs on the injected clock. */
   async executeToolCall(runtime: RunRuntime, input: Input<"executeToolCall">, scope: JobScope): Promise<ExecutionOutcome> {
-    const { events, clock } = runtime;
+    const { clock } = runtime;
     const { toolCall, args } = input;
     const { signal } = scope;
     // R29: a call that had not started when the abort came does not run.
@@ -59,7 +60,7 @@ export const toolJobs = {
     // R22: updates after `execute` settled are dropped, and so are those of a cancelled call.
     const onUpdate = (partialResult: AgentToolResult) => {
       if (settled || scope.cancelled) return;
-      events.push({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, partialResult: toPlainData(partialResult) });
+      scope.emit({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, partialResult: toPlainData(partialResult) });
     };
     const started = clock.monotonic();
     try {
@@ -112,7 +113,7 @@ async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, 
 }
 
 /** Pushes `event` and waits until the sink is idle again (R21: what follows comes after it). */
-async function delivered(runtime: RunRuntime, event: AgentEvent): Promise<void> {
-  runtime.events.push(event);
+async function delivered(runtime: RunRuntime, scope: JobScope, event: AgentEvent): Promise<void> {
+  scope.emit(event);
   for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
 }
