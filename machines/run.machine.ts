@@ -272,8 +272,10 @@ export const runMachine = setup({
     // R21, R25: the preflight's immediate results (their tool_execution_end was emitted by the step).
     recordImmediateResults: assign(({ context, event }) => {
       const batch = context.turn.batch!;
+      const preflights = reply(event, "preflightCalls");
+      if (preflights.every((preflight) => preflight.ready)) return {};
       const outcomes = batch.outcomes.slice();
-      for (const preflight of reply(event, "preflightCalls")) {
+      for (const preflight of preflights) {
         if (!preflight.ready) outcomes[preflight.index] = { index: preflight.index, result: preflight.result, isError: true, settledAt: preflight.settledAt };
       }
       return { turn: { ...context.turn, batch: { ...batch, outcomes } } };

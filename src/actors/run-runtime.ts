@@ -58,6 +58,8 @@ export { RestoreError } from "../loop/restore-error.js";
 
 export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   config: RuntimeConfig;
+  /** The registry the run's input was built from (built from `tools` when absent). */
+  registry?: ToolRegistry;
   /** The run actor (or `runToolCall`'s host). */
   owner: AnyActorRef;
   sink: AgentEventSink;
@@ -72,7 +74,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   const controller = new AbortController();
   const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;
   const restored = snapshot?.context;
-  const tools = new ToolRegistry(args.tools);
+  const tools = args.registry ?? new ToolRegistry(args.tools);
   // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
   if (restored?.toolSet) tools.restore(restored.toolSet.tools.map((tool) => tool.decl.name), args.tools ?? []);
   const abort = (reason?: unknown) => {

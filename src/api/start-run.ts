@@ -86,6 +86,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       config,
       streamFn,
       tools: args.context.tools,
+      registry: tools,
       clock,
       random: options?.random,
       sink: args.sink,

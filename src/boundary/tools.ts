@@ -52,9 +52,19 @@ export function schemaProblem(schema: unknown, path = "parameters"): Problem | u
   return undefined;
 }
 
+/** Tools already found well-formed: a tool passes every run's boundary, and is checked once. */
+const wellFormed = new WeakSet<object>();
+
 /** The first problem of one tool. */
 export function toolProblem(value: unknown, path: string): Problem | undefined {
   if (!isRecord(value)) return { field: path, problem: `must be a tool object {name, description, parameters, execute}, got ${describeValue(value)}` };
+  if (wellFormed.has(value)) return undefined;
+  const problem = firstToolProblem(value, path);
+  if (!problem) wellFormed.add(value);
+  return problem;
+}
+
+function firstToolProblem(value: Record<string, unknown>, path: string): Problem | undefined {
   const name = fieldProblem(value, "name", path, "string");
   if (name) return name;
   const execute = readField(value, "execute");
