@@ -9,6 +9,7 @@
 import elkBundled from "elkjs/lib/elk.bundled.js";
 import type { ElkExtendedEdge, ElkLabel, ElkNode, LayoutOptions } from "elkjs/lib/elk-api.js";
 import { staysInside, type GraphEdge, type GraphNode, type MachineGraph, type StateType } from "./graph.js";
+import { README_WIDTH } from "./rendered-labels.js";
 import { textWidth, wrapText } from "./text-width.js";
 
 export interface Point {
@@ -115,6 +116,56 @@ const LAYOUT: LayoutOptions = {
   "elk.json.edgeCoords": "ROOT",
 };
 const FALLBACK: LayoutOptions = { "elk.layered.considerModelOrder.strategy": "NONE" };
+
+/**
+ * The widest diagram whose state names are still at least 11 px when a README scales it into its
+ * 900 px column (STYLE.stateFont px at natural size).
+ */
+export const MAX_WIDTH = Math.floor((README_WIDTH * STYLE.stateFont) / 11);
+
+/**
+ * How wide ELK's layered layout comes out depends a great deal on the crossing minimisation's
+ * random choices (the run machine: 1000 to 1490 px over seeds 1 to 12, same options). So a diagram
+ * wider than MAX_WIDTH is laid out again, first with tighter spacing, then with other seeds, in
+ * this fixed order; the first that fits is kept, else the narrowest (the earliest of equals).
+ * Every attempt is deterministic, so the choice is too.
+ */
+const TIGHT: LayoutOptions = { "elk.spacing.nodeNode": "10", "elk.spacing.edgeNode": "6", "elk.spacing.edgeEdge": "4" };
+const ATTEMPTS: LayoutOptions[] = [1, 2, 3, 4, 5, 6, 7, 8].flatMap((seed): LayoutOptions[] => [
+  { "elk.randomSeed": String(seed) },
+  { "elk.randomSeed": String(seed), ...TIGHT },
+]);
+
+/** `options` added to every graph (compound) of `node`, in a copy. */
+function withOptions(node: ElkNode, options: LayoutOptions): ElkNode {
+  return {
+    ...node,
+    ...(node.children ? { layoutOptions: { ...node.layoutOptions, ...options }, children: node.children.map((child) => withOptions(child, options)) } : {}),
+  };
+}
+
+async function elkLayout(root: ElkNode, options: LayoutOptions, name: string): Promise<ElkNode> {
+  const elk = new elkBundled.default();
+  try {
+    return await elk.layout(structuredClone(withOptions(root, options)));
+  } catch {
+    try {
+      return await elk.layout(structuredClone(withOptions(root, { ...options, ...FALLBACK })));
+    } catch (error) {
+      throw new Error(`ELK could not lay out ${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+}
+
+async function narrowLayout(root: ElkNode, name: string): Promise<ElkNode> {
+  let best: ElkNode | undefined;
+  for (const options of ATTEMPTS) {
+    const laid = await elkLayout(root, options, name);
+    if (!best || (laid.width ?? 0) < (best.width ?? 0)) best = laid;
+    if ((best.width ?? 0) <= MAX_WIDTH) break;
+  }
+  return best!;
+}
 
 const lineHeight = (fontSize: number) => fontSize * STYLE.lineHeight;
 const stateLabel = (node: GraphNode) => (node.type === "parallel" || node.type === "history" ? `${node.key} (${node.type})` : node.key);
@@ -230,9 +281,10 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
     const elk: ElkExtendedEdge = { id, sources: [source], targets: [target] };
     if (lines.length > 0) {
       const label: ElkLabel = { id: `${id}.label`, text: lines.join("\n"), ...labelSize(lines, STYLE.labelFont) };
-      // A label in the middle of a long back edge widens every layer the edge runs beside; at its
-      // source it takes room only there.
-      if (isBackEdge(source, target)) label.layoutOptions = { "elk.edgeLabels.placement": "TAIL" };
+      // Labels sit at their source, as the state's list of ways out: a label in the middle of a long
+      // edge widens every layer the edge runs beside (the tool batch's many exits made the run
+      // machine 1455 px wide that way); at the source it takes room only there.
+      label.layoutOptions = { "elk.edgeLabels.placement": "TAIL" };
       elk.labels = [label];
     }
     const container = elkNodes.get(containerOf(source, target))!;
@@ -277,7 +329,11 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
     const holder = bundle.reduce((at, arrow) => containerOf(at, arrow.source), containerOf(first.source, first.target));
     const holderNode = elkNodes.get(holder)!;
     const dot: ElkNode = { id: junction, width: 8, height: 8 };
-    (holderNode.children ??= []).push(dot);
+    // In model order a junction of forward arrows comes just before its target, so the shared
+    // arrow stays a forward one (last in order, it would be taken for a loop and run back up).
+    const siblings = (holderNode.children ??= []);
+    const before = isBackEdge(first.source, first.target) ? -1 : siblings.findIndex((child) => chain(first.target).includes(child.id));
+    siblings.splice(before < 0 ? siblings.length : before, 0, dot);
     elkNodes.set(junction, dot);
     parentOf.set(junction, holder);
     dotIds.add(junction);
@@ -294,20 +350,7 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
   const titleHeight = Math.ceil(title.length * lineHeight(STYLE.titleFont));
   root.layoutOptions!["elk.padding"] = `[top=${STYLE.margin + titleHeight + 6},left=${STYLE.margin},bottom=${STYLE.margin},right=${STYLE.margin}]`;
 
-  let laid: ElkNode;
-  try {
-    laid = await new elkBundled.default().layout(root);
-  } catch {
-    const withFallback = (node: ElkNode): ElkNode => ({
-      ...node,
-      ...(node.children ? { layoutOptions: { ...node.layoutOptions, ...FALLBACK }, children: node.children.map(withFallback) } : {}),
-    });
-    try {
-      laid = await new elkBundled.default().layout(withFallback(root));
-    } catch (error) {
-      throw new Error(`ELK could not lay out ${graph.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  }
+  const laid = await narrowLayout(root, graph.name);
 
   const boxOf = (node: ElkNode): Box => ({ x: round(node.x ?? 0), y: round(node.y ?? 0), width: round(node.width ?? 0), height: round(node.height ?? 0) });
   const states: DiagramState[] = [];

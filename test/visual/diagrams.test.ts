@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createMachine } from "xstate";
 import { buildGraph } from "../../scripts/diagram/graph.js";
-import { layoutDiagram, STYLE, withoutOuterParentheses } from "../../scripts/diagram/layout.js";
+import { layoutDiagram, MAX_WIDTH, STYLE, withoutOuterParentheses } from "../../scripts/diagram/layout.js";
 import { diagramPage, overlappingLabels, README_WIDTH, renderedLabels } from "../../scripts/diagram/rendered-labels.js";
 import { toSvg } from "../../scripts/diagram/svg.js";
 import { textWidth, wrapText } from "../../scripts/diagram/text-width.js";
@@ -179,6 +179,13 @@ describe("generated diagrams", async () => {
     const graph = () => buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts");
     // The committed file was laid out by another process (npm run visualize).
     expect(toSvg(await layoutDiagram(graph()))).toBe(readFileSync(join(OUT, "run.machine.svg"), "utf8"));
+  });
+
+  it("issue 14 item 8: the run diagram is narrow enough for 11 px state names in a 900 px column", async () => {
+    const run = all.find((m) => m.file === "run.machine")!;
+    const diagram = await layoutDiagram(buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts"));
+    expect(MAX_WIDTH).toBe(Math.floor((900 * STYLE.stateFont) / 11));
+    expect(diagram.width).toBeLessThanOrEqual(MAX_WIDTH);
   });
 
   it("wraps labels at spaces and keeps the text", () => {
