@@ -125,10 +125,10 @@ export const MAX_WIDTH = Math.floor((README_WIDTH * STYLE.stateFont) / 11);
 
 /**
  * How wide ELK's layered layout comes out depends a great deal on the crossing minimisation's
- * random choices (the run machine: 1000 to 1490 px over seeds 1 to 12, same options). So a diagram
- * wider than MAX_WIDTH is laid out again, first with tighter spacing, then with other seeds, in
- * this fixed order; the first that fits is kept, else the narrowest (the earliest of equals).
- * Every attempt is deterministic, so the choice is too.
+ * random choices (the run machine: 870 to 1374 px over these attempts). So a diagram wider than
+ * the README's column is laid out again, with tighter spacing and other seeds, in this fixed
+ * order, and the narrowest is kept (the earliest of equals); one that fits the column unscaled
+ * ends the search. Every attempt is deterministic, so the choice is too.
  */
 const TIGHT: LayoutOptions = { "elk.spacing.nodeNode": "10", "elk.spacing.edgeNode": "6", "elk.spacing.edgeEdge": "4" };
 const ATTEMPTS: LayoutOptions[] = [1, 2, 3, 4, 5, 6, 7, 8].flatMap((seed): LayoutOptions[] => [
@@ -162,7 +162,7 @@ async function narrowLayout(root: ElkNode, name: string): Promise<ElkNode> {
   for (const options of ATTEMPTS) {
     const laid = await elkLayout(root, options, name);
     if (!best || (laid.width ?? 0) < (best.width ?? 0)) best = laid;
-    if ((best.width ?? 0) <= MAX_WIDTH) break;
+    if ((best.width ?? 0) <= README_WIDTH) break;
   }
   return best!;
 }
@@ -301,8 +301,12 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
     const key = `${edge.source}\u0000${edge.target}\u0000${edge.internal}`;
     groups.set(key, [...(groups.get(key) ?? []), edge]);
   }
-  // Arrows with the same label and target from several states (`failed` → failing from every
-  // step) merge at a junction dot and go on as one labelled arrow: one label instead of many.
+  // Arrows into a state from three or more states merge at a junction dot and go on as one arrow:
+  // one track instead of one per source (every way out of the tool batch into finishingTurn and
+  // endingTurn). Forward arrows merge whatever their labels, when the junction can sit beside the
+  // target (inside the target's parent; an arrow from further out keeps its own track); each keeps
+  // its label at its source. Loops merge only when their labels are equal (`failed` → failing from
+  // every step). When all labels are equal, the label is written once, on the shared arrow.
   const arrows: { id: string; source: string; target: string; kind: DiagramEdge["kind"]; lines: string[] }[] = [];
   for (const group of groups.values()) {
     const [edge] = group;
@@ -314,7 +318,12 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
   }
   const bundles = new Map<string, typeof arrows>();
   for (const arrow of arrows) {
-    const key = arrow.kind === "internal" || arrow.lines.length === 0 ? arrow.id : `${arrow.target}\u0000${arrow.kind}\u0000${arrow.lines.join("\n")}`;
+    const merges = arrow.kind !== "internal" && arrow.source !== arrow.target && !isBackEdge(arrow.source, arrow.target) && containerOf(arrow.source, arrow.target) === parentOf.get(arrow.target);
+    const key = merges
+      ? `${arrow.target}\u0000forward`
+      : arrow.kind === "internal" || arrow.lines.length === 0
+        ? arrow.id
+        : `${arrow.target}\u0000${arrow.kind}\u0000${arrow.lines.join("\n")}`;
     bundles.set(key, [...(bundles.get(key) ?? []), arrow]);
   }
   let junctions = 0;
@@ -337,14 +346,16 @@ export async function layoutDiagram(graph: MachineGraph): Promise<Diagram> {
     elkNodes.set(junction, dot);
     parentOf.set(junction, holder);
     dotIds.add(junction);
-    for (const arrow of bundle) addEdge(arrow.id, arrow.source, junction, arrow.kind, [], false);
-    addEdge(`${junction}->${first.target}`, junction, first.target, first.kind, first.lines);
+    const sameLabel = bundle.every((arrow) => arrow.lines.join("\n") === first.lines.join("\n"));
+    for (const arrow of bundle) addEdge(arrow.id, arrow.source, junction, arrow.kind, sameLabel ? [] : arrow.lines, false);
+    const kind = bundle.every((arrow) => arrow.kind === "always") ? "always" : "transition";
+    addEdge(`${junction}->${first.target}`, junction, first.target, kind, sameLabel ? first.lines : []);
   }
 
   const legend = [
     ...(edges.some((edge) => edge.kind === "always") ? ["light arrows: eventless (always)"] : []),
     ...(edges.some((edge) => edge.kind === "internal") ? ["dashed: targetless"] : []),
-    ...(junctions > 0 ? ["small dot: the same transition from several states"] : []),
+    ...(junctions > 0 ? ["small dot: arrows into the same state merge"] : []),
   ];
   const title = [`${graph.name}  (${graph.source})`, ...(legend.length > 0 ? [legend.join(" · ")] : [])];
   const titleHeight = Math.ceil(title.length * lineHeight(STYLE.titleFont));

@@ -174,14 +174,15 @@ describe("generated diagrams", async () => {
     });
   }
 
-  it("issue 14 item 8: the layout is deterministic (same machine, byte-identical SVG)", async () => {
+  // The run machine is laid out several times over to find its narrowest layout (layout.ts ATTEMPTS).
+  it("issue 14 item 8: the layout is deterministic (same machine, byte-identical SVG)", { timeout: 30_000 }, async () => {
     const run = all.find((m) => m.file === "run.machine")!;
     const graph = () => buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts");
     // The committed file was laid out by another process (npm run visualize).
     expect(toSvg(await layoutDiagram(graph()))).toBe(readFileSync(join(OUT, "run.machine.svg"), "utf8"));
   });
 
-  it("issue 14 item 8: the run diagram is narrow enough for 11 px state names in a 900 px column", async () => {
+  it("issue 14 item 8: the run diagram is narrow enough for 11 px state names in a 900 px column", { timeout: 30_000 }, async () => {
     const run = all.find((m) => m.file === "run.machine")!;
     const diagram = await layoutDiagram(buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts"));
     expect(MAX_WIDTH).toBe(Math.floor((900 * STYLE.stateFont) / 11));
@@ -237,14 +238,14 @@ describe("generated diagrams", async () => {
     expect(labelOfGuard(() => true)).toBe("inline");
   });
 
-  it("visualize:check passes on the committed files", () => {
+  it("visualize:check passes on the committed files", { timeout: 60_000 }, () => {
     const result = spawnSync(process.execPath, [TSX, "scripts/visualize.ts", "--check"], { cwd: ROOT, encoding: "utf8" });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("up to date");
   });
 
-  it("visualize:check fails and lists stale files", () => {
+  it("visualize:check fails and lists stale files", { timeout: 60_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), "visualize-"));
     try {
       const write = spawnSync(process.execPath, [TSX, "scripts/visualize.ts", "--out", dir], { cwd: ROOT, encoding: "utf8" });
