@@ -18,7 +18,7 @@
 import { assertEvent, assign, setup } from "xstate";
 import { getPlaceholderFor } from "./placeholders.js";
 import type { createEmitFailureActor, createSettleEventsActor } from "../src/agent/session-actors.js";
-import type { AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
+import type { AgentEvent, AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
 import { emptyUsage } from "../src/loop/usage.js";
@@ -48,6 +48,8 @@ export interface SessionContext {
   errorMessage: string | null;
   /** Tokens and cost of every assistant message and tool result so far (not cleared by `RESET`). */
   usage: Usage;
+  /** R55: what closes a run whose listener threw: its failure events, fixed when it threw. */
+  failure: AgentEvent[];
   /** How many messages the transcript had when the current run started (see `adoptRunOutput`); -1 once the app replaced it. */
   runStart: number;
 }
@@ -71,7 +73,12 @@ export type SessionEvent =
   /** A run's turn ended (its `turn_end` reached the Agent). */
   | { type: "run.turnEnd"; message: AgentMessage }
   /** A listener threw: the run is stopped and closed with a failure message (R55). */
-  | { type: "sink.failed" }
+  | { type: "sink.failed"; events: AgentEvent[] }
+  /**
+   * R13: a session restored mid-run takes the messages its run added so far (those whose
+   * `message_end` was still on its way to the Agent that persisted it included).
+   */
+  | { type: "run.resume"; messages: AgentMessage[] }
   /** Keep one system message with the replayed prompt and tools; clear the queues (R54). */
   | { type: "session.reset" };
 
@@ -118,6 +125,17 @@ export const sessionMachine = setup({
       if (context.runStart < 0 || joined === output.length) return {};
       return { messages: context.messages.slice(0, context.runStart).concat(output) };
     }),
+    // R55, R13: the failed run's messages are what its agent_end lists (a restored session may
+    // have delivered some of its failure events twice).
+    adoptFailureOutput: assign(({ context }) => {
+      const end = context.failure.find((event) => event.type === "agent_end");
+      if (context.runStart < 0 || !end || end.type !== "agent_end") return {};
+      return { messages: context.messages.slice(0, context.runStart).concat(end.messages) };
+    }),
+    adoptResumedRun: assign(({ context, event }) => {
+      assertEvent(event, "run.resume");
+      return context.runStart < 0 ? {} : { messages: context.messages.slice(0, context.runStart).concat(event.messages) };
+    }),
     enqueue: assign(({ context, event }) => {
       assertEvent(event, ["queue.steer", "queue.followUp"]);
       const queue: QueueName = event.type === "queue.steer" ? "steering" : "followUp";
@@ -162,6 +180,7 @@ export const sessionMachine = setup({
     errorMessage: null,
     usage: emptyUsage(),
     runStart: input.messages.length,
+    failure: [],
   }),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {
@@ -176,6 +195,7 @@ export const sessionMachine = setup({
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
     "run.messageEnd": { actions: "appendMessage" },
     "run.turnEnd": { actions: "recordTurnError" },
+    "run.resume": { actions: "adoptResumedRun" },
   },
   initial: "idle",
   states: {
@@ -193,7 +213,7 @@ export const sessionMachine = setup({
         // R54: the signal the listeners hold is aborted even after agent_end.
         "run.abort": { actions: "abortRun" },
         // R55: a listener threw (during the run or at agent_end).
-        "sink.failed": ".failing",
+        "sink.failed": { target: ".failing", actions: assign({ failure: ({ event }) => event.events }) },
       },
       states: {
         running: {
@@ -230,7 +250,9 @@ export const sessionMachine = setup({
         failing: {
           invoke: {
             src: "emitFailure",
-            onDone: { target: "#session.idle", actions: "finishRun" },
+            // The events were fixed when the listener threw (plain data: a restored session delivers the same).
+            input: ({ context }) => context.failure,
+            onDone: { target: "#session.idle", actions: ["adoptFailureOutput", "finishRun"] },
             onError: { target: "#session.idle", actions: "finishRun" },
           },
         },

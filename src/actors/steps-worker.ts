@@ -12,6 +12,7 @@ import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic
 import type { RunRuntime } from "./run-runtime.js";
 import { runJobs } from "./run-jobs.js";
 import { toolJobs } from "./tool-jobs.js";
+import { redeliverFinishedChildren } from "./finished-children.js";
 
 /** What a job gets besides its input: its own signal, and whether it is a re-issue after a restore. */
 export interface JobScope {
@@ -58,11 +59,15 @@ export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
   };
 }
 
-/** R13: the run, and each of its tool calls, asks again for the job it was waiting for. */
+/**
+ * R13: the run, and each of its tool calls, asks again for the job it was waiting for; a call that
+ * had finished unnoticed reports again.
+ */
 function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
   owner.send({ type: "step.reissue" });
   const children = (owner.getSnapshot() as { children: Record<string, AnyActorRef> }).children;
-  for (const child of Object.values(children)) if (child !== worker) child.send({ type: "step.reissue" });
+  for (const child of Object.values(children)) if (child !== worker && child.getSnapshot().status === "active") child.send({ type: "step.reissue" });
+  redeliverFinishedChildren(owner, worker);
 }
 
 interface RunningJob {

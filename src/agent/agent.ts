@@ -24,6 +24,7 @@ import { nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
 import { bindSession, providedSessionMachine } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
+import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
@@ -51,6 +52,12 @@ export const unknownModel: Model = {
   contextWindow: 0,
   maxTokens: 0,
 };
+
+/** The messages a restored session's run added so far; undefined when no run actor is left (it ended). */
+function resumedRunMessages(session: SessionActor): AgentMessage[] | undefined {
+  const run = (session.getSnapshot().children as { run?: { getSnapshot(): { context?: { newMessages?: AgentMessage[] } } } }).run;
+  return run?.getSnapshot().context?.newMessages?.slice();
+}
 
 export class Agent {
   // Hooks: settable at any time; each run reads them when it starts.
@@ -151,10 +158,12 @@ export class Agent {
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     this.session.subscribe({ error: (error) => this.runtime.crash(error) });
     // R13: a session persisted mid-run resumes that run with this Agent's hooks, tools and stream function.
-    if (restored !== undefined && !this.session.getSnapshot().matches("idle")) {
-      this.runtime.resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false })).catch(() => {});
-    }
+    const busy = restored !== undefined && !this.session.getSnapshot().matches("idle");
+    const resumed = busy ? resumedRunMessages(this.session) : undefined;
+    if (busy) this.runtime.resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false }), resumed ?? []).catch(() => {});
     this.session.start();
+    if (resumed) this.session.send({ type: "run.resume", messages: resumed });
+    if (restored !== undefined) redeliverFinishedChildren(this.session);
     this.state = this.stateView();
   }
 

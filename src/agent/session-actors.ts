@@ -1,6 +1,7 @@
 /** The session machine's actors, one factory each (their placeholders are typed by these). */
 import { fromPromise, type AnyActorRef } from "xstate";
 import type { SessionRuntime } from "./session-runtime.js";
+import type { AgentEvent } from "../types.js";
 
 export type SessionResolver = (session: AnyActorRef) => SessionRuntime;
 
@@ -8,4 +9,5 @@ export type SessionResolver = (session: AnyActorRef) => SessionRuntime;
 export const createSettleEventsActor = (resolve: SessionResolver) => fromPromise<void>(({ self }) => resolve(self._parent!).settleEvents());
 
 /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
-export const createEmitFailureActor = (resolve: SessionResolver) => fromPromise<void>(({ self }) => resolve(self._parent!).emitFailure());
+export const createEmitFailureActor = (resolve: SessionResolver) =>
+  fromPromise<void, AgentEvent[]>(({ self, input }) => resolve(self._parent!).emitFailure(input));

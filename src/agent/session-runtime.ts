@@ -16,6 +16,7 @@ import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
 import { registerRunHost } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
+import { toPlainData } from "../loop/plain-data.js";
 
 /** Delivers one event to the Agent: its state first, then every listener, in order (R51). */
 export type AgentDispatch = (event: AgentEvent, signal: AbortSignal) => Promise<void>;
@@ -89,9 +90,14 @@ export class SessionRuntime {
     return done;
   }
 
-  /** R13: a restored session's run in flight gets its runtime from `plan` when its worker starts. */
-  resume(plan: RunPlan): Promise<void> {
-    return this.activate(plan);
+  /**
+   * R13: a restored session's run in flight gets its runtime from `plan` when its worker starts;
+   * `messages` are what it added before the snapshot (as if delivered here).
+   */
+  resume(plan: RunPlan, messages: AgentMessage[]): Promise<void> {
+    const done = this.activate(plan);
+    this.active!.ended.push(...messages);
+    return done;
   }
 
   private activate(plan: RunPlan): Promise<void> {
@@ -153,15 +159,10 @@ export class SessionRuntime {
     return this.active?.runtime?.events.settled() ?? Promise.resolve();
   }
 
-  /**
-   * R55: a listener threw; the run is stopped. The failure events go to the listeners directly,
-   * and `agent_end` lists the messages whose `message_end` they were given (the run's context may
-   * not have appended the last one yet), plus the failure message.
-   */
-  async emitFailure(): Promise<void> {
+  /** R55: a listener threw; the run is stopped and these events (see `sinkFailed`) go to the listeners directly. */
+  async emitFailure(events: AgentEvent[]): Promise<void> {
     const run = this.active;
     if (!run) return;
-    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, run.sinkFailure?.error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
     const signal = run.runtime?.signal ?? new AbortController().signal;
     try {
       for (const event of events) await this.dispatch(event, signal);
@@ -189,10 +190,17 @@ export class SessionRuntime {
     run.reject(error);
   }
 
+  /**
+   * R55: a listener threw. The failure events are fixed now, as plain data the session keeps: the
+   * started calls' results, the failure message, `turn_end`, and `agent_end` listing the messages
+   * whose `message_end` the listeners were given (the run's context may not have appended the last
+   * one yet), plus the failure message.
+   */
   private sinkFailed(run: ActiveRun, error: unknown): void {
     if (run !== this.active) return;
     run.sinkFailure = { error };
-    this.host.send({ type: "sink.failed" });
+    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
+    this.host.send({ type: "sink.failed", events: toPlainData(events) });
   }
 }
 

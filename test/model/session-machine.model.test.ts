@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise } from "xstate";
-import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, type Agent, type AgentEvent, type AgentLoopConfig } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AgentLoopConfig } from "../../src/index.js";
 import { hostedRunMachine } from "../../src/api/start-run.js";
 import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
 import { SessionRuntime } from "../../src/agent/session-runtime.js";
@@ -32,8 +32,8 @@ import { says, scenario } from "../agent/helpers.js";
  */
 const faultyMachines = {
   rejecting: () => {
-    const rejects = (what: string) => fromPromise<void>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
-    return providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects("emitFailure") } });
+    const rejects = <I,>(what: string) => fromPromise<void, I>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
+    return providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects<AgentEvent[]>("emitFailure") } });
   },
   crashingRun: () => {
     const run = hostedRunMachine().provide({
@@ -112,6 +112,23 @@ const scenarios: Record<string, Scenario> = {
     await run.agent.prompt("go");
     expect(run.agent.state.errorMessage).toBe("Request was aborted");
     await ended(run.agent);
+  },
+
+  async "R13: a session persisted mid-run and restored through Agent.restore"(coverage) {
+    const script = [{ content: [toolCall("read")] }, answer("done")];
+    const run = scenario(script, {}, { tools: [tool("read")] });
+    let saved: unknown;
+    run.agent.subscribe((event) => {
+      if (event.type === "tool_execution_start" && saved === undefined) saved = JSON.parse(JSON.stringify(run.agent.getPersistedSnapshot()));
+    });
+    await run.agent.prompt("go");
+    const restored = Agent.restore(saved, {
+      initialState: { model: scriptedModel, tools: [tool("read")] },
+      streamFn: scriptedStreamFn(script.slice(1)),
+      inspect: (event) => coverage.record(event),
+    });
+    await ended(restored);
+    expect(restored.state.messages.map((message) => message.role)).toEqual(run.agent.state.messages.map((message) => message.role));
   },
 
   async "abort mid-tool"(coverage) {
