@@ -1,14 +1,13 @@
+import type { JsonValue } from "../types.js";
+
 /**
  * SPEC R13: what enters a run is kept as plain JSON data, so every snapshot serializes. Values
  * that JSON cannot hold are converted once, where they enter (tool results, messages from hooks
- * and queues): cycles become `"[Circular]"`, functions and symbols are dropped (as
- * `JSON.stringify` drops them), `bigint` becomes a decimal string, `Date` its ISO string, `Map` an
- * object, `Set` an array, a typed array a plain array, `toJSON` is honoured, and anything that
- * throws on access (a revoked proxy, a throwing getter) becomes `"[unreadable]"`. Plain JSON
- * comes back as the same object (no copy), so the common case costs one walk and no allocation.
+ * and queues), by `toJsonSafe` (below; the trace recorder uses it too). Plain JSON comes back as
+ * the same object (no copy), so the common case costs one walk and no allocation.
  */
 export function toPlainData<T>(value: T): T {
-  return isPlain(value, new Set()) ? value : (convert(value, new Set()) as T);
+  return isPlain(value, new Set()) ? value : (toJsonSafe(value) as T);
 }
 
 function isPlain(value: unknown, seen: Set<object>): boolean {
@@ -53,8 +52,17 @@ function isPlain(value: unknown, seen: Set<object>): boolean {
   return true;
 }
 
-function convert(value: unknown, ancestors: Set<object>): unknown {
-  if (value === null) return null;
+/** Nesting deeper than this becomes `"[…]"` (a `toJSON` returning fresh objects forever ends here). */
+const MAX_DEPTH = 100;
+
+/**
+ * A JSON-safe deep copy: drops functions, symbols and `undefined` fields, turns `bigint` into a
+ * string, an `Error` into `{ name, message }`, a `Date` into its ISO string, a `Map` into an
+ * object, a `Set` or typed array into an array, non-finite numbers into `null`, a cycle into
+ * `"[Circular]"` (a shared, non-cyclic reference is copied twice), and a value that cannot be read
+ * (a revoked Proxy, a throwing getter or `toJSON`) into `"[unreadable]"`. Never throws.
+ */
+export function toJsonSafe(value: unknown, ancestors: object[] = []): JsonValue | undefined {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -63,35 +71,41 @@ function convert(value: unknown, ancestors: Set<object>): unknown {
       return Number.isFinite(value) ? value : null;
     case "bigint":
       return value.toString();
-    case "object":
-      break;
-    default:
+    case "undefined":
+    case "function":
+    case "symbol":
       return undefined;
   }
-  const object = value as object;
-  if (ancestors.has(object)) return "[Circular]";
-  ancestors.add(object);
+  if (value === null) return null;
   try {
-    if (typeof (object as { toJSON?: unknown }).toJSON === "function") return convert((object as { toJSON(): unknown }).toJSON(), ancestors);
-    if (object instanceof Map) return convert(Object.fromEntries(object), ancestors);
-    if (object instanceof Set) return convert([...object], ancestors);
-    if (ArrayBuffer.isView(object) && !(object instanceof DataView)) return Array.from(object as unknown as ArrayLike<number>, (n) => convert(n, ancestors));
-    if (Array.isArray(object)) return object.map((item) => (item === undefined ? null : (convert(item, ancestors) ?? null)));
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(object)) {
-      let item: unknown;
-      try {
-        item = (object as Record<string, unknown>)[key];
-      } catch {
-        item = "[unreadable]";
-      }
-      const converted = convert(item, ancestors);
-      if (converted !== undefined) out[key] = converted;
-    }
-    return out;
+    return objectToJsonSafe(value as object, ancestors);
   } catch {
     return "[unreadable]";
-  } finally {
-    ancestors.delete(object);
   }
+}
+
+function objectToJsonSafe(object: object, ancestors: object[]): JsonValue | undefined {
+  if (ancestors.includes(object)) return "[Circular]";
+  if (ancestors.length >= MAX_DEPTH) return "[…]";
+  if (object instanceof Error) return { name: object.name, message: object.message };
+  if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
+  const inner = [...ancestors, object];
+  if (object instanceof Map) return toJsonSafe(Object.fromEntries(object), inner);
+  if (object instanceof Set) return toJsonSafe([...object], inner);
+  if (ArrayBuffer.isView(object) && !(object instanceof DataView)) return Array.from(object as unknown as ArrayLike<number>, (n) => toJsonSafe(n) ?? null);
+  if (Array.isArray(object)) return object.map((item) => toJsonSafe(item, inner) ?? null);
+  const toJSON = (object as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return toJsonSafe(toJSON.call(object), inner);
+  const out: { [key: string]: JsonValue } = {};
+  for (const key of Object.keys(object)) {
+    let item: unknown;
+    try {
+      item = (object as Record<string, unknown>)[key];
+    } catch {
+      item = "[unreadable]";
+    }
+    const copy = toJsonSafe(item, inner);
+    if (copy !== undefined) out[key] = copy;
+  }
+  return out;
 }
