@@ -17,7 +17,7 @@
  *   once every event produced so far has reached the sink (R15, R21).
  *
  * Event names follow one convention, `<subject>.<verb>`: `step.run`, `step.cancel`,
- * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `tool.ready`, `tool.execute`.
+ * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
 import type { AfterToolCallResult, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";

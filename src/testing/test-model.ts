@@ -231,7 +231,7 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     if (states[states.length - 1] !== path) states.push(path);
   };
   const inspect = (event: InspectionEvent) => {
-    // The run actor is the root of its system; tool-call actors and the effect worker are children.
+    // The run actor is the root of its system; tool-call actors and the step worker are children.
     if (event.type !== "@xstate.microstep" || (event.actorRef as AnyActorRef).sessionId !== event.rootId) return;
     for (const transition of event._transitions) visit(transition.source.id.split(".").slice(1).join("."));
     visit(statePath((event.snapshot as unknown as { value: StateValue }).value));
