@@ -70,9 +70,29 @@ function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
   redeliverFinishedChildren(owner, worker);
 }
 
-interface RunningJob {
-  controller: AbortController | undefined;
-  cancelled: boolean;
+/** One job in flight: its own scope (a class, so its accessors live on the prototype, not per job). */
+class RunningJob implements JobScope {
+  controller: AbortController | undefined = undefined;
+  cancelled = false;
+
+  constructor(
+    private readonly runtime: RunRuntime,
+    readonly requester: AnyActorRef,
+    readonly reissue: boolean,
+  ) {}
+
+  // Created on first use: most jobs never read it.
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.runtime.signal.aborted || this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  emit(event: AgentEvent): Promise<void> | undefined {
+    return this.cancelled ? undefined : this.runtime.events.push(event);
+  }
 }
 
 class StepRunner {
@@ -112,24 +132,8 @@ class StepRunner {
 
   private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
     const { runtime } = this;
-    const job: RunningJob = { controller: undefined, cancelled: false };
+    const job = new RunningJob(runtime, replyTo, reissue);
     this.current.set(replyTo, job);
-    const scope: JobScope = {
-      // Created on first use: most jobs never read it.
-      get signal() {
-        if (!job.controller) {
-          job.controller = new AbortController();
-          if (runtime.signal.aborted || job.cancelled) job.controller.abort();
-        }
-        return job.controller.signal;
-      },
-      reissue,
-      requester: replyTo,
-      get cancelled() {
-        return job.cancelled;
-      },
-      emit: (event) => (job.cancelled ? undefined : runtime.events.push(event)),
-    };
     let reply: StepReply;
     try {
       // Never inside the step that asked: every event of that step comes first (R21, R25).
@@ -138,7 +142,7 @@ class StepRunner {
       // same delivery may have queued more events meanwhile.
       for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
       if (job.cancelled) return;
-      const output = await jobs[name](runtime, input as never, scope);
+      const output = await jobs[name](runtime, input as never, job);
       reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
     } catch (error) {
       reply = { type: "step.failed", job: name, error, at: runtime.clock.now() };

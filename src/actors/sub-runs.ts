@@ -36,28 +36,40 @@ export function registerSubRunLogic(
   observe = events;
 }
 
+/** One per execution (a class: nothing is allocated per call but the instance). */
+class ExecutionContext implements ToolExecutionContext {
+  constructor(
+    private readonly runtime: RunRuntime,
+    private readonly scope: JobScope,
+  ) {}
+
+  get replayed(): boolean {
+    return this.scope.reissue;
+  }
+
+  async runSubAgent(options: AgentRunOptions, request: SubRunRequest): Promise<AgentMessage[]> {
+    if (!createLogic || !observe) throw new Error("agent loop: sub-runs are not available");
+    const { runtime, scope } = this;
+    const logic = createLogic({ clock: runtime.clock, random: runtime.random, ...options }) as AnyActorLogic;
+    const child: AnyActorRef = createActor(logic, {
+      parent: scope.requester,
+      input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
+    });
+    const subscription = request.onEvent ? observe(child as never).subscribe(request.onEvent) : undefined;
+    const signal = scope.signal;
+    const abort = () => child.send({ type: "run.abort" } as never);
+    signal.addEventListener("abort", abort, { once: true });
+    try {
+      child.start();
+      if (signal.aborted) abort();
+      return (await toPromise(child)) as AgentMessage[];
+    } finally {
+      signal.removeEventListener("abort", abort);
+      subscription?.unsubscribe();
+    }
+  }
+}
+
 export function toolExecutionContext(runtime: RunRuntime, scope: JobScope): ToolExecutionContext {
-  return {
-    replayed: scope.reissue,
-    async runSubAgent(options, request) {
-      if (!createLogic || !observe) throw new Error("agent loop: sub-runs are not available");
-      const logic = createLogic({ clock: runtime.clock, random: runtime.random, ...options }) as AnyActorLogic;
-      const child: AnyActorRef = createActor(logic, {
-        parent: scope.requester,
-        input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
-      });
-      const subscription = request.onEvent ? observe(child as never).subscribe(request.onEvent) : undefined;
-      const signal = scope.signal;
-      const abort = () => child.send({ type: "run.abort" } as never);
-      signal.addEventListener("abort", abort, { once: true });
-      try {
-        child.start();
-        if (signal.aborted) abort();
-        return (await toPromise(child)) as AgentMessage[];
-      } finally {
-        signal.removeEventListener("abort", abort);
-        subscription?.unsubscribe();
-      }
-    },
-  };
+  return new ExecutionContext(runtime, scope);
 }
