@@ -1,5 +1,7 @@
 // npm run bench: the statechart runtime against the reference (pi-agent-core 1.6.0's runAgentLoop),
 // side by side in one process, same stream function, tools and sink. Medians over alternating rounds.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { runAgentLoop as statechartLoop } from "../dist/index.js";
 import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
 import { convertToLlm, deltaStream, model, prompt, runToolTurns, transcript } from "./scenarios.js";
@@ -54,16 +56,43 @@ function heapAfter() {
   return process.memoryUsage().heapUsed;
 }
 
+// (a) in a process of its own: `BENCH_ONLY=a node --expose-gc bench/run.js` prints one JSON line.
+const measureA = () => measure("(a) 1,000 runs x 5 turns x 3 parallel tools", (loop) => runToolTurns(loop, 1000));
+if (process.env.BENCH_ONLY === "a") {
+  await runToolTurns(statechartLoop, 200);
+  await runToolTurns(referenceLoop, 200);
+  console.log(JSON.stringify(await measureA()));
+  process.exit(0);
+}
+
+/**
+ * (a) varies more between processes than between rounds of one process (V8 takes its pretenuring
+ * decisions per process, and GC is a fifth of the statechart's time), so it is measured in
+ * PROCESSES fresh processes, one after another, each alternating rounds of both loops, and judged
+ * on the median of their ratios.
+ */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
+function measureAInProcess() {
+  const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_ONLY: "a" }, encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`bench (a) process failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1));
+}
+const perProcess = [];
+for (let i = 0; i < PROCESSES; i++) perProcess.push(measureAInProcess());
+const byRatio = [...perProcess].sort((x, y) => x.ratio - y.ratio);
+const a = byRatio[Math.floor(byRatio.length / 2)];
+
 const results = [];
 // warm-up both
 await runToolTurns(statechartLoop, 200);
 await runToolTurns(referenceLoop, 200);
-results.push({ ...(await measure("(a) 1,000 runs x 5 turns x 3 parallel tools", (loop) => runToolTurns(loop, 1000))), target: 5.0 });
+results.push({ ...a, name: `(a) 1,000 runs x 5 turns x 3 parallel tools, median of ${PROCESSES} processes`, target: 5.0 });
 results.push({ ...(await measure("(b) 1 run x 10,000 text deltas (x10 per round)", (loop) => runDeltas(loop, []))), target: 1.5 });
 const history = transcript(5000);
 results.push({ ...(await measure("(c) 10,000 deltas, 5,000-message transcript (x10)", (loop) => runDeltas(loop, history))), target: 1.5 });
 
 console.log(`\nstatechart / reference, medians of ${ROUNDS} alternating rounds (node ${process.version})\n`);
+console.log(`(a) per process: ${perProcess.map((r) => r.ratio.toFixed(2)).join(", ")}`);
 for (const r of results) {
   const verdict = r.ratio <= r.target ? "PASS" : "MISS";
   console.log(`${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (target <= ${r.target})  ${verdict}`);
