@@ -19,12 +19,15 @@ export function initialRunContext(input: RunInput): RunContext {
       hooks: input.hooks,
       skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
       forwardEvents: input.forwardEvents ?? false,
+      budget: input.budget ?? {},
     },
     pending: input.prompts ?? [],
     prepared: [],
     turn: closedTurn,
     request: { messages: null, llmMessages: null },
     aborted: false,
+    spent: { turns: 0, tokens: 0, cost: 0 },
+    endReason: "completed",
     failure: null,
     startedAt: input.startedAt,
   };
@@ -78,4 +81,17 @@ export function turnSnapshot(context: RunContext): TurnSnapshot {
     messages: context.messages,
     newMessages: context.newMessages,
   };
+}
+
+/** R63: what a completed turn used: its assistant message's and tool results' usage. */
+export function turnSpend(turn: TurnState): { tokens: number; cost: number } {
+  let tokens = 0;
+  let cost = 0;
+  for (const message of [turn.assistant, ...turn.toolResults]) {
+    const usage = message?.usage;
+    if (!usage) continue;
+    tokens += (usage.input ?? 0) + (usage.output ?? 0);
+    cost += usage.cost?.total ?? 0;
+  }
+  return { tokens, cost };
 }

@@ -15,7 +15,7 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
 import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
@@ -30,6 +30,7 @@ import {
   runsSequentially,
   toolCallsOf,
   turnSnapshot,
+  turnSpend,
 } from "./run.helpers.js";
 import { getPlaceholderFor } from "./placeholders.js";
 import type { createStepsWorker } from "../src/actors/steps-worker.js";
@@ -339,6 +340,17 @@ export const runMachine = setup({
     recordDecision: assign({ turn: ({ context, event }) => ({ ...context.turn, decision: reply(event, "finishTurn") }) }),
     emitTurnEnd: emit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
     markTurnClosed: assign({ turn: ({ context }) => ({ ...context.turn, open: false }) }),
+    // R63: what the completed turn used.
+    countTurn: assign({
+      spent: ({ context }) => {
+        const { tokens, cost } = turnSpend(context.turn);
+        return { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost };
+      },
+    }),
+    // R63: why the run ends.
+    endAs: assign((_, { reason }: { reason: AgentEndReason }) => ({ endReason: reason })),
+    endAsFailedResponse: assign({ endReason: ({ context }) => (context.turn.assistant?.stopReason === "aborted" ? "aborted" : "error") }),
+    endForBudget: assign({ endReason: ({ context }) => budgetExceeded(context) ?? "completed" }),
     recordFailure: assign(({ context, event }) => {
       assertEvent(event, "step.failed");
       const error = event.error;
@@ -353,9 +365,9 @@ export const runMachine = setup({
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
-      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false } });
+      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false }, endReason: "error" });
     }),
-    emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages })),
+    emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages, reason: context.endReason })),
   },
   guards: {
     pollsInitialSteering: ({ context }) => context.settings.hooks.getSteeringMessages && !context.settings.skipInitialSteeringPoll,
@@ -384,6 +396,8 @@ export const runMachine = setup({
     // Decided before the transition's actions settle the call: is this the batch's last outstanding call?
     settlesLastCall: ({ context }) => context.turn.batch!.outcomes.filter((outcome) => outcome === null).length === 1,
     decidedEnd: ({ context }) => context.turn.decision === "end",
+    // R63: completed turns, tokens or cost at a limit.
+    budgetReached: ({ context }) => budgetExceeded(context) !== undefined,
     // R9, R27: tool results to answer (unless every result terminates) or pending steering.
     continuesInnerLoop: or([and(["hasToolResults", not("everyResultTerminates")]), "hasPendingMessages"]),
     hasToolResults: ({ context }) => context.turn.toolResults.length > 0,
@@ -566,10 +580,12 @@ export const runMachine = setup({
           on: { "step.finishTurn.done": { target: "endingTurn", actions: "recordDecision" } },
         },
         endingTurn: {
-          entry: ["emitTurnEnd", "markTurnClosed"],
+          entry: ["emitTurnEnd", "markTurnClosed", "countTurn"],
           always: [
-            { guard: "isErrorOrAborted", target: "#run.done" },
-            { guard: "decidedEnd", target: "#run.done" },
+            { guard: "isErrorOrAborted", target: "#run.done", actions: "endAsFailedResponse" },
+            { guard: "decidedEnd", target: "#run.done", actions: { type: "endAs", params: { reason: "finish_turn_end" } } },
+            // R63: a limit reached ends the run before anything else is polled or prepared.
+            { guard: "budgetReached", target: "#run.done", actions: "endForBudget" },
             { guard: "hasGetSteeringMessages", target: "#run.pollingSteering" },
             ...nextStep(false),
           ],
@@ -617,6 +633,14 @@ export const runMachine = setup({
 });
 
 export type RunActorRef = ActorRefFrom<typeof runMachine>;
+
+/** R63: the first limit the run has reached, if any. */
+function budgetExceeded({ settings: { budget }, spent }: RunContext): AgentEndReason | undefined {
+  if (budget.maxTurns !== undefined && spent.turns >= budget.maxTurns) return "max_turns";
+  if (budget.maxTotalTokens !== undefined && spent.tokens >= budget.maxTotalTokens) return "max_tokens";
+  if (budget.maxCostUsd !== undefined && spent.cost >= budget.maxCostUsd) return "max_cost";
+  return undefined;
+}
 
 function resultMessage(context: RunContext, outcome: ToolCallOutcome): ToolResultMessage {
   return toolResultMessage(context.turn.batch!.calls[outcome.index], outcome.result, outcome.isError, outcome.durationMs, outcome.settledAt);

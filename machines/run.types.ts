@@ -3,7 +3,7 @@
  * serializable data (no functions, no class instances, no API key), so snapshots persist as JSON
  * and the inspector shows them as they are (SPEC R13, R14).
  */
-import type { AgentMessage, AgentToolResult, AssistantMessage, Message, Model, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage } from "../src/types.js";
+import type { AgentEndReason, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage } from "../src/types.js";
 import type { KeyedToolDecl } from "../src/transcript/index.js";
 
 /** Which optional hooks the config has: a hook's state is entered only when it is configured. */
@@ -41,6 +41,8 @@ export interface RunInput extends ToolSetData {
   startedAt: number;
   /** Forward every AgentEvent to the parent actor as `agent.event` (R14: an app machine that invokes the run). */
   forwardEvents?: boolean;
+  /** R63: the run's limits (plain numbers). */
+  budget?: RunBudget;
 }
 
 /** The finalized outcome of one call: exactly one per call (R26). */
@@ -73,6 +75,7 @@ export interface RunSettings {
   hooks: HookFlags;
   skipInitialSteeringPoll: boolean;
   forwardEvents: boolean;
+  budget: RunBudget;
 }
 
 /** The current turn. */
@@ -113,6 +116,10 @@ export interface RunContext {
   request: { messages: AgentMessage[] | null; llmMessages: Message[] | null };
   /** The run's signal was aborted (R29); survives a restore. */
   aborted: boolean;
+  /** R63: what the run has used so far: completed turns, input + output tokens, cost in USD. */
+  spent: { turns: number; tokens: number; cost: number };
+  /** R63: why the run ends (`agent_end.reason`); set on the transition into `done`. */
+  endReason: AgentEndReason;
   /** Why the run failed (R56). */
   failure: string | null;
   startedAt: number;

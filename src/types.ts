@@ -510,7 +510,30 @@ export interface AgentLoopConfig extends LoopStreamOptions {
   afterToolCall?: (context: AfterToolCallContext, signal?: AbortSignal) => Promise<AfterToolCallResult | undefined>;
   /** Default `"parallel"` (R20). */
   toolExecution?: ToolExecutionMode;
+  /**
+   * SPEC R63: limits checked after each `turn_end`, before the next turn's `prepareNextTurn` or
+   * `turn_start`. A run that reached one ends with `agent_end{reason: "max_turns" | "max_tokens" |
+   * "max_cost"}`; queued messages stay queued. A loop setting: never passed to the stream function.
+   */
+  budget?: RunBudget;
 }
+
+/** SPEC R63: a run's limits; each is reached when the run's total is at least the limit. */
+export interface RunBudget {
+  /** Completed turns. */
+  maxTurns?: number;
+  /** The run's input + output tokens (its assistant messages' and tool results' usage). */
+  maxTotalTokens?: number;
+  /** The run's `cost.total`, in USD. */
+  maxCostUsd?: number;
+}
+
+/**
+ * SPEC R63: why a run ended, on every `agent_end` (additive to pi's event): `completed` (nothing
+ * more to do), `aborted`/`error` (the last response, or a failure R56), `finish_turn_end`
+ * (`finishTurn` said end), or a budget; R61 and R62 add `max_output_tokens` and `prompt_too_long`.
+ */
+export type AgentEndReason = "completed" | "aborted" | "error" | "finish_turn_end" | "max_turns" | "max_tokens" | "max_cost" | "max_output_tokens" | "prompt_too_long";
 
 // ---------------------------------------------------------------------------------------------
 // Events
@@ -518,7 +541,7 @@ export interface AgentLoopConfig extends LoopStreamOptions {
 
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; messages: AgentMessage[] }
+  | { type: "agent_end"; messages: AgentMessage[]; reason?: AgentEndReason }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
   | { type: "message_start"; message: AgentMessage }

@@ -8,6 +8,8 @@
 import { createActor, type Actor, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
+  AgentEndReason,
+  RunBudget,
   AgentEvent,
   AgentMessage,
   AgentTool,
@@ -74,6 +76,8 @@ export class Agent {
   streamFunction: StreamFn;
   /** Tool execution strategy for a batch of several calls. */
   toolExecution: ToolExecutionMode;
+  /** SPEC R63: each run's limits; read when a run starts. */
+  budget?: RunBudget;
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
@@ -96,6 +100,7 @@ export class Agent {
   private readonly events = new Subject<AgentEvent>();
   private tools: AgentTool[];
   private replay: { messages: AgentMessage[]; systemPrompt: string } | undefined;
+  private endReason: AgentEndReason | undefined;
 
   /**
    * SPEC R13: an Agent from a snapshot taken with `getPersistedSnapshot()` (JSON round trips are
@@ -126,6 +131,7 @@ export class Agent {
     this.prepareNextTurn = options.prepareNextTurn;
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
     this.toolExecution = options.toolExecution ?? "parallel";
+    this.budget = options.budget;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
     this.transport = options.transport;
@@ -170,6 +176,11 @@ export class Agent {
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
   get actor(): SessionActor {
     return this.session;
+  }
+
+  /** R63: why the last run ended (its `agent_end.reason`); undefined before the first run ends. */
+  get lastEndReason(): AgentEndReason | undefined {
+    return this.endReason;
   }
 
   /** Tokens and cost of every assistant message and tool result of this Agent (kept across `reset()`). */
@@ -298,6 +309,7 @@ export class Agent {
       hooks: this,
       streamOptions: this,
       toolExecution: this.toolExecution,
+      budget: this.budget,
       model: context.model,
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),
@@ -323,6 +335,7 @@ export class Agent {
   /** The run's event sink: state first, then `events$`, then each listener in turn (R51). */
   private async deliver(event: AgentEvent, signal: AbortSignal): Promise<void> {
     this.view.apply(event);
+    if (event.type === "agent_end") this.endReason = event.reason;
     if (event.type === "message_end") this.session.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.session.send({ type: "run.turnEnd", message: event.message });
     this.events.next(event);

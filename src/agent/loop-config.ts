@@ -1,4 +1,4 @@
-import type { AgentLoopConfig, AgentMessage, Message, Model, ThinkingLevel, ToolExecutionMode } from "../types.js";
+import type { AgentLoopConfig, AgentMessage, Message, Model, RunBudget, ThinkingLevel, ToolExecutionMode } from "../types.js";
 import type { QueueName } from "./queue-batch.js";
 import { requestIdentity } from "../identity/index.js";
 import type { AgentHooks, AgentStreamOptions } from "./types.js";
@@ -26,6 +26,7 @@ export interface LoopConfigArgs {
   hooks: AgentHooks;
   streamOptions: AgentStreamOptions;
   toolExecution: ToolExecutionMode;
+  budget?: RunBudget;
   model: Model;
   thinkingLevel: ThinkingLevel;
   /** Takes the next batch of a queue (R53); the run polls it at every drain point. */
@@ -46,6 +47,7 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
     getFollowUpMessages: async () => args.drain("followUp"),
   };
   if (args.thinkingLevel !== "off") config.reasoning = args.thinkingLevel;
+  if (args.budget) config.budget = args.budget;
   if (hooks.transformContext) config.transformContext = hooks.transformContext;
   if (hooks.getApiKey) config.getApiKey = hooks.getApiKey;
   if (hooks.beforeToolCall) config.beforeToolCall = hooks.beforeToolCall;

@@ -4,6 +4,7 @@
  */
 import type { InspectionEvent, Observer } from "xstate";
 import type {
+  RunBudget,
   AgentEvent,
   AgentLoopConfig,
   AgentLoopTurnUpdate,
@@ -101,6 +102,8 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   followUpMode?: QueueMode;
   /** Default `"parallel"`. */
   toolExecution?: ToolExecutionMode;
+  /** SPEC R63: each run's limits (see `AgentLoopConfig.budget`); `agent.lastEndReason` says which one ended it. */
+  budget?: RunBudget;
   /** Any XState inspection observer; it sees the session, its runs and their tool calls. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }

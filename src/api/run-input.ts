@@ -42,5 +42,6 @@ export function runInput(args: RunInputArgs): RunInput {
     startedAt: args.startedAt,
     ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
     ...(args.forwardEvents ? { forwardEvents: true } : {}),
+    ...(config.budget ? { budget: { ...config.budget } } : {}),
   };
 }

@@ -147,7 +147,7 @@ export function failureEvents(
   if (!context.turn.open) events.push({ type: "turn_start" });
   events.push({ type: "message_start", message }, { type: "message_end", message });
   events.push({ type: "turn_end", message, toolResults: [] });
-  events.push({ type: "agent_end", messages });
+  events.push({ type: "agent_end", messages, reason: "error" });
   return { events, messages };
 }
 

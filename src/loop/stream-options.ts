@@ -26,6 +26,7 @@ export const LOOP_CONFIG_KEYS = [
   "beforeToolCall",
   "afterToolCall",
   "toolExecution",
+  "budget",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);

@@ -22,6 +22,8 @@ export interface RunVariant {
   name: string;
   hooks: HookFlags;
   toolExecution: "parallel" | "sequential";
+  /** R63: a budget the first turn reaches (its transition into done). */
+  budget?: { maxTurns: number };
 }
 
 const noHooks: HookFlags = {
@@ -57,6 +59,7 @@ export const runVariants: RunVariant[] = [
     hooks: { ...noHooks, finishTurn: true, afterToolCall: true },
     toolExecution: "parallel",
   },
+  { name: "R63: maxTurns 1, steering, parallel", hooks: { ...noHooks, getSteeringMessages: true }, toolExecution: "parallel", budget: { maxTurns: 1 } },
   {
     name: "prepareRequest + getApiKey + follow-ups + beforeToolCall, sequential",
     hooks: { ...noHooks, prepareRequest: true, getApiKey: true, getFollowUpMessages: true, beforeToolCall: true },
@@ -208,6 +211,7 @@ export function runInputFor(variant: RunVariant): RunInput {
     toolExecution: variant.toolExecution,
     hooks: variant.hooks,
     startedAt: 0,
+    ...(variant.budget ? { budget: variant.budget } : {}),
   };
 }
 
@@ -386,6 +390,7 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
   const config: AgentLoopConfig = {
     model: scriptedModel,
     toolExecution: variant.toolExecution,
+    ...(variant.budget ? { budget: variant.budget } : {}),
     convertToLlm: (messages) => (convert() === "throw" ? thrown("convertToLlm") : (messages as Message[])),
   };
   if (hooks.getSteeringMessages) {
