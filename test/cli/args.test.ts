@@ -53,3 +53,12 @@ describe("argument parsing", () => {
     expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
   });
 });
+
+describe("R63: --max-turns and --max-cost", () => {
+  it("R63: the budget flags parse to positive numbers, and anything else is a clear error", () => {
+    expect(parseCliArgs(["--max-turns", "3", "--max-cost", "0.5", "hi"])).toMatchObject({ kind: "run", options: { maxTurns: 3, maxCostUsd: 0.5 } });
+    expect(parseCliArgs(["--max-turns", "1.5"])).toEqual({ kind: "error", message: 'Option --max-turns needs a positive whole number (got "1.5").' });
+    expect(parseCliArgs(["--max-cost", "-1"])).toMatchObject({ kind: "error" });
+    expect(parseCliArgs(["--max-cost", "abc"])).toEqual({ kind: "error", message: 'Option --max-cost needs a positive number (got "abc").' });
+  });
+});

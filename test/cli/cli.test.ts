@@ -34,6 +34,12 @@ describe("one-shot offline run", () => {
     expect(out).toMatch(/── 6 turns · 6 tool calls · [\d,]+ tokens .* · \$0 · /);
   });
 
+  it("R63: --max-turns ends the run after that many turns, and the footer says why", async () => {
+    const { io, stdout } = fakeIO(root);
+    expect(await runCli(["--offline", "--max-turns", "1", "summarize this repository"], io)).toBe(0);
+    expect(stdout()).toMatch(/── 1 turn · 3 tool calls · .* · ended: turn limit \(--max-turns\)/);
+  });
+
   it("reads the prompt from stdin when none is given and stdin is not a terminal", async () => {
     const { io, stdout } = fakeIO(root, { input: "summarize this repository\n" });
     expect(await runCli(["--offline"], io)).toBe(0);

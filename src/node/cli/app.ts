@@ -138,6 +138,9 @@ class CliSession {
       initialState: { model: choice.model, systemPrompt: systemPrompt(cwd), tools, thinkingLevel: options.thinking },
       streamFn: choice.streamFn,
       beforeToolCall,
+      ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
+        ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
+        : {}),
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);

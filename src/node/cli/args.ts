@@ -22,6 +22,9 @@ export interface CliOptions {
   inspect: boolean;
   /** Working directory the tools are confined to. */
   cwd?: string;
+  /** SPEC R63: each run's limits. */
+  maxTurns?: number;
+  maxCostUsd?: number;
 }
 
 export type ParsedArgs =
@@ -48,6 +51,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         trace: { type: "string" },
         inspect: { type: "boolean" },
         cwd: { type: "string", short: "C" },
+        "max-turns": { type: "string" },
+        "max-cost": { type: "string" },
       },
     });
   } catch (error) {
@@ -69,6 +74,19 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   if (!THINKING_LEVELS.includes(thinking)) {
     return { kind: "error", message: `Unknown thinking level "${values.thinking}" (one of: ${THINKING_LEVELS.join(", ")}).` };
   }
+  // R63: budgets are positive numbers (turns a whole number).
+  const limit = (name: "max-turns" | "max-cost", whole: boolean): number | string | undefined => {
+    const raw = values[name];
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (raw === "" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+      return `Option ${typed(name)} needs a positive ${whole ? "whole number" : "number"} (got "${raw}").`;
+    }
+    return value;
+  };
+  const maxTurns = limit("max-turns", true);
+  const maxCostUsd = limit("max-cost", false);
+  for (const value of [maxTurns, maxCostUsd]) if (typeof value === "string") return { kind: "error", message: value };
   const prompt = positionals.join(" ").trim();
   return {
     kind: "run",
@@ -81,6 +99,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       ...(values.trace !== undefined ? { trace: values.trace } : {}),
       inspect: values.inspect === true,
       ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
+      ...(typeof maxTurns === "number" ? { maxTurns } : {}),
+      ...(typeof maxCostUsd === "number" ? { maxCostUsd } : {}),
     },
   };
 }
@@ -119,6 +139,8 @@ Options:
       --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
                        (started, with its page opened, when none is running)
   -C, --cwd <dir>      Work on this directory instead of the current one
+      --max-turns <n>  End a run after n turns (its footer says so)
+      --max-cost <usd> End a run once it has cost this many US dollars
   -h, --help           Show this help
   -v, --version        Show the version
 

@@ -5,7 +5,7 @@
  * (turns, tool calls, tokens, cost). The same code renders plain text; only the `Screen` and the
  * `Style` differ.
  */
-import type { AgentEvent, AgentMessage, AssistantMessage } from "../../types.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage } from "../../types.js";
 import { progressOf, type ToolProgress } from "../tools/progress.js";
 import { describeToolArgs, firstLine, formatCost, formatCount, formatDuration, plural, resultText } from "./format.js";
 import type { Screen } from "./screen.js";
@@ -139,7 +139,7 @@ export class Renderer {
       case "agent_end":
         this.waiting = false;
         this.tools.clear();
-        this.runEnded(event.messages);
+        this.runEnded(event.messages, event.reason);
         break;
     }
     this.redraw();
@@ -377,7 +377,7 @@ export class Renderer {
     this.line(head + (isError ? s.red(summary) : s.dim(summary)));
   }
 
-  private runEnded(messages: AgentMessage[]): void {
+  private runEnded(messages: AgentMessage[], reason: AgentEndReason | undefined): void {
     this.endBlock();
     const run = this.run;
     if (!run) return;
@@ -390,6 +390,8 @@ export class Renderer {
       `${formatCount(run.totalTokens)} tokens (${formatCount(run.inputTokens)} in, ${formatCount(run.outputTokens)} out)`,
       formatCost(run.cost),
       formatDuration(run.durationMs),
+      // R63: why the run ended, when it is not simply done.
+      ...(reason && reason !== "completed" ? [`ended: ${END_REASONS[reason]}`] : []),
     ];
     // The footer breaks between its parts, never inside one.
     const width = this.wrapWidth();
@@ -400,6 +402,7 @@ export class Renderer {
   }
 
   // -- the live area ---------------------------------------------------------------------------
+
 
   private redraw(): void {
     if (!this.screen.live) return;
@@ -461,3 +464,16 @@ function fit(text: string, width: number): string {
   }
   return out;
 }
+
+/** R63: what the footer says of a run that did not simply complete. */
+const END_REASONS: Record<AgentEndReason, string> = {
+  completed: "completed",
+  aborted: "aborted",
+  error: "error",
+  finish_turn_end: "finishTurn said end",
+  max_turns: "turn limit (--max-turns)",
+  max_tokens: "token limit",
+  max_cost: "cost limit (--max-cost)",
+  max_output_tokens: "output limit",
+  prompt_too_long: "prompt too long",
+};
