@@ -5,8 +5,11 @@
  * - Input is plain data: `{ prompts?, messages, continue?, forwardEvents? }` (prompts → R1,
  *   `continue: true` → R2). Output: the messages the run added (R12).
  * - The hooks, tools and stream function stay in the logic (closed over here), never in context.
- * - AgentEvents: `agentEvents(actorRef)` observes them (every event, stream deltas included); with
- *   `forwardEvents: true` each also goes to the parent actor as `{ type: "agent.event", id, event }`.
+ * - AgentEvents: `agentEvents(actorRef)` observes every one, in order, stream deltas and tool
+ *   updates included; with `forwardEvents: true` each also goes to the parent actor as
+ *   `{ type: "agent.event", id, event }`. (`actorRef.on(...)` sees only the events of the machine's
+ *   own transitions: deltas, tool updates and a preflight's events come from its steps, so that
+ *   they never cost a macrostep, a snapshot or inspector traffic each.)
  * - Restore (R13): `createActor(createAgentRunLogic(sameOptions), { snapshot })`; steps in flight
  *   are issued again (see `machines/steps.ts`).
  */
