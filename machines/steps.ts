@@ -44,6 +44,11 @@ export interface ToolStepInput {
   args: unknown;
 }
 
+/** R65: `execute`'s input also says when the call's execution started (a timeout's deadline counts from it, across a restore). */
+export interface ExecuteStepInput extends ToolStepInput {
+  startedAt: number;
+}
+
 /** Each job: its input and its output. */
 export interface StepJobs {
   getSteeringMessages: { input: null; output: AgentMessage[] };
@@ -65,7 +70,7 @@ export interface StepJobs {
    * sequential batch preflights one call at a time, a parallel batch all of them in one step.
    */
   preflightCalls: { input: { calls: { index: number; toolCall: ToolCall }[]; gate: boolean }; output: Preflight[] };
-  executeToolCall: { input: ToolStepInput; output: ExecutionOutcome };
+  executeToolCall: { input: ExecuteStepInput; output: ExecutionOutcome };
   finalizeToolCall: { input: ToolStepInput & { result: AgentToolResult; isError: boolean }; output: AfterToolCallResult | undefined };
 }
 

@@ -47,7 +47,7 @@ export type ToolCallEvent = StepReply | StepReissue;
 type ToolStepName = "executeToolCall" | "finalizeToolCall";
 
 const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
-  executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args }),
+  executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, startedAt: context.startedAt }),
   finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
 };
 

@@ -349,6 +349,12 @@ export interface AgentTool<TParams = any, TDetails = any> {
    * interrupted before it finished; its outcome is unknown, so it was not run again."
    */
   replay?: "never" | "safe";
+  /**
+   * SPEC R65: the longest this tool's `execute` may take, in ms (overrides the loop's
+   * `toolTimeoutMs`). At the timeout the call settles at once with the error result `Tool NAME
+   * timed out after N ms` (no `afterToolCall`), its signal aborts, and its late outcome is dropped.
+   */
+  timeoutMs?: number;
 }
 
 export interface AgentContext {
@@ -516,6 +522,8 @@ export interface AgentLoopConfig extends LoopStreamOptions {
    * "max_cost"}`; queued messages stay queued. A loop setting: never passed to the stream function.
    */
   budget?: RunBudget;
+  /** SPEC R65: every call's timeout in ms unless its tool sets `timeoutMs`. A loop setting, never passed to the stream function. */
+  toolTimeoutMs?: number;
 }
 
 /** SPEC R63: a run's limits; each is reached when the run's total is at least the limit. */

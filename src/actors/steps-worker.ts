@@ -24,6 +24,8 @@ export interface JobScope {
   readonly cancelled: boolean;
   /** Pushes an event the job produced to the run's queue, unless the job was cancelled meanwhile. */
   emit(event: AgentEvent): Promise<void> | undefined;
+  /** Aborts this job's own signal (R65: a tool's timeout); the run's signal is untouched. */
+  abortOwn(reason: unknown): void;
 }
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
@@ -92,6 +94,10 @@ class RunningJob implements JobScope {
 
   emit(event: AgentEvent): Promise<void> | undefined {
     return this.cancelled ? undefined : this.runtime.events.push(event);
+  }
+
+  abortOwn(reason: unknown): void {
+    (this.controller ??= new AbortController()).abort(reason);
   }
 }
 

@@ -63,15 +63,31 @@ export const toolJobs = {
       scope.emit({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, partialResult: toPlainData(partialResult) });
     };
     const started = clock.monotonic();
-    try {
-      const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
-      settled = true;
-      const result = toPlainData(checkToolResult(toolCall.name, value));
-      return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
-    } catch (error) {
-      settled = true;
-      return { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started };
-    }
+    const execution = (async (): Promise<ExecutionOutcome> => {
+      try {
+        const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
+        const result = toPlainData(checkToolResult(toolCall.name, value));
+        return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
+      } catch (error) {
+        return { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started };
+      } finally {
+        settled = true;
+      }
+    })();
+    const timeoutMs = tool.timeoutMs ?? runtime.config.toolTimeoutMs;
+    if (timeoutMs === undefined) return execution;
+    // R65: the deadline counts from the call's execution step, so a restored call waits only what was left.
+    const remaining = Math.max(0, input.startedAt + timeoutMs - clock.now());
+    let cancelTimer: () => void = () => {};
+    const timedOut = new Promise<ExecutionOutcome>((resolve) => {
+      cancelTimer = clock.setTimer(remaining, () => {
+        settled = true;
+        scope.abortOwn(new Error(`timed out after ${timeoutMs} ms`));
+        resolve({ executed: false, result: errorResult(`Tool ${toolCall.name} timed out after ${timeoutMs} ms`), isError: true, durationMs: clock.monotonic() - started });
+      });
+    });
+    // Whichever comes first; a late outcome is dropped.
+    return Promise.race([execution, timedOut]).finally(cancelTimer);
   },
 
   /** R23: `afterToolCall`'s overrides (the machine merges them). */

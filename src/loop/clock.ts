@@ -3,10 +3,12 @@
  * these, so a run can be replayed with the same readings (R83) and tested on scripted time.
  */
 export interface Clock {
-  /** Wall-clock milliseconds since the epoch: message timestamps. */
+  /** Wall-clock milliseconds since the epoch: message timestamps, deadlines. */
   now(): number;
   /** Monotonic milliseconds: durations. */
   monotonic(): number;
+  /** Calls `fire` after `ms` milliseconds (R65's tool timeouts); returns the cancel. */
+  setTimer(ms: number, fire: () => void): () => void;
 }
 
 /** A number in [0, 1). */
@@ -16,6 +18,10 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   // performance.now exists in Node, browsers and edge runtimes.
   monotonic: () => performance.now(),
+  setTimer: (ms, fire) => {
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  },
 };
 
 export const systemRandom: RandomSource = Math.random;

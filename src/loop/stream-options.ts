@@ -27,6 +27,7 @@ export const LOOP_CONFIG_KEYS = [
   "afterToolCall",
   "toolExecution",
   "budget",
+  "toolTimeoutMs",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);

@@ -6,7 +6,7 @@
  * app's queues, and how often each tool executed) is plain data saved next to each snapshot.
  */
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, Clock, ScriptedResponse } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
 import type { AgentRunOptions } from "../../src/actors/run-runtime.js";
 
 export interface World {
@@ -19,7 +19,7 @@ export interface World {
 export const newWorld = (): World => ({ steered: false, followedUp: false, executions: {} });
 
 /** A clock that reads the same everywhere, so a restored run's records equal the original's. */
-export const fixedClock: Clock = { now: () => 1_800_000_000_000, monotonic: () => 0 };
+export const fixedClock: Clock = { now: () => 1_800_000_000_000, monotonic: () => 0, setTimer: (ms, fire) => systemClock.setTimer(ms, fire) };
 
 const ok = (value: string): AgentToolResult => ({ content: [{ type: "text", text: value }], details: { value } });
 
