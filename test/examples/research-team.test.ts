@@ -9,6 +9,7 @@ import { assign, createActor, setup, toPromise, type AnyActorRef, type Inspectio
 import {
   agentEvents,
   createAgentRunLogic,
+  defaultConvertToLlm,
   scriptedModel,
   scriptedStreamFn,
   text,
@@ -21,7 +22,7 @@ import {
 } from "../../src/index.js";
 import { createTeamMachine, lastAnswer } from "../../examples/research-team/team.machine.js";
 
-const identity = (messages: AgentMessage[]) => messages as never;
+const identity = defaultConvertToLlm;
 const answering = (answer: string): AgentRunOptions => ({
   streamFn: scriptedStreamFn([{ content: [text(answer)] }]),
   config: { model: scriptedModel, convertToLlm: identity },

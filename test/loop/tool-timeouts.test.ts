@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
-import { createAgentRunLogic, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type Clock } from "../../src/index.js";
+import { createAgentRunLogic, defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type Clock } from "../../src/index.js";
 import { baseConfig, user } from "./helpers.js";
 
 /** A clock whose time moves only when the test says, with the timers set on it. */
@@ -119,7 +119,7 @@ describe("R65: tool timeouts", () => {
         request.context.messages.some((message) => message.role === "toolResult") ? { content: [text("done")] } : { content: [toolCall("slow", {}, "s1")] },
       ),
       tools: tools(),
-      config: { model: scriptedModel, convertToLlm: (messages: unknown) => messages as never },
+      config: { model: scriptedModel, convertToLlm: defaultConvertToLlm },
       clock,
     });
     const run = createActor(createAgentRunLogic(options(first.clock)), { input: { messages: [], prompts: [user("go")] } });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
-import { createAgentRunLogic, scriptedModel, scriptedStreamFn, text, toolCall, toPlainData, type AgentTool } from "../../src/index.js";
+import { createAgentRunLogic, defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, toPlainData, type AgentTool } from "../../src/index.js";
 
 describe("R13: plain data where it enters the run", () => {
   it("R13: a tool's non-JSON details are converted, and every snapshot of the run serializes", async () => {
@@ -26,7 +26,7 @@ describe("R13: plain data where it enters the run", () => {
     const logic = createAgentRunLogic({
       streamFn: scriptedStreamFn([{ content: [toolCall("odd")] }, { content: [text("done")] }]),
       tools: [odd],
-      config: { model: scriptedModel, convertToLlm: (messages) => messages as never },
+      config: { model: scriptedModel, convertToLlm: defaultConvertToLlm },
     });
     const run = createActor(logic, { input: { messages: [], prompts: [{ role: "user", content: "go", timestamp: 0 }] } });
     const serialized: string[] = [];

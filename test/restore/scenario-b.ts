@@ -6,7 +6,7 @@
  * each snapshot.
  */
 import type { AgentLoopConfig, AgentMessage, AgentTool, ScriptedResponse } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import type { AgentRunOptions } from "../../src/actors/run-runtime.js";
 import { fixedClock, userMessage, type World } from "./scenario.js";
 
@@ -28,7 +28,7 @@ export function scenarioBOptions(world: World): AgentRunOptions {
   };
   const config: AgentLoopConfig = {
     model: scriptedModel,
-    convertToLlm: (messages) => messages as never,
+    convertToLlm: defaultConvertToLlm,
     getSteeringMessages: async () => [],
     getFollowUpMessages: async () => [],
     // R10, R11: once, after the second turn, ask for exactly one more request.

@@ -6,7 +6,7 @@
  * app's queues, and how often each tool executed) is plain data saved next to each snapshot.
  */
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, Clock, ScriptedResponse } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
 import type { AgentRunOptions } from "../../src/actors/run-runtime.js";
 
 export interface World {
@@ -72,7 +72,7 @@ export function scenarioOptions(world: World): AgentRunOptions {
       execute: async (id, params: { task: string }, _signal, _onUpdate, context) => {
         counted(id);
         const added = await context!.runSubAgent(
-          { streamFn: scriptedStreamFn([{ content: [text(`sub-agent did ${params.task}`)] }]), config: { model: scriptedModel, convertToLlm: (messages) => messages as never } },
+          { streamFn: scriptedStreamFn([{ content: [text(`sub-agent did ${params.task}`)] }]), config: { model: scriptedModel, convertToLlm: defaultConvertToLlm } },
           { prompts: [userMessage(params.task)] },
         );
         const last = added.at(-1) as { content: { type: string; text?: string }[] };
@@ -82,7 +82,7 @@ export function scenarioOptions(world: World): AgentRunOptions {
   ];
   const config: AgentLoopConfig = {
     model: scriptedModel,
-    convertToLlm: (messages) => messages.filter((message) => (message as { role: string }).role !== "note") as never,
+    convertToLlm: defaultConvertToLlm,
     transformContext: async (messages) => messages.slice(),
     getApiKey: async () => "test-key",
     prepareRequest: async () => undefined,
