@@ -54,7 +54,6 @@ export interface RunRuntime {
   readonly startedCalls: Set<string>;
 }
 
-export { RestoreError } from "../loop/restore-error.js";
 
 export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   config: RuntimeConfig;
@@ -112,4 +111,3 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   };
 }
 
-export type { AgentEvent };

@@ -48,8 +48,6 @@ interface ActiveRun {
   abortRequested: boolean;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
-  /** Set when a listener threw (R55). */
-  sinkFailure: { error: unknown } | undefined;
   /** Set when delivering the failure events threw again: `prompt()` then rejects with it. */
   rejection: { error: unknown } | undefined;
   resolve: () => void;
@@ -59,7 +57,7 @@ interface ActiveRun {
 
 export class SessionRuntime {
   private active: ActiveRun | undefined;
-  /** The signal of the last run; listeners keep it until the session is idle (R54). */
+  /** Timestamps of the runs' inputs and of R55's failure message. */
   private readonly clock: Clock;
 
   constructor(
@@ -111,7 +109,7 @@ export class SessionRuntime {
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, ended: [], sinkFailure: undefined, rejection: undefined, ...settle, done };
+    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, ended: [], rejection: undefined, ...settle, done };
     return done;
   }
 
@@ -198,7 +196,6 @@ export class SessionRuntime {
    */
   private sinkFailed(run: ActiveRun, error: unknown): void {
     if (run !== this.active) return;
-    run.sinkFailure = { error };
     const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
     this.host.send({ type: "sink.failed", events: toPlainData(events) });
   }
