@@ -85,6 +85,11 @@ export interface UserMessage {
   role: "user";
   content: string | (TextContent | ImageContent)[];
   timestamp: number;
+  /**
+   * Not in pi. SPEC R61: set on a message the loop added itself (`"output_limit"`: it asks the
+   * model to resume a truncated answer), so an app can render it as the loop's, not the user's.
+   */
+  recovery?: "output_limit";
 }
 
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
@@ -98,6 +103,14 @@ export interface AssistantMessage {
   usage: Usage;
   stopReason: StopReason;
   errorMessage?: string;
+  /**
+   * Not in pi. SPEC R60: how a failed response (`stopReason: "error"`) may be retried, as the
+   * stream function classified it (the Anthropic provider fills it from the HTTP status, the SSE
+   * error type and `retry-after`). Absent: the loop classifies the failure from `errorMessage`.
+   */
+  retry?: RetryClassification;
+  /** Not in pi. SPEC R62: the request's prompt did not fit the model's context window. */
+  contextOverflow?: boolean;
   timestamp: number;
   durationMs?: number;
   /** The thinking level the loop requested for this response (R42). */
@@ -524,6 +537,97 @@ export interface AgentLoopConfig extends LoopStreamOptions {
   budget?: RunBudget;
   /** SPEC R65: every call's timeout in ms unless its tool sets `timeoutMs`. A loop setting, never passed to the stream function. */
   toolTimeoutMs?: number;
+  /**
+   * SPEC R60: retry transient failures (overloaded, rate limited, 5xx, connection reset, stall)
+   * that happen before the response's first content, with exponential backoff and full jitter.
+   * Off when absent. With retries on, the stream function is given `maxRetries: 0` so every
+   * attempt is the loop's and visible (`retry_scheduled`).
+   */
+  retry?: RetrySettings;
+  /** SPEC R61: recover from answers cut off by the output limit (`stopReason: "length"`). Off when absent. */
+  outputLimit?: OutputLimitSettings;
+  /** SPEC R62: compact the transcript when the prompt overflows the context window. Off when absent. */
+  compact?: CompactSettings;
+  /**
+   * SPEC R67: after an abort, how long (ms) tools and hooks that ignore their signal may keep the
+   * run waiting. When it runs out they are abandoned: a call gets `Operation aborted (the tool did
+   * not stop within N ms)`, an abandoned hook or stream function ends the run as aborted. Their
+   * late results are dropped (the abandoned code may still be running). Absent: wait for them.
+   */
+  abortGraceMs?: number;
+  /**
+   * SPEC R66: receives the loop's additive events (`AgentRuntimeEvent`) in order with the run's
+   * `AgentEvent`s, awaited like the event sink. pi's sinks never see them.
+   */
+  onRuntimeEvent?: (event: AgentRuntimeEvent) => void | Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery (SPEC R60–R62, R66): loop settings, never passed to the stream function
+// ---------------------------------------------------------------------------------------------
+
+/** SPEC R60: why a failure is, or is not, worth another attempt. */
+export interface RetryClassification {
+  retryable: boolean;
+  /** The server asked to wait this long (`retry-after`), in ms. */
+  afterMs?: number;
+  /** What failed, for logs and the CLI's "retrying" line. */
+  kind?: TransientFailureKind;
+}
+
+export type TransientFailureKind = "overloaded" | "rate_limited" | "server_error" | "connection" | "stall";
+
+export interface RetrySettings {
+  /** Attempts per request, the first included. Default 5. */
+  maxAttempts?: number;
+  /** The first backoff's ceiling, in ms; it doubles per attempt (full jitter: a uniform draw below it). Default 500. */
+  baseDelayMs?: number;
+  /** The ceiling of any backoff, in ms (a longer `retry-after` is still honoured). Default 32 000. */
+  maxDelayMs?: number;
+  /** After `overloadsBeforeFallback` consecutive overloads, the request's next attempts use this model (Claude Code does this). */
+  fallbackModel?: Model;
+  /** Default 3. */
+  overloadsBeforeFallback?: number;
+}
+
+export interface OutputLimitSettings {
+  /**
+   * The output limit of the one escalated attempt. Default: the model's `maxTokens`. No escalation
+   * when the request already asked for it (its `maxTokens` stream option, or the model's maximum).
+   */
+  escalatedMaxTokens?: number;
+  /** Consecutive recovery messages before the run ends with `max_output_tokens`. Default 3. */
+  maxRecoveries?: number;
+  /** The recovery message's text. */
+  recoveryPrompt?: string;
+}
+
+/** What a compactor is given (SPEC R62). */
+export interface CompactRequest {
+  /** The run's transcript (`context.messages`). */
+  messages: AgentMessage[];
+  model: Model;
+  /** `"overflow"`: the last request did not fit; `"threshold"`: proactive, at a turn boundary. */
+  reason: "overflow" | "threshold";
+  /** The transcript's estimated size in tokens (last usage plus characters since / 4). */
+  estimatedTokens: number;
+  /**
+   * One model request with the run's stream function, model, key and stream options (no tools,
+   * no events, not part of the transcript): what a summarizing compactor calls.
+   */
+  complete(messages: Message[], options?: { maxTokens?: number }): Promise<AssistantMessage>;
+}
+
+/** Returns the replacement transcript. It must keep every tool result next to its call. */
+export type Compactor = (request: CompactRequest, signal: AbortSignal) => Promise<AgentMessage[]>;
+
+export interface CompactSettings {
+  compactor: Compactor;
+  /**
+   * Proactive compaction: at a turn boundary, compact when the estimated transcript exceeds this
+   * many tokens (spends model calls; off when absent).
+   */
+  thresholdTokens?: number;
 }
 
 /** SPEC R63: a run's limits; each is reached when the run's total is at least the limit. */
@@ -565,6 +669,25 @@ export type AgentEvent =
       isError: boolean;
       durationMs?: number;
     };
+
+/**
+ * SPEC R66: events of the loop's own mechanisms, additive to pi's `AgentEvent` and emitted only
+ * when their mechanism is configured. They travel in the same ordered stream as `AgentEvent`s:
+ * `agentEvents(actor)` and `config.onRuntimeEvent` see them, `Agent.subscribe` with
+ * `{runtimeEvents: true}`; pi's surfaces (`agentLoop`'s stream, an `emit` sink) never do.
+ */
+export type AgentRuntimeEvent =
+  /** R60: a transient failure before content; the attempt was withheld and another follows after `delayMs`. */
+  | { type: "retry_scheduled"; attempt: number; maxAttempts: number; delayMs: number; kind: TransientFailureKind | "unknown"; errorMessage: string; model: string }
+  /** R61: the truncated response (closed with `message_end`) is discarded; the request goes again with `maxTokens`. */
+  | { type: "output_limit_escalated"; fromMaxTokens: number | undefined; toMaxTokens: number }
+  | { type: "message_discarded"; message: AssistantMessage; reason: "output_limit_escalated" }
+  /** R61: the recovery message (its `message_start`/`message_end` follow) asks the model to resume. */
+  | { type: "output_limit_recovery"; attempt: number; maxRecoveries: number }
+  /** R62: the transcript was compacted; the run's context is now `messages`. */
+  | { type: "transcript_replaced"; messages: AgentMessage[]; reason: "overflow" | "threshold" };
+
+export type AgentRuntimeEventType = AgentRuntimeEvent["type"];
 
 /** An awaited event sink: the loop takes no further step until the returned promise settles. */
 export type AgentEventSink = (event: AgentEvent) => void | Promise<void>;

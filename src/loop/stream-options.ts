@@ -28,6 +28,11 @@ export const LOOP_CONFIG_KEYS = [
   "toolExecution",
   "budget",
   "toolTimeoutMs",
+  "retry",
+  "outputLimit",
+  "compact",
+  "abortGraceMs",
+  "onRuntimeEvent",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);
