@@ -15,7 +15,7 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
 import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
+import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
@@ -172,7 +172,7 @@ export const runMachine = setup({
     context: {} as RunContext,
     events: {} as RunEvent,
     output: {} as AgentMessage[],
-    emitted: {} as AgentEvent,
+    emitted: {} as AnyAgentEvent,
   },
   actors: {
     /** The run's step worker (`steps.ts`): runs each step's job and replies. Provided by the runtime. */

@@ -689,5 +689,8 @@ export type AgentRuntimeEvent =
 
 export type AgentRuntimeEventType = AgentRuntimeEvent["type"];
 
+/** Everything a run emits, in one order: pi's events and, when configured, the loop's own (R66). */
+export type AnyAgentEvent = AgentEvent | AgentRuntimeEvent;
+
 /** An awaited event sink: the loop takes no further step until the returned promise settles. */
 export type AgentEventSink = (event: AgentEvent) => void | Promise<void>;

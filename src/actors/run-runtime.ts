@@ -6,11 +6,12 @@
  * of runs share one actor system.
  */
 import type { AnyActorRef } from "xstate";
-import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentTool, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
+import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentTool, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
 import { streamOptionsOf } from "../loop/stream-options.js";
+import { routeEvents, type RuntimeEventSink } from "../loop/runtime-events.js";
 import type { RunContext } from "../../machines/run.types.js";
 
 /** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
@@ -62,6 +63,8 @@ export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   /** The run actor (or `runToolCall`'s host). */
   owner: AnyActorRef;
   sink: AgentEventSink;
+  /** Where the loop's own events go (R66), after `config.onRuntimeEvent`: the Agent's opted-in listeners, an embedded run's channel. */
+  runtimeSink?: RuntimeEventSink;
   /** The sink threw (R56): the run's signal is already aborted. */
   onSinkFailure(error: unknown): void;
   /** A caller's signal the run follows. */
@@ -81,12 +84,12 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     controller.abort(reason);
     if (owner.getSnapshot().status === "active") owner.send({ type: "run.abort" });
   };
-  const events = new EventQueue(args.sink, (error) => {
+  const events = new EventQueue(routeEvents(args.sink, runtimeSinkOf(config, args.runtimeSink)), (error) => {
     abort(error);
     args.onSinkFailure(error);
   });
   // The machine's own events join the steps' events in the one ordered queue.
-  owner.on("*", (event) => void events.push(event as AgentEvent));
+  owner.on("*", (event) => void events.push(event as AnyAgentEvent));
   if (restored?.aborted) controller.abort();
   const external = args.signal;
   if (external?.aborted) abort(external.reason);
@@ -111,3 +114,13 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   };
 }
 
+
+/** R66: the config's `onRuntimeEvent`, then the host's own runtime sink, each awaited in turn. */
+function runtimeSinkOf(config: RuntimeConfig, host: RuntimeEventSink | undefined): RuntimeEventSink | undefined {
+  const own = "onRuntimeEvent" in config ? config.onRuntimeEvent : undefined;
+  if (!own || !host) return own ?? host;
+  return (event) => {
+    const first = own(event);
+    return first ? first.then(() => host(event)) : host(event);
+  };
+}

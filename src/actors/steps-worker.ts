@@ -7,7 +7,7 @@
  * jobs they were waiting for (`step.reissue`); nothing else about a worker needs persisting.
  */
 import type { AnyActorRef, EventObject } from "xstate";
-import type { AgentEvent } from "../types.js";
+import type { AnyAgentEvent } from "../types.js";
 import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
 import { runJobs } from "./run-jobs.js";
@@ -23,7 +23,7 @@ export interface JobScope {
   /** The job was cancelled (its state was left, or the run stopped): what it still produces is dropped. */
   readonly cancelled: boolean;
   /** Pushes an event the job produced to the run's queue, unless the job was cancelled meanwhile. */
-  emit(event: AgentEvent): Promise<void> | undefined;
+  emit(event: AnyAgentEvent): Promise<void> | undefined;
   /** Aborts this job's own signal (R65: a tool's timeout); the run's signal is untouched. */
   abortOwn(reason: unknown): void;
 }
@@ -92,7 +92,7 @@ class RunningJob implements JobScope {
     return this.controller.signal;
   }
 
-  emit(event: AgentEvent): Promise<void> | undefined {
+  emit(event: AnyAgentEvent): Promise<void> | undefined {
     return this.cancelled ? undefined : this.runtime.events.push(event);
   }
 

@@ -3,7 +3,7 @@
  * message events, emitted here rather than by the machine so deltas never enter it. The machine
  * receives the final message only after the sink settled every event of this response.
  */
-import type { AgentEvent, AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
+import type { AnyAgentEvent, AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
 import { errorText } from "../loop/tool-results.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./steps-worker.js";
@@ -27,7 +27,7 @@ export interface StreamRequest {
 
 export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<AssistantMessage> {
   // Through the job: a stopped run's stream delivers nothing more.
-  const events = { push: (event: AgentEvent) => scope.emit(event) };
+  const events = { push: (event: AnyAgentEvent) => scope.emit(event) };
   const { signal } = scope;
 
   const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;

@@ -4,7 +4,7 @@
  */
 import type { AfterToolCallResult, AgentToolResult } from "../types.js";
 import type { ExecutionOutcome, Preflight, StepJobs } from "../../machines/steps.js";
-import type { AgentEvent, ToolCall } from "../types.js";
+import type { AnyAgentEvent, ToolCall } from "../types.js";
 import { validateToolArguments } from "../tools/index.js";
 import { abortedResult, blockedResult, errorResult, errorText, interruptedResult, toolNotFoundResult } from "../loop/tool-results.js";
 import { toPlainData } from "../loop/plain-data.js";
@@ -129,7 +129,7 @@ async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, 
 }
 
 /** Pushes `event` and waits until the sink is idle again (R21: what follows comes after it). */
-async function delivered(runtime: RunRuntime, scope: JobScope, event: AgentEvent): Promise<void> {
+async function delivered(runtime: RunRuntime, scope: JobScope, event: AnyAgentEvent): Promise<void> {
   scope.emit(event);
   for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
 }

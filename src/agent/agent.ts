@@ -8,6 +8,7 @@
 import { createActor, type Actor, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
+  AnyAgentEvent,
   AgentEndReason,
   RunBudget,
   AgentEvent,
@@ -33,7 +34,8 @@ import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import type { AgentHooks, AgentListener, AgentOptions, AgentState } from "./types.js";
+import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState } from "./types.js";
+import { isRuntimeEvent } from "../loop/runtime-events.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
@@ -95,7 +97,7 @@ export class Agent {
 
   private readonly session: SessionActor;
   private readonly runtime: SessionRuntime;
-  private readonly listeners = new Set<AgentListener>();
+  private readonly listeners = new Set<Listener>();
   private readonly view = new LiveView();
   private readonly events = new Subject<AgentEvent>();
   private tools: AgentTool[];
@@ -189,9 +191,13 @@ export class Agent {
   }
 
   /** R51: listeners are awaited in registration order for every event. Returns the unsubscribe. */
-  subscribe(listener: AgentListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
+  subscribe(listener: AgentListener): () => void;
+  /** With `runtimeEvents: true`, the listener also gets the loop's own events (R66: retries, recoveries, compaction). */
+  subscribe(listener: AgentRuntimeListener, options: { runtimeEvents: true }): () => void;
+  subscribe(listener: AgentListener | AgentRuntimeListener, options?: { runtimeEvents?: boolean }): () => void {
+    const entry: Listener = { listener: listener as AgentRuntimeListener, runtimeEvents: options?.runtimeEvents === true };
+    this.listeners.add(entry);
+    return () => void this.listeners.delete(entry);
   }
 
   // --- Queues (R53) --------------------------------------------------------------------------
@@ -333,13 +339,19 @@ export class Agent {
   }
 
   /** The run's event sink: state first, then `events$`, then each listener in turn (R51). */
-  private async deliver(event: AgentEvent, signal: AbortSignal): Promise<void> {
+  private async deliver(event: AnyAgentEvent, signal: AbortSignal): Promise<void> {
+    if (isRuntimeEvent(event)) {
+      // R62: the Agent's transcript follows a compaction.
+      if (event.type === "transcript_replaced") this.session.send({ type: "run.transcriptReplaced", messages: event.messages });
+      for (const { listener, runtimeEvents } of this.listeners) if (runtimeEvents) await listener(event, signal);
+      return;
+    }
     this.view.apply(event);
     if (event.type === "agent_end") this.endReason = event.reason;
     if (event.type === "message_end") this.session.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.session.send({ type: "run.turnEnd", message: event.message });
     this.events.next(event);
-    for (const listener of this.listeners) await listener(event, signal);
+    for (const { listener } of this.listeners) await listener(event, signal);
   }
 
   private systemPrompt(): string {
@@ -394,4 +406,9 @@ export class Agent {
       },
     };
   }
+}
+
+interface Listener {
+  listener: AgentRuntimeListener;
+  runtimeEvents: boolean;
 }

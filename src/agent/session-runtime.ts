@@ -6,7 +6,7 @@
  * invokes, so a run's step worker finds its runtime through its parent, the session (R14).
  */
 import type { AnyActorRef } from "xstate";
-import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
+import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
 import type { RunContext, RunInput } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
@@ -19,7 +19,7 @@ import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
 
 /** Delivers one event to the Agent: its state first, then every listener, in order (R51). */
-export type AgentDispatch = (event: AgentEvent, signal: AbortSignal) => Promise<void>;
+export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal) => Promise<void>;
 
 /** What the Agent hands over to start a run. */
 export interface RunPlan {
@@ -129,6 +129,7 @@ export class SessionRuntime {
         if (event.type === "message_end") run.ended.push(event.message);
         return this.dispatch(event, runtime.signal);
       },
+      runtimeSink: (event) => this.dispatch(event, runtime.signal),
       onSinkFailure: (error) => this.sinkFailed(run, error),
     });
     run.runtime = runtime;

@@ -6,6 +6,7 @@ import type { InspectionEvent, Observer } from "xstate";
 import type {
   RunBudget,
   AgentEvent,
+  AnyAgentEvent,
   AgentLoopConfig,
   AgentLoopTurnUpdate,
   AgentMessage,
@@ -58,6 +59,9 @@ export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "i
  * signal. A listener that throws ends the run with an assistant failure message (R55).
  */
 export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
+
+/** A listener that also gets the loop's own events (SPEC R66), in the same order: `subscribe(listener, { runtimeEvents: true })`. */
+export type AgentRuntimeListener = (event: AnyAgentEvent, signal: AbortSignal) => Promise<void> | void;
 
 /**
  * The hooks an Agent passes to each run; each is read when the run starts. Their contracts are

@@ -15,7 +15,7 @@
  */
 import { Observable, Subject } from "rxjs";
 import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
-import type { AgentEvent, AgentMessage } from "../types.js";
+import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions } from "../actors/run-runtime.js";
@@ -43,7 +43,7 @@ export interface AgentRunInput {
 export interface AgentEventForward {
   type: "agent.event";
   id: string;
-  event: AgentEvent;
+  event: AnyAgentEvent;
 }
 
 /** The run machine, taking the public `AgentRunInput` (the logic resolves the rest from its options). */
@@ -54,15 +54,15 @@ type WithInput<M, I> =
     ? StateMachine<C, E, Ch, A, Ac, G, D, S, T, I, O, Em, Me, Co>
     : never;
 
-const channels = new WeakMap<AnyActorRef, Subject<AgentEvent>>();
-const channelOf = (ref: AnyActorRef): Subject<AgentEvent> => {
+const channels = new WeakMap<AnyActorRef, Subject<AnyAgentEvent>>();
+const channelOf = (ref: AnyActorRef): Subject<AnyAgentEvent> => {
   let channel = channels.get(ref);
-  if (!channel) channels.set(ref, (channel = new Subject<AgentEvent>()));
+  if (!channel) channels.set(ref, (channel = new Subject<AnyAgentEvent>()));
   return channel;
 };
 
 /** Every AgentEvent of an embedded run, in order, from the moment of subscription. */
-export function agentEvents(ref: AnyActorRef): Observable<AgentEvent> {
+export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
   return channelOf(ref).asObservable();
 }
 
@@ -93,13 +93,15 @@ function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
   const channel = channelOf(owner);
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
   const forward = context.settings.forwardEvents ? owner._parent : undefined;
+  const relay = (event: AnyAgentEvent) => {
+    channel.next(event);
+    forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
+  };
   return createRunRuntime({
     ...options,
     owner,
-    sink: (event) => {
-      channel.next(event);
-      forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
-    },
+    sink: (event) => relay(event),
+    runtimeSink: (event) => relay(event),
     // An embedded run's sink is an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
   });

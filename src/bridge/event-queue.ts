@@ -1,4 +1,7 @@
-import type { AgentEvent, AgentEventSink } from "../types.js";
+import type { AnyAgentEvent } from "../types.js";
+
+/** Where a run's events go, awaited one at a time. */
+export type LoopEventSink = (event: AnyAgentEvent) => void | Promise<void>;
 
 /**
  * The run's single, ordered path to its event sink. Events are delivered one at a time in push
@@ -12,12 +15,12 @@ export class EventQueue {
   private failed = false;
 
   constructor(
-    private readonly sink: AgentEventSink,
+    private readonly sink: LoopEventSink,
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
   /** Delivers `event` now, or after the events before it; the promise (if any) settles with it. */
-  push(event: AgentEvent): Promise<void> | undefined {
+  push(event: AnyAgentEvent): Promise<void> | undefined {
     if (this.failed) return undefined;
     if (this.pending) return this.track(this.pending.then(() => this.deliver(event)));
     const delivery = this.deliver(event);
@@ -29,7 +32,7 @@ export class EventQueue {
     return this.pending;
   }
 
-  private deliver(event: AgentEvent): Promise<void> | undefined {
+  private deliver(event: AnyAgentEvent): Promise<void> | undefined {
     if (this.failed) return undefined;
     try {
       const result = this.sink(event);

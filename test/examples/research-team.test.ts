@@ -14,7 +14,7 @@ import {
   scriptedStreamFn,
   text,
   toolCall,
-  type AgentEvent,
+  type AnyAgentEvent,
   type AgentEventForward,
   type AgentMessage,
   type AgentRunOptions,
@@ -79,7 +79,7 @@ describe("R14: runs embedded in an app statechart", () => {
       config: { model: scriptedModel, convertToLlm: identity },
     });
     const run = createActor(logic, { input: { messages: [], prompts: [user("go")] }, inspect: (event) => inspected.push(event) });
-    const events: AgentEvent[] = [];
+    const events: AnyAgentEvent[] = [];
     agentEvents(run).subscribe((event) => events.push(event));
     run.start();
     const added = await toPromise(run);
@@ -119,7 +119,7 @@ describe("R14: runs embedded in an app statechart", () => {
     const inputFor = (i: number) => ({ messages: [], prompts: [user(String(i))], forwardEvents: true });
 
     const app = setup({
-      types: { context: {} as { outputs: Record<string, AgentMessage[]>; events: Record<string, AgentEvent[]> }, events: {} as AgentEventForward | { type: "xstate.done.actor.*" } },
+      types: { context: {} as { outputs: Record<string, AgentMessage[]>; events: Record<string, AnyAgentEvent[]> }, events: {} as AgentEventForward | { type: "xstate.done.actor.*" } },
       actors: { run: logic },
     }).createMachine({
       context: { outputs: {}, events: {} },
@@ -153,7 +153,7 @@ describe("R14: runs embedded in an app statechart", () => {
 
     for (let i = 0; i < COUNT; i++) {
       const alone = createActor(logic, { input: inputFor(i) });
-      const aloneEvents: AgentEvent[] = [];
+      const aloneEvents: AnyAgentEvent[] = [];
       agentEvents(alone).subscribe((event) => aloneEvents.push(event));
       alone.start();
       const aloneOutput = await toPromise(alone);

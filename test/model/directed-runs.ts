@@ -6,7 +6,7 @@
  * tool-call actor it had.
  */
 import { createActor, toPromise, type InspectionEvent } from "xstate";
-import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentRunOptions, AgentTool, AgentToolResult } from "../../src/index.js";
+import type { AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentRunOptions, AgentTool, AgentToolResult } from "../../src/index.js";
 import { agentEvents, createAgentRunLogic, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
@@ -44,7 +44,7 @@ async function restoredRun(
 ) {
   const input = { prompts: [user("hi")], messages: [] };
   const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
-  const events: AgentEvent[] = [];
+  const events: AnyAgentEvent[] = [];
   agentEvents(first).subscribe((event) => events.push(event));
   first.start();
   await reached;

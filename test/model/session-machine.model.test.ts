@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise } from "xstate";
-import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AgentLoopConfig } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AnyAgentEvent, type AgentLoopConfig } from "../../src/index.js";
 import { hostedRunMachine } from "../../src/api/start-run.js";
 import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
 import { SessionRuntime } from "../../src/agent/session-runtime.js";
@@ -49,7 +49,7 @@ const faultyMachines = {
 
 function faultySession(coverage: Coverage, machine: keyof typeof faultyMachines, failingListener: boolean) {
   const actor = createActor(faultyMachines[machine](), { input: { messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
-  const delivered: AgentEvent[] = [];
+  const delivered: AnyAgentEvent[] = [];
   const runtime = new SessionRuntime(
     actor,
     async (event) => {

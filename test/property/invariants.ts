@@ -3,7 +3,7 @@
  * the property suite (random scenarios) and the model-based suite (one run per graph path).
  * Returns a list of problems (empty = well formed), so a failure names every broken rule at once.
  */
-import type { AgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage } from "../../src/index.js";
+import type { AnyAgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage } from "../../src/index.js";
 
 const isAssistant = (message: AgentMessage): message is AssistantMessage => (message as { role?: string }).role === "assistant";
 const isToolResult = (message: AgentMessage): message is ToolResultMessage => (message as { role?: string }).role === "toolResult";
@@ -29,9 +29,11 @@ interface OpenTurn {
  *   tool_execution_start, one tool_execution_end (after its start) and one result message; starts
  *   and result messages in the batch's source order; updates only between start and end.
  * - a failed (error/aborted) response runs no tool and is the run's last request (R6).
- * - agent_end.messages, the resolved value and the ended messages (the transcript delta) are equal (R12).
+ * - agent_end.messages, the resolved value and the ended messages (the transcript delta) are equal (R12),
+ *   where `transcript_replaced` starts the delta afresh and `message_discarded` takes its message back
+ *   (R62, R61: the messages added since the last replacement).
  */
-export function eventProblems(events: readonly AgentEvent[], resolved?: readonly AgentMessage[]): string[] {
+export function eventProblems(events: readonly AnyAgentEvent[], resolved?: readonly AgentMessage[]): string[] {
   const problems: string[] = [];
   const add = (i: number, text: string) => problems.push(`#${i} ${events[i]?.type ?? "?"}: ${text}`);
   let turn: OpenTurn | null = null;
@@ -108,6 +110,18 @@ export function eventProblems(events: readonly AgentEvent[], resolved?: readonly
         finished.add(event.toolCallId);
         turn?.ends.push(event.toolCallId);
         break;
+      case "transcript_replaced":
+        if (message) add(i, "transcript_replaced inside an open message");
+        ended.length = 0;
+        break;
+      case "message_discarded":
+        if (message) add(i, "message_discarded inside an open message");
+        if (!same(ended[ended.length - 1], event.message)) add(i, "message_discarded does not name the last ended message");
+        else {
+          const discarded = ended.pop();
+          if (turn && turn.assistants[turn.assistants.length - 1] === discarded) turn.assistants.pop();
+        }
+        break;
     }
   });
 
@@ -121,7 +135,7 @@ export function eventProblems(events: readonly AgentEvent[], resolved?: readonly
 }
 
 /** R21–R28 for one turn: every call of its response started, ended and answered once, in source order. */
-function checkTurn(turn: OpenTurn, end: Extract<AgentEvent, { type: "turn_end" }>, i: number, add: (i: number, text: string) => void) {
+function checkTurn(turn: OpenTurn, end: Extract<AnyAgentEvent, { type: "turn_end" }>, i: number, add: (i: number, text: string) => void) {
   const calls = turn.assistants.filter((m) => !failed(m)).flatMap(callsOf);
   const ids = calls.map((call) => call.id);
   if (!same(turn.starts, ids)) add(i, `tool starts ${JSON.stringify(turn.starts)} are not the calls ${JSON.stringify(ids)} in source order`);

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import type {
   AfterToolCallResult,
-  AgentEvent,
+  AnyAgentEvent,
   AgentLoopConfig,
   AgentMessage,
   AgentTool,
@@ -135,7 +135,7 @@ export interface Preflight {
 }
 
 export interface ScenarioRun {
-  events: AgentEvent[];
+  events: AnyAgentEvent[];
   messages: AgentMessage[] | undefined;
   rejection: unknown;
   actor: RunActor | undefined;
@@ -206,7 +206,7 @@ interface Implementations {
  * (hook counters start again), as a restored run gets (R13). `undelivered`: the events an async
  * sink has not settled yet (no app code may start meanwhile).
  */
-function implementations(scenario: Scenario, record: ScenarioRun, undelivered: ReadonlySet<AgentEvent>): Implementations {
+function implementations(scenario: Scenario, record: ScenarioRun, undelivered: ReadonlySet<AnyAgentEvent>): Implementations {
   const calls = new Map<string, CallSpec>();
   const responses: ScriptedResponse[] = scenario.responses.map((response, r) => {
     const content: ScriptedBlock[] = response.thinking ? [{ type: "thinking", thinking: "hm", signature: "s" }] : [];
@@ -377,14 +377,14 @@ function implementations(scenario: Scenario, record: ScenarioRun, undelivered: R
 export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   const controller = new AbortController();
   const record = newRecord();
-  const undelivered = new Set<AgentEvent>();
+  const undelivered = new Set<AnyAgentEvent>();
   const { config, tools, streamFn } = implementations(scenario, record, undelivered);
   if (scenario.abortAt === -1) {
     record.abortedAt = -1;
     controller.abort();
   }
   let settled = false;
-  const sink = (event: AgentEvent) => {
+  const sink = (event: AnyAgentEvent) => {
     if (settled) record.lateEvents++;
     if (scenario.abortAt === record.events.length && record.abortedAt === null) {
       record.abortedAt = record.events.length;
@@ -429,7 +429,7 @@ export interface RestoredScenarioRun extends ScenarioRun {
   /** The run state the first process was persisted in; null when the run ended first. */
   restoredIn: string | null;
   /** Events the first process delivered after it was stopped (none may come). */
-  strayEvents: AgentEvent[];
+  strayEvents: AnyAgentEvent[];
 }
 
 /**
@@ -440,11 +440,11 @@ export interface RestoredScenarioRun extends ScenarioRun {
  */
 export async function playRestoredScenario(scenario: Scenario, restoreAt: number, inspect?: (event: InspectionEvent) => void): Promise<RestoredScenarioRun> {
   const record: RestoredScenarioRun = { ...newRecord(), restoredIn: null, strayEvents: [] };
-  const none = new Set<AgentEvent>();
+  const none = new Set<AnyAgentEvent>();
   const input = { prompts: [user("hi")], messages: [] };
   let current: RunActor | undefined;
   let stopped = false;
-  const sink = (from: RunActor) => (event: AgentEvent) => {
+  const sink = (from: RunActor) => (event: AnyAgentEvent) => {
     if (from !== current || stopped) return void record.strayEvents.push(event);
     record.events.push(event);
     // After the push: the abort may make the run persist (and stop) at once.
@@ -499,13 +499,13 @@ export async function playRestoredScenario(scenario: Scenario, restoreAt: number
 }
 
 /** Where the events of the step in flight at a restore begin (see R13's re-issue), or -1. */
-function supersededFrom(events: readonly AgentEvent[], value: unknown, mode: string | undefined): number {
+function supersededFrom(events: readonly AnyAgentEvent[], value: unknown, mode: string | undefined): number {
   const state = JSON.stringify(value);
-  const lastIndex = (test: (event: AgentEvent) => boolean) => {
+  const lastIndex = (test: (event: AnyAgentEvent) => boolean) => {
     for (let i = events.length - 1; i >= 0; i--) if (test(events[i])) return i;
     return -1;
   };
-  const ended = (role: string) => (event: AgentEvent) => event.type === "message_end" && (event.message as { role: string }).role === role;
+  const ended = (role: string) => (event: AnyAgentEvent) => event.type === "message_end" && (event.message as { role: string }).role === role;
   if (state.includes("streaming")) {
     // The partial message (started, never ended), if the request had begun.
     const start = lastIndex((event) => event.type === "message_start");

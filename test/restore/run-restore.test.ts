@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createActor, toPromise, type AnyActorRef } from "xstate";
-import { agentEvents, createAgentRunLogic, type AgentEvent, type AgentMessage } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, type AnyAgentEvent, type AgentMessage } from "../../src/index.js";
 import { comparable, newWorld, scenarioInput, scenarioOptions, type World } from "./scenario.js";
 import { scenarioBOptions } from "./scenario-b.js";
 import { runMachine } from "../../machines/run.machine.js";
@@ -30,7 +30,7 @@ interface RestorePoint {
 function record(scenario: Scenario) {
   const world = newWorld();
   const actor = createActor(createAgentRunLogic(optionsOf(scenario, world)), { input: scenarioInput() });
-  const events: AgentEvent[] = [];
+  const events: AnyAgentEvent[] = [];
   const points: RestorePoint[] = [];
   agentEvents(actor).subscribe((event) => events.push(event));
   // Every macrostep of the run, and of each tool call (a child's step moves without the run's snapshot changing).
@@ -59,7 +59,7 @@ function record(scenario: Scenario) {
 
 async function restoreInProcess(scenario: Scenario, point: RestorePoint, world: World) {
   const actor = createActor(createAgentRunLogic(optionsOf(scenario, world)), { snapshot: JSON.parse(point.snapshot), input: scenarioInput() });
-  const events: AgentEvent[] = [];
+  const events: AnyAgentEvent[] = [];
   agentEvents(actor).subscribe((event) => events.push(event));
   actor.start();
   const output = await toPromise(actor);
@@ -102,7 +102,7 @@ function asRestoredAt<T>(value: T, point: RestorePoint): T {
  * `tool_execution_end`) again, as a re-issued request emits its `message_start` again. Those are
  * the trailing tool events before the snapshot (nothing else comes between a preflight's events).
  */
-function expectedSuffix(events: AgentEvent[], point: RestorePoint): AgentEvent[] {
+function expectedSuffix(events: AnyAgentEvent[], point: RestorePoint): AnyAgentEvent[] {
   let from = point.delivered;
   if (point.state.includes("preflighting")) {
     while (from > 0 && (events[from - 1].type === "tool_execution_start" || events[from - 1].type === "tool_execution_end")) from--;
@@ -177,7 +177,7 @@ describe("R13: restore at any point", () => {
       input: JSON.stringify({ scenario, snapshot: JSON.parse(point.snapshot), world: point.world }),
       encoding: "utf8",
     });
-    const restored = JSON.parse(stdout) as { output: AgentMessage[]; events: AgentEvent[] };
+    const restored = JSON.parse(stdout) as { output: AgentMessage[]; events: AnyAgentEvent[] };
     expect(comparable(restored.output)).toEqual(asRestoredAt(output, point));
     expect(comparable(restored.events)).toEqual(expectedSuffix(original.events, point));
   });
