@@ -1,7 +1,65 @@
 /** Pure helpers of the run machine: its initial context and the questions its guards ask. */
 import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
 import { emptyUsage } from "../src/loop/usage.js";
-import type { RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
+import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
+
+export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
+
+export const idleRecovery: RecoveryState = {
+  failedAttempts: 0,
+  overloads: 0,
+  retry: null,
+  maxTokens: null,
+  recoveries: 0,
+  compacted: false,
+  compaction: null,
+  overflowed: false,
+};
+
+/** R60–R62: a response was accepted (or surfaced): the request's retries, escalation and compaction are over. */
+export function settledRequest(recovery: RecoveryState, message: AssistantMessage): RecoveryState {
+  const overloads = message.stopReason === "error" ? recovery.overloads : 0;
+  return { ...recovery, failedAttempts: 0, overloads, retry: null, maxTokens: null, compacted: false };
+}
+
+/** R60: the ceiling of the next backoff: `baseDelayMs · 2^(failed attempts − 1)`, at most `maxDelayMs` (the draw is below it). */
+export function backoffCeiling(context: RunContext): number {
+  const { baseDelayMs, maxDelayMs } = context.settings.recovery.retry!;
+  return Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, context.recovery.failedAttempts - 1));
+}
+
+/**
+ * R61: the limit of the one escalated attempt, if it is above what the truncated request had (its
+ * `maxTokens` option, or failing that the tokens the response reached).
+ */
+export function escalatedLimit(context: RunContext, truncated: AssistantMessage): number | undefined {
+  const limit = context.settings.recovery.outputLimit;
+  if (limit === null || context.recovery.maxTokens !== null) return undefined;
+  const target = limit.escalatedMaxTokens ?? context.model.maxTokens;
+  const current = context.settings.recovery.requestMaxTokens ?? truncated.usage?.output ?? 0;
+  return target > current ? target : undefined;
+}
+
+/** R61: the turn's answer was cut off and asked for nothing (calls get R28's results instead). */
+export const endedTruncated = (context: RunContext): boolean =>
+  context.turn.assistant?.stopReason === "length" && toolCallsOf(context.turn.assistant).length === 0;
+
+/**
+ * R62: the transcript's size in tokens: the last assistant message's usage covers everything up
+ * to it (its prompt and its answer); what came after counts a token per 4 characters.
+ */
+export function estimatedTokens(messages: readonly AgentMessage[]): number {
+  let chars = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as AgentMessage & { role?: string; usage?: AssistantMessage["usage"] };
+    if (message.role === "assistant" && message.usage && message.usage.input + message.usage.output > 0) {
+      const { input, output, cacheRead, cacheWrite } = message.usage;
+      return input + output + (cacheRead ?? 0) + (cacheWrite ?? 0) + Math.ceil(chars / 4);
+    }
+    chars += JSON.stringify(message).length;
+  }
+  return Math.ceil(chars / 4);
+}
 
 export const closedTurn: TurnState = { open: false, assistant: null, toolResults: [], batch: null, decision: null };
 
@@ -20,6 +78,7 @@ export function initialRunContext(input: RunInput): RunContext {
       skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
       forwardEvents: input.forwardEvents ?? false,
       budget: input.budget ?? {},
+      recovery: input.recovery ?? noRecovery,
     },
     pending: input.prompts ?? [],
     prepared: [],
@@ -27,6 +86,7 @@ export function initialRunContext(input: RunInput): RunContext {
     request: { messages: null, llmMessages: null },
     aborted: false,
     spent: { turns: 0, tokens: 0, cost: 0 },
+    recovery: idleRecovery,
     endReason: "completed",
     failure: null,
     startedAt: input.startedAt,

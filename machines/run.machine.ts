@@ -15,13 +15,18 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
 import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../src/types.js";
+import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
-import type { RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
+import type { RunContext, RunInput, StreamedResponse, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
 import {
   appended,
+  backoffCeiling,
+  endedTruncated,
+  escalatedLimit,
+  estimatedTokens,
+  settledRequest,
   batchTerminates,
   closedTurn,
   failureMessage,
@@ -67,7 +72,23 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
   transformContext: (context) => ({ messages: context.messages }),
   convertToLlm: (context) => ({ messages: context.request.messages ?? context.messages }),
   resolveApiKey: (context) => ({ provider: context.model.provider }),
-  streamResponse: (context) => ({ messages: context.request.llmMessages!, model: context.model, thinkingLevel: context.thinkingLevel }),
+  streamResponse: (context) => ({
+    messages: context.request.llmMessages!,
+    model: context.model,
+    thinkingLevel: context.thinkingLevel,
+    maxTokens: context.recovery.maxTokens,
+    // R60, R62: a failure before content is withheld while something may recover from it.
+    withhold: context.settings.recovery.retry !== null || context.settings.recovery.compact !== null,
+    loopRetries: context.settings.recovery.retry !== null,
+  }),
+  drawBackoff: (context) => ({ ceilingMs: backoffCeiling(context) }),
+  waitForRetry: (context) => ({ until: context.recovery.retry!.until! }),
+  compact: (context) => ({
+    messages: context.messages,
+    model: context.model,
+    reason: context.recovery.compaction ?? "overflow",
+    estimatedTokens: estimatedTokens(context.messages),
+  }),
   finishTurn: turnSnapshot,
   // R24, R25: a sequential batch preflights the call in progress, a parallel one every call.
   preflightCalls: (context) => {
@@ -87,8 +108,15 @@ const step = <K extends RunStepName>(job: K) =>
 
 const reply = replyOutput;
 
+/** The reply of the stream step (R41, R60). */
+const streamed = (event: RunEvent) => reply(event, "streamResponse");
+const response = (event: RunEvent) => streamed(event).message;
+
 /** R5, R41: the response, appended to the transcript. */
-const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => reply(event, "streamResponse") } as const;
+const appendAssistant = { type: "appendAssistant", params: ({ event }: { event: RunEvent }) => response(event) } as const;
+
+/** R60, R62: a withheld failure that nothing recovers is emitted after all, then handled as any failed response. */
+const surfaceFailure = { type: "surfaceWithheld", params: ({ event }: { event: RunEvent }) => streamed(event) } as const;
 
 /** The immediate result of a sequential batch's call in progress (its preflight failed it). */
 const immediateOutcome = {
@@ -124,7 +152,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
   ] as const;
 }
 
-type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps";
+type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted";
 
 /** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
@@ -245,12 +273,101 @@ export const runMachine = setup({
     recordTransformed: assign({ request: ({ event }) => ({ messages: reply(event, "transformContext"), llmMessages: null }) }),
     // R40: only provider messages, in order, reach the stream function.
     recordConverted: assign({ request: ({ event }) => ({ messages: null, llmMessages: normalizeTranscript(reply(event, "convertToLlm")) }) }),
-    // R5, R41: one assistant message per request, appended.
+    // R5, R41: one assistant message per request, appended; the request's recovery state ends with it.
     appendAssistant: assign(({ context }, message: AssistantMessage) => ({
       ...appended(context, [message]),
       turn: { ...context.turn, assistant: message },
       request: { messages: null, llmMessages: null },
+      recovery: settledRequest(context.recovery, message),
     })),
+    // R60, R62: the failure nothing recovered is emitted after all.
+    surfaceWithheld: enqueueActions(({ context, enqueue }, { message, withheld, failure }: StreamedResponse) => {
+      if (!withheld) return;
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      if (failure?.contextOverflow && context.settings.recovery.compact !== null) enqueue.assign({ recovery: { ...context.recovery, overflowed: true } });
+    }),
+    // R60: the attempt failed before content; it leaves nothing in the transcript.
+    recordRetryableFailure: assign(({ context, event }) => {
+      const { message, failure } = streamed(event);
+      const overloads = failure!.kind === "overloaded" ? context.recovery.overloads + 1 : 0;
+      return { recovery: { ...context.recovery, failedAttempts: context.recovery.failedAttempts + 1, overloads, retry: { failure: failure!, message, until: null } } };
+    }),
+    // R60: the wait ends `max(backoff, retry-after)` after now; after repeated overloads, the fallback model.
+    scheduleRetry: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "step.drawBackoff.done");
+      const retry = context.recovery.retry!;
+      const settings = context.settings.recovery.retry!;
+      const delayMs = Math.max(event.output, retry.failure.afterMs ?? 0);
+      const fallback = settings.fallbackModel !== null && context.recovery.overloads >= settings.overloadsBeforeFallback ? settings.fallbackModel : null;
+      const model = fallback ?? context.model;
+      enqueue.assign({ model, recovery: { ...context.recovery, retry: { ...retry, until: event.at + delayMs } } });
+      enqueue.emit({
+        type: "retry_scheduled",
+        attempt: context.recovery.failedAttempts + 1,
+        maxAttempts: settings.maxAttempts,
+        delayMs,
+        kind: retry.failure.kind,
+        errorMessage: retry.message.errorMessage ?? "",
+        model: model.id,
+      });
+    }),
+    // R60, R29: aborted while waiting: the request ends as aborted (the withheld failure is not shown).
+    surfaceAbortedRetry: enqueueActions(({ context, event, enqueue }) => {
+      const message: AssistantMessage = {
+        ...context.recovery.retry!.message,
+        stopReason: "aborted",
+        errorMessage: "Operation aborted",
+        timestamp: timeOf(event as { type: string }, context.startedAt),
+      };
+      delete message.retry;
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      enqueue.assign({
+        ...appended(context, [message]),
+        turn: { ...context.turn, assistant: message },
+        request: { messages: null, llmMessages: null },
+        recovery: settledRequest(context.recovery, message),
+      });
+    }),
+    // R61: the truncated response was closed (message_end); it is discarded and asked for again.
+    escalateOutputLimit: enqueueActions(({ context, event, enqueue }) => {
+      const message = response(event);
+      const toMaxTokens = escalatedLimit(context, message)!;
+      enqueue.emit({ type: "message_discarded", message, reason: "output_limit_escalated" });
+      enqueue.emit({ type: "output_limit_escalated", fromMaxTokens: context.settings.recovery.requestMaxTokens ?? undefined, toMaxTokens });
+      enqueue.assign({ recovery: { ...context.recovery, maxTokens: toMaxTokens } });
+    }),
+    // R61: consecutive truncated answers; the count resets with any answer that was not cut off.
+    countTruncations: assign(({ context }) =>
+      context.settings.recovery.outputLimit === null || endedTruncated(context) || context.recovery.recoveries === 0
+        ? {}
+        : { recovery: { ...context.recovery, recoveries: 0 } },
+    ),
+    // R61: the recovery message, marked as the loop's, waits for the next turn like steering.
+    queueRecoveryMessage: enqueueActions(({ context, enqueue }) => {
+      const limit = context.settings.recovery.outputLimit!;
+      const attempt = context.recovery.recoveries + 1;
+      const message: UserMessage = { role: "user", content: limit.prompt, timestamp: context.turn.assistant!.timestamp, recovery: "output_limit" };
+      enqueue.emit({ type: "output_limit_recovery", attempt, maxRecoveries: limit.maxRecoveries });
+      enqueue.assign({ pending: context.pending.concat(message), recovery: { ...context.recovery, recoveries: attempt } });
+    }),
+    startCompaction: assign(({ context }, { reason }: { reason: "overflow" | "threshold" }) => ({ recovery: { ...context.recovery, compaction: reason } })),
+    // R62: the compacted transcript replaces the run's; what the run added starts again from it.
+    replaceTranscript: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "step.compact.done");
+      const reason = context.recovery.compaction ?? "overflow";
+      const declared = new Map<string, string>();
+      applySystemMessages(declared, event.output);
+      enqueue.emit({ type: "transcript_replaced", messages: event.output, reason });
+      enqueue.assign({
+        messages: event.output,
+        newMessages: [],
+        declared: [...declared],
+        request: { messages: null, llmMessages: null },
+        recovery: { ...context.recovery, compaction: null, compacted: context.recovery.compacted || reason === "overflow" },
+      });
+    }),
     // R28: a truncated response's calls are rejected, never executed.
     rejectTruncatedCalls: enqueueActions(({ context, event, enqueue }) => {
       const at = timeOf(event as { type: string }, context.startedAt);
@@ -349,7 +466,10 @@ export const runMachine = setup({
     }),
     // R63: why the run ends.
     endAs: assign((_, { reason }: { reason: AgentEndReason }) => ({ endReason: reason })),
-    endAsFailedResponse: assign({ endReason: ({ context }) => (context.turn.assistant?.stopReason === "aborted" ? "aborted" : "error") }),
+    // R62: a second overflow surfaces as prompt_too_long.
+    endAsFailedResponse: assign({
+      endReason: ({ context }) => (context.turn.assistant?.stopReason === "aborted" ? "aborted" : context.recovery.overflowed ? "prompt_too_long" : "error"),
+    }),
     endForBudget: assign({ endReason: ({ context }) => budgetExceeded(context) ?? "completed" }),
     recordFailure: assign(({ context, event }) => {
       assertEvent(event, "step.failed");
@@ -382,13 +502,42 @@ export const runMachine = setup({
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
     isErrorOrAborted: ({ context }) => isFailedResponse(context.turn.assistant),
     // Decided on the response itself, before its transition appends it.
-    responseFailed: ({ event }) => isFailedResponse(reply(event, "streamResponse")),
+    responseFailed: ({ event }) => isFailedResponse(response(event)),
     responseTruncatesCalls: ({ event }) => {
-      const response = reply(event, "streamResponse");
-      return response.stopReason === "length" && toolCallsOf(response).length > 0;
+      const message = response(event);
+      return message.stopReason === "length" && toolCallsOf(message).length > 0;
     },
-    responseCallsTools: ({ event }) => toolCallsOf(reply(event, "streamResponse")).length > 0,
-    responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(reply(event, "streamResponse"))),
+    responseCallsTools: ({ event }) => toolCallsOf(response(event)).length > 0,
+    responseRunsSequentially: ({ context, event }) => runsSequentially(context, toolCallsOf(response(event))),
+    // R60: a transient failure before content, with attempts left.
+    retriesFailure: ({ context, event }) => {
+      const { withheld, failure } = streamed(event);
+      const retry = context.settings.recovery.retry;
+      return retry !== null && withheld && failure !== null && failure.retryable && !context.aborted && context.recovery.failedAttempts + 1 < retry.maxAttempts;
+    },
+    // R62: the prompt overflowed the window and this request has not compacted yet.
+    compactsOverflow: ({ context, event }) => {
+      const { withheld, failure } = streamed(event);
+      return context.settings.recovery.compact !== null && withheld && failure?.contextOverflow === true && !context.recovery.compacted && !context.aborted;
+    },
+    // R61: truncated, no tool calls, and a higher limit to ask for once.
+    escalatesOutputLimit: ({ context, event }) => {
+      const message = response(event);
+      return message.stopReason === "length" && toolCallsOf(message).length === 0 && !context.aborted && escalatedLimit(context, message) !== undefined;
+    },
+    // R62: proactive compaction at a turn boundary.
+    exceedsCompactThreshold: ({ context }) => {
+      const threshold = context.settings.recovery.compact?.thresholdTokens ?? null;
+      return threshold !== null && !context.aborted && estimatedTokens(context.messages) > threshold;
+    },
+    compactedProactively: ({ context }) => context.recovery.compaction === "threshold",
+    // R61: the turn's answer was cut off without calls; recover, or give up after maxRecoveries.
+    recoversOutputLimit: ({ context }) => {
+      const limit = context.settings.recovery.outputLimit;
+      return limit !== null && endedTruncated(context) && context.recovery.recoveries < limit.maxRecoveries;
+    },
+    outputLimitExhausted: ({ context }) => context.settings.recovery.outputLimit !== null && endedTruncated(context),
+    isAborted: ({ context }) => context.aborted,
     // R24: does a sequential batch have a call after the one in progress?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
     // R21: every call the preflight saw ended with an immediate result (nothing to execute).
@@ -453,10 +602,33 @@ export const runMachine = setup({
         injectingMessages: {
           entry: "injectPending",
           always: [
+            // R62: proactive compaction above the token threshold.
+            { guard: "exceedsCompactThreshold", target: "compactingProactively", actions: { type: "startCompaction", params: { reason: "threshold" } } },
             { guard: "hasPrepareRequest", target: "preparingRequest" },
             { guard: "hasTransformContext", target: "requesting.transformingContext" },
             { target: "requesting.convertingToLlm" },
           ],
+        },
+        // R62: the transcript grew past the threshold; compact it before this turn's request.
+        compactingProactively: {
+          ...step("compact"),
+          on: {
+            "step.compact.done": [
+              { guard: "hasPrepareRequest", target: "preparingRequest", actions: "replaceTranscript" },
+              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: "replaceTranscript" },
+              { target: "requesting.convertingToLlm", actions: "replaceTranscript" },
+            ],
+          },
+        },
+        // R62: the request overflowed the window; compact, then the same request once more.
+        compactingOnOverflow: {
+          ...step("compact"),
+          on: {
+            "step.compact.done": [
+              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: "replaceTranscript" },
+              { target: "requesting.convertingToLlm", actions: "replaceTranscript" },
+            ],
+          },
         },
         // R4c: the request may replace context, model and thinking level for this and later requests.
         preparingRequest: {
@@ -490,13 +662,37 @@ export const runMachine = setup({
               ...step("resolveApiKey"),
               on: { "step.resolveApiKey.done": "streaming" },
             },
+            // R60: the backoff is drawn (full jitter, the injected random source) …
+            schedulingRetry: {
+              ...step("drawBackoff"),
+              on: { "step.drawBackoff.done": { target: "backingOff", actions: "scheduleRetry" } },
+            },
+            // … and waited for: an abortable state; a restored wait resumes with what was left (R13).
+            backingOff: {
+              ...step("waitForRetry"),
+              on: {
+                "step.waitForRetry.done": [
+                  // An abort during the wait ends the request as aborted; the withheld failure stays unseen.
+                  ...toTurnEnd("isAborted", ["surfaceAbortedRetry"]),
+                  { guard: "hasGetApiKey", target: "resolvingApiKey" },
+                  { target: "streaming" },
+                ],
+              },
+            },
             // R41, R42: the worker streams the response and emits its message events.
             streaming: {
               ...step("streamResponse"),
               on: {
                 // R6, R7, R20, R28: what the response asks for, and how its tool batch runs.
                 "step.streamResponse.done": [
-                  ...toTurnEnd("responseFailed", [appendAssistant]),
+                  // R60: a transient failure before content: back off, then another attempt.
+                  { guard: "retriesFailure", target: "schedulingRetry", actions: "recordRetryableFailure" },
+                  // R62: the prompt overflowed: compact once, then the same request again.
+                  { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: { type: "startCompaction", params: { reason: "overflow" } } },
+                  // R61: cut off by the output limit: discard it and ask again with the higher limit.
+                  { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "resolvingApiKey", actions: "escalateOutputLimit" },
+                  { guard: "escalatesOutputLimit", target: "streaming", reenter: true, actions: "escalateOutputLimit" },
+                  ...toTurnEnd("responseFailed", [surfaceFailure, appendAssistant]),
                   { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
                   {
                     guard: and(["responseCallsTools", "responseRunsSequentially"]),
@@ -580,17 +776,26 @@ export const runMachine = setup({
           on: { "step.finishTurn.done": { target: "endingTurn", actions: "recordDecision" } },
         },
         endingTurn: {
-          entry: ["emitTurnEnd", "markTurnClosed", "countTurn"],
+          entry: ["emitTurnEnd", "markTurnClosed", "countTurn", "countTruncations"],
           always: [
             { guard: "isErrorOrAborted", target: "#run.done", actions: "endAsFailedResponse" },
             { guard: "decidedEnd", target: "#run.done", actions: { type: "endAs", params: { reason: "finish_turn_end" } } },
             // R63: a limit reached ends the run before anything else is polled or prepared.
             { guard: "budgetReached", target: "#run.done", actions: "endForBudget" },
+            // R61: an answer cut off again and again.
+            { guard: "recoversOutputLimit", target: "#run.recoveringOutputLimit" },
+            { guard: "outputLimitExhausted", target: "#run.done", actions: { type: "endAs", params: { reason: "max_output_tokens" } } },
             { guard: "hasGetSteeringMessages", target: "#run.pollingSteering" },
             ...nextStep(false),
           ],
         },
       },
+    },
+    // R61: a recovery message asks the model to resume where it stopped (injected with the next turn).
+    recoveringOutputLimit: {
+      entry: "queueRecoveryMessage",
+      // (The recovery message is pending, so the next turn follows the steering poll.)
+      always: [{ guard: "hasGetSteeringMessages", target: "pollingSteering" }, ...toNextTurn(undefined, false)],
     },
     // R9: steering after every turn.
     pollingSteering: {

@@ -3,7 +3,7 @@
  * serializable data (no functions, no class instances, no API key), so snapshots persist as JSON
  * and the inspector shows them as they are (SPEC R13, R14).
  */
-import type { AgentEndReason, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage } from "../src/types.js";
+import type { AgentEndReason, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage, TransientFailureKind } from "../src/types.js";
 import type { KeyedToolDecl } from "../src/transcript/index.js";
 
 /** Which optional hooks the config has: a hook's state is entered only when it is configured. */
@@ -43,6 +43,54 @@ export interface RunInput extends ToolSetData {
   forwardEvents?: boolean;
   /** R63: the run's limits (plain numbers). */
   budget?: RunBudget;
+  /** R60–R62: which recovery mechanisms are on, with their settings (plain data; the compactor stays in the runtime). */
+  recovery?: RecoverySettings;
+}
+
+/** R60–R62, resolved with their defaults (`src/loop/recovery-settings.ts`); `null`: off. */
+export interface RecoverySettings {
+  retry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; fallbackModel: Model | null; overloadsBeforeFallback: number } | null;
+  outputLimit: { escalatedMaxTokens: number | null; maxRecoveries: number; prompt: string } | null;
+  compact: { thresholdTokens: number | null } | null;
+  /** The config's `maxTokens` stream option (R61: escalation only when it is below the model's maximum). */
+  requestMaxTokens: number | null;
+}
+
+/** What the recovery mechanisms track (R60–R62). */
+export interface RecoveryState {
+  /** R60: failed attempts of the request in progress. */
+  failedAttempts: number;
+  /** R60: consecutive overloads (the fallback model after `overloadsBeforeFallback`). */
+  overloads: number;
+  /** R60: the withheld failure being retried, and when its wait ends (injected clock). */
+  retry: { failure: ResponseFailure; message: AssistantMessage; until: number | null } | null;
+  /** R61: the escalated output limit of the request in progress. */
+  maxTokens: number | null;
+  /** R61: consecutive recovery messages. */
+  recoveries: number;
+  /** R62: the request in progress already compacted once. */
+  compacted: boolean;
+  /** R62: why the compaction in progress runs. */
+  compaction: "overflow" | "threshold" | null;
+  /** R62: the surfaced failure was a second overflow (the run ends with `prompt_too_long`). */
+  overflowed: boolean;
+}
+
+/** How a failed response may be recovered (R60, R62), classified by the worker. */
+export interface ResponseFailure {
+  retryable: boolean;
+  afterMs: number | null;
+  kind: TransientFailureKind | "unknown";
+  contextOverflow: boolean;
+}
+
+/** What a stream step returns: the final message, and whether its events were withheld (R60). */
+export interface StreamedResponse {
+  message: AssistantMessage;
+  /** No message event was emitted: the failure came before the first content event. */
+  withheld: boolean;
+  /** The classification of a failed response. */
+  failure: ResponseFailure | null;
 }
 
 /** The finalized outcome of one call: exactly one per call (R26). */
@@ -76,6 +124,7 @@ export interface RunSettings {
   skipInitialSteeringPoll: boolean;
   forwardEvents: boolean;
   budget: RunBudget;
+  recovery: RecoverySettings;
 }
 
 /** The current turn. */
@@ -118,6 +167,8 @@ export interface RunContext {
   aborted: boolean;
   /** R63: what the run has used so far: completed turns, input + output tokens, cost in USD. */
   spent: { turns: number; tokens: number; cost: number };
+  /** R60–R62: retries, escalation, recoveries and compaction in progress. */
+  recovery: RecoveryState;
   /** R63: why the run ends (`agent_end.reason`); set on the transition into `done`. */
   endReason: AgentEndReason;
   /** Why the run failed (R56). */

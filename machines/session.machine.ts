@@ -70,6 +70,8 @@ export type SessionEvent =
   | { type: "session.setThinkingLevel"; thinkingLevel: ThinkingLevel }
   /** A run's message ended (its `message_end` reached the Agent): it joins the transcript. */
   | { type: "run.messageEnd"; message: AgentMessage }
+  /** R61: the run discarded its last message (a truncated answer asked for again with a higher limit). */
+  | { type: "run.messageDiscarded" }
   /** R62: the run compacted its transcript (its `transcript_replaced` reached the Agent): the run's messages follow it. */
   | { type: "run.transcriptReplaced"; messages: AgentMessage[] }
   /** A run's turn ended (its `turn_end` reached the Agent). */
@@ -197,6 +199,7 @@ export const sessionMachine = setup({
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
     "run.messageEnd": { actions: "appendMessage" },
     "run.turnEnd": { actions: "recordTurnError" },
+    "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
     "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages, runStart: ({ event }) => event.messages.length }) },
     "run.resume": { actions: "adoptResumedRun" },
   },

@@ -20,8 +20,8 @@
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
-import type { AfterToolCallResult, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
-import type { StateUpdate, TurnSnapshot, TurnUpdate } from "./run.types.js";
+import type { AfterToolCallResult, AgentMessage, AgentToolResult, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
+import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
 /**
  * What a call's preflight decided (R21): validated arguments to execute with, or an immediate
@@ -60,8 +60,22 @@ export interface StepJobs {
   convertToLlm: { input: { messages: AgentMessage[] }; output: Message[] };
   /** Resolves the next request's key into the runtime; the key never enters a machine. */
   resolveApiKey: { input: { provider: string }; output: null };
-  /** Calls the stream function; the worker emits the message events itself (R41). */
-  streamResponse: { input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel }; output: AssistantMessage };
+  /**
+   * Calls the stream function; the worker emits the message events itself (R41). `withhold`
+   * (R60, R62: retries or compaction on): `start` is held until the first content or terminal
+   * event, and a failure before content emits nothing. `maxTokens`: R61's escalated limit.
+   * `loopRetries`: the stream function is given `maxRetries: 0`.
+   */
+  streamResponse: {
+    input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel; maxTokens: number | null; withhold: boolean; loopRetries: boolean };
+    output: StreamedResponse;
+  };
+  /** R60: the backoff before the next attempt: a uniform draw below `ceilingMs` (full jitter), from the injected random source. */
+  drawBackoff: { input: { ceilingMs: number }; output: number };
+  /** R60: waits until `until` on the injected clock (a restored wait resumes with what was left); ends early when the run aborts. */
+  waitForRetry: { input: { until: number }; output: null };
+  /** R62: the configured compactor's replacement transcript, as plain data. */
+  compact: { input: { messages: AgentMessage[]; model: Model; reason: "overflow" | "threshold"; estimatedTokens: number }; output: AgentMessage[] };
   finishTurn: { input: TurnSnapshot; output: "continue" | "end" | null };
   /**
    * R21, R24, R25: each call in source order: its `tool_execution_start`, then (once the sink has

@@ -3,7 +3,8 @@
  * returns into plain data for the machine (R13: converted where it enters). Executable tools stay
  * in the runtime's registry.
  */
-import type { AgentContext, AgentLoopTurnUpdate, AgentMessage } from "../types.js";
+import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, AssistantMessage, Message, Model } from "../types.js";
+import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
 import type { StepJobs } from "../../machines/steps.js";
 import { checkConverted } from "../loop/normalize.js";
@@ -42,11 +43,53 @@ export const runJobs = {
     return null;
   },
   streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope),
+  // R60: full jitter, from the injected random source (R13).
+  drawBackoff: (runtime: RunRuntime, { ceilingMs }: Input<"drawBackoff">) => Math.floor(runtime.random() * ceilingMs),
+  waitForRetry: (runtime: RunRuntime, { until }: Input<"waitForRetry">, { signal }: JobScope) => waitUntil(runtime.clock, until, signal),
+  async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<AgentMessage[]> {
+    const compactor = runtime.config.compact!.compactor;
+    const messages = await compactor({ ...request, complete: (llmMessages, options) => completeOnce(runtime, request.model, llmMessages, signal, options) }, signal);
+    return plainMessages(checkTransformedMessages(messages, "compact.compactor"));
+  },
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);
     return decision?.action === "end" || decision?.action === "continue" ? decision.action : null;
   },
 };
+
+/** Resolves at `until` on the run's clock, or at once when the signal aborts (the machine then sees the abort). */
+function waitUntil(clock: Clock, until: number, signal: AbortSignal): Promise<null> {
+  const ms = until - clock.now();
+  if (ms <= 0 || signal.aborted) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const done = () => {
+      cancel();
+      signal.removeEventListener("abort", done);
+      resolve(null);
+    };
+    const cancel = clock.setTimer(ms, done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * R62: the one model request a compactor may make (`CompactRequest.complete`): the run's stream
+ * function, key and stream options, no events, nothing added to the transcript.
+ */
+async function completeOnce(runtime: RunRuntime, model: Model, messages: Message[], signal: AbortSignal, options?: { maxTokens?: number }): Promise<AssistantMessage> {
+  const apiKey = (runtime.config.getApiKey ? await runtime.config.getApiKey(model.provider) : undefined) ?? runtime.config.apiKey;
+  const stream = await runtime.streamFn(model, { messages }, {
+    ...runtime.streamOptions,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(options?.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    signal,
+  });
+  for await (const event of stream) {
+    if (event.type === "done") return event.message;
+    if (event.type === "error") return event.error;
+  }
+  return stream.result();
+}
 
 const contextOf = (runtime: RunRuntime, messages: AgentMessage[]): AgentContext => ({ messages, tools: runtime.tools.list });
 

@@ -2,9 +2,16 @@
  * The request boundary's last step (R40–R42): call the stream function and turn its events into
  * message events, emitted here rather than by the machine so deltas never enter it. The machine
  * receives the final message only after the sink settled every event of this response.
+ *
+ * With retries or compaction on (R60, R62) the provider's `start` is withheld until the first
+ * content or terminal event: a failure before content then emits nothing, and the machine decides
+ * whether to retry, compact or surface it.
  */
-import type { AnyAgentEvent, AssistantMessage, Message, Model, ThinkingLevel } from "../types.js";
+import type { AnyAgentEvent, AssistantMessage } from "../types.js";
+import type { ResponseFailure, StreamedResponse } from "../../machines/run.types.js";
+import type { StepJobs } from "../../machines/steps.js";
 import { errorText } from "../loop/tool-results.js";
+import { classifyFailure } from "../loop/classify-failure.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./steps-worker.js";
 
@@ -19,15 +26,11 @@ export class StreamFailure extends Error {
   }
 }
 
-export interface StreamRequest {
-  messages: Message[];
-  model: Model;
-  thinkingLevel: ThinkingLevel;
-}
+export type StreamRequest = StepJobs["streamResponse"]["input"];
 
-export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<AssistantMessage> {
+export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
   // Through the job: a stopped run's stream delivers nothing more.
-  const events = { push: (event: AnyAgentEvent) => scope.emit(event) };
+  const push = (event: AnyAgentEvent) => scope.emit(event);
   const { signal } = scope;
 
   const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
@@ -37,9 +40,15 @@ export async function streamResponse(runtime: RunRuntime, request: StreamRequest
     ...(apiKey !== undefined ? { apiKey } : {}),
     signal,
     ...(request.thinkingLevel !== "off" ? { reasoning: request.thinkingLevel } : {}),
+    // R61: the escalated attempt's output limit.
+    ...(request.maxTokens !== null ? { maxTokens: request.maxTokens } : {}),
+    // R60: every attempt is the loop's, so each one is visible.
+    ...(request.loopRetries ? { maxRetries: 0 } : {}),
   };
 
   let partial: AssistantMessage | undefined;
+  /** `message_start` was emitted (with withholding, at the first content event). */
+  let started = false;
   let final: AssistantMessage | undefined;
   try {
     const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
@@ -54,35 +63,50 @@ export async function streamResponse(runtime: RunRuntime, request: StreamRequest
       }
       if (event.type === "start") {
         partial = event.partial;
-        const delivery = events.push({ type: "message_start", message: { ...partial } });
+        if (request.withhold) continue;
+        started = true;
+        const delivery = push({ type: "message_start", message: { ...partial } });
         if (delivery) await delivery;
         continue;
       }
       // R41: content events before `start` are ignored.
       if (!partial) continue;
       partial = event.partial;
+      if (!started) {
+        started = true;
+        await push({ type: "message_start", message: { ...partial } });
+      }
       // Each update its own shallow copy of the partial, as in the reference: a listener that
       // keeps one sees that update's message, not the live object.
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
-      const delivery = events.push({ type: "message_update", message: { ...partial }, assistantMessageEvent: event });
+      const delivery = push({ type: "message_update", message: { ...partial }, assistantMessageEvent: event });
       if (delivery) await delivery;
     }
     // R41: a stream that ends without a terminal event falls back to result().
     final ??= await stream.result();
     checkFinalMessage(final);
   } catch (error) {
-    if (!partial) throw error;
+    if (!started) throw error;
     // R56: an open assistant message is closed before the run fails.
-    const closed: AssistantMessage = { ...partial, stopReason: "error", errorMessage: errorText(error) };
-    await events.push({ type: "message_end", message: closed });
+    const closed: AssistantMessage = { ...partial!, stopReason: "error", errorMessage: errorText(error) };
+    await push({ type: "message_end", message: closed });
     throw new StreamFailure(errorText(error), closed);
   }
 
   // R42: the final message records the requested thinking level.
   const message: AssistantMessage = { ...final, thinkingLevel: request.thinkingLevel };
-  if (!partial) await events.push({ type: "message_start", message });
-  await events.push({ type: "message_end", message });
-  return message;
+  const failure = failureOf(message);
+  // R60, R62: a failure before any content stays withheld; the machine retries, compacts or surfaces it.
+  if (!started && failure && request.withhold) return { message, withheld: true, failure };
+  if (!started) await push({ type: "message_start", message });
+  await push({ type: "message_end", message });
+  return { message, withheld: false, failure };
+}
+
+function failureOf(message: AssistantMessage): ResponseFailure | null {
+  if (message.stopReason !== "error") return null;
+  const { retry, contextOverflow } = classifyFailure(message);
+  return { retryable: retry.retryable, afterMs: retry.afterMs ?? null, kind: retry.kind ?? "unknown", contextOverflow };
 }
 
 /** A stream whose terminal message is not an assistant message broke its contract (R56). */

@@ -343,6 +343,8 @@ export class Agent {
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.session.send({ type: "run.transcriptReplaced", messages: event.messages });
+      // R61: the truncated answer it closed is taken back.
+      else if (event.type === "message_discarded") this.session.send({ type: "run.messageDiscarded" });
       for (const { listener, runtimeEvents } of this.listeners) if (runtimeEvents) await listener(event, signal);
       return;
     }

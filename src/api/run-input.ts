@@ -2,6 +2,7 @@
 import type { AgentLoopConfig, AgentMessage } from "../types.js";
 import type { HookFlags, RunInput } from "../../machines/run.types.js";
 import type { ToolRegistry } from "../loop/tool-registry.js";
+import { recoverySettings } from "../loop/recovery-settings.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -43,5 +44,6 @@ export function runInput(args: RunInputArgs): RunInput {
     ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
     ...(args.forwardEvents ? { forwardEvents: true } : {}),
     ...(config.budget ? { budget: { ...config.budget } } : {}),
+    ...(config.retry || config.outputLimit || config.compact ? { recovery: recoverySettings(config) } : {}),
   };
 }

@@ -83,6 +83,42 @@ export const directedRuns: Record<string, Directed> = {
     return problems;
   },
 
+  // R60, R29: aborted while a retry backs off: the wait ends at once and the request ends aborted
+  // (the withheld failure never shows); with and without finishTurn (R6: called, decision ignored).
+  ...Object.fromEntries(
+    ([false, true] as const).map((withFinishTurn) => [
+      `run.abort: aborted while a retry backs off${withFinishTurn ? " (finishTurn)" : ""}`,
+      (async (coverage) => {
+        const controller = new AbortController();
+        const run = await runLoop({
+          prompts: [user("hi")],
+          context: { messages: [], tools: [] },
+          config: {
+            ...base,
+            retry: { baseDelayMs: 3_600_000, maxDelayMs: 3_600_000 },
+            onRuntimeEvent: (event) => {
+              if (event.type === "retry_scheduled") controller.abort();
+            },
+            ...(withFinishTurn ? { finishTurn: async () => ({ action: "continue" as const }) } : {}),
+          },
+          streamFn: scriptedStreamFn([{ setupError: "Anthropic API error 529 overloaded_error: Overloaded" }, { content: [text("never")] }]),
+          signal: controller.signal,
+          coverage,
+        });
+        const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+        const types = run.events.map((event) => event.type).join();
+        const expected = "agent_start,turn_start,message_start,message_end,retry_scheduled,message_start,message_end,turn_end,agent_end";
+        if (types !== expected) problems.push(`events ${types}`);
+        const last = run.messages.at(-1) as { stopReason?: string; errorMessage?: string } | undefined;
+        if (last?.stopReason !== "aborted" || last.errorMessage !== "Operation aborted") problems.push(`R29: the run ended with ${JSON.stringify(last)}`);
+        if (run.requests !== 1) problems.push(`${run.requests} requests, expected 1`);
+        const end = run.events.at(-1) as { reason?: string };
+        if (end.reason !== "aborted") problems.push(`agent_end.reason ${end.reason}`);
+        return problems;
+      }) satisfies Directed,
+    ]),
+  ),
+
   // R13: persisted while finishTurn is in flight; the restored worker re-issues it, the new
   // process's finishTurn answers, and the run ends as it would have.
   async "step.reissue: restored while the run waits in finishTurn"(coverage) {

@@ -22,7 +22,7 @@ import {
   type StateValue,
 } from "xstate";
 import { getStateNodes, toDirectedGraph, type DirectedGraphNode } from "xstate/graph";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, RunActor, RunOptions, StreamFn } from "../../src/index.js";
+import type { AgentContext, AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, RunActor, RunOptions, StreamFn } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine, type ToolCallContext } from "../../machines/tool-call.machine.js";
@@ -171,7 +171,7 @@ export interface RunTrace {
 }
 
 export interface LoopRun {
-  events: AgentEvent[];
+  events: AnyAgentEvent[];
   messages: AgentMessage[];
   trace: RunTrace;
   actor: RunActor;
@@ -185,7 +185,7 @@ export interface LoopArgs {
   config: AgentLoopConfig;
   streamFn: StreamFn;
   /** Called with each event before it is recorded; may abort. */
-  onEvent?: (event: AgentEvent, index: number) => void;
+  onEvent?: (event: AnyAgentEvent, index: number) => void;
   signal?: AbortSignal;
   /** Run the deliberately faulty wiring (see `faultyRunMachine`). */
   faulty?: boolean;
@@ -213,7 +213,7 @@ export function tracer(trace: RunTrace, coverage?: Coverage): (event: Inspection
 }
 
 export async function runLoop(args: LoopArgs): Promise<LoopRun> {
-  const events: AgentEvent[] = [];
+  const events: AnyAgentEvent[] = [];
   const trace: RunTrace = { run: [], toolCalls: [] };
   let actor: RunActor | undefined;
   let requests = 0;
@@ -222,13 +222,15 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
     return args.streamFn(...call);
   };
   const options: RunOptions = { onActor: (a) => (actor = a), inspect: tracer(trace, args.coverage) };
-  const sink = (event: AgentEvent) => {
+  const sink = (event: AnyAgentEvent) => {
     args.onEvent?.(event, events.length);
     events.push(event);
   };
+  // R66: the loop's own events join pi's in the one order (the invariants read both).
+  const config: AgentLoopConfig = { ...args.config, onRuntimeEvent: (event) => (sink(event), args.config.onRuntimeEvent?.(event)) };
   const messages = args.faulty
-    ? await startFaultyRun(args, sink, streamFn, options)
-    : await runAgentLoop(args.prompts, args.context, args.config, sink, args.signal, streamFn, options);
+    ? await startFaultyRun({ ...args, config }, sink, streamFn, options)
+    : await runAgentLoop(args.prompts, args.context, config, sink, args.signal, streamFn, options);
   return { events, messages, trace, actor: actor!, requests };
 }
 

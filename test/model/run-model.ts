@@ -7,11 +7,12 @@
  */
 import { transition, type SnapshotFrom } from "xstate";
 import { getShortestPaths, type StatePath } from "xstate/graph";
-import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Message, ScriptedResponse, ToolCall } from "../../src/index.js";
+import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Compactor, Message, ScriptedResponse, ToolCall } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { runMachine, type RunEvent } from "../../machines/run.machine.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
-import type { HookFlags, RunContext, RunInput } from "../../machines/run.types.js";
+import type { HookFlags, RunContext, RunInput, StreamedResponse } from "../../machines/run.types.js";
+import { recoverySettings } from "../../src/loop/recovery-settings.js";
 import type { Preflight, StepJobs, StepName } from "../../machines/steps.js";
 import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
 
@@ -24,6 +25,18 @@ export interface RunVariant {
   toolExecution: "parallel" | "sequential";
   /** R63: a budget the first turn reaches (its transition into done). */
   budget?: { maxTurns: number };
+  /** R60–R62: retries (2 attempts), output-limit recovery (1 recovery), compaction on overflow, and with `threshold` before every request. */
+  recovery?: "overflow" | "threshold";
+}
+
+/** R60–R62 as the recovery variants configure them (the compactor is the path's, see `realize`). */
+function recoveryConfig(variant: RunVariant, compactor: Compactor): Partial<AgentLoopConfig> {
+  if (!variant.recovery) return {};
+  return {
+    retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+    outputLimit: { maxRecoveries: 1 },
+    compact: { compactor, ...(variant.recovery === "threshold" ? { thresholdTokens: 1 } : {}) },
+  };
 }
 
 const noHooks: HookFlags = {
@@ -65,6 +78,20 @@ export const runVariants: RunVariant[] = [
     hooks: { ...noHooks, prepareRequest: true, getApiKey: true, getFollowUpMessages: true, beforeToolCall: true },
     toolExecution: "sequential",
   },
+  { name: "R60–R62: recovery on, proactive compaction, no hooks, parallel", hooks: noHooks, toolExecution: "parallel", recovery: "threshold" },
+  {
+    name: "R60–R62: recovery on, proactive compaction, getApiKey + transformContext + steering, parallel",
+    hooks: { ...noHooks, getApiKey: true, transformContext: true, getSteeringMessages: true },
+    toolExecution: "parallel",
+    recovery: "threshold",
+  },
+  {
+    name: "R60–R62: recovery on, compaction on overflow, prepareRequest + prepareNextTurn, sequential",
+    hooks: { ...noHooks, prepareRequest: true, prepareNextTurn: true },
+    toolExecution: "sequential",
+    recovery: "overflow",
+  },
+  { name: "R62: proactive compaction + prepareRequest, parallel", hooks: { ...noHooks, prepareRequest: true }, toolExecution: "parallel", recovery: "threshold" },
 ];
 
 /** Responses that ask for tools are offered for the first requests only; later ones just answer. */
@@ -74,13 +101,14 @@ const QUIET_AFTER = 3;
 
 const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
 
-type ResponseKind = "stop" | "error" | "aborted" | "lengthNoCalls" | "toolUse1" | "toolUse2" | "length1";
+type ResponseKind = "stop" | "error" | "aborted" | "lengthNoCalls" | "toolUse1" | "toolUse2" | "length1" | "overloaded" | "overflow";
 
 function assistant(kind: ResponseKind): AssistantMessage {
   const calls = kind === "toolUse1" || kind === "length1" ? 1 : kind === "toolUse2" ? 2 : 0;
   const content: AssistantMessage["content"] = [{ type: "text", text: "" }];
   for (let i = 0; i < calls; i++) content.push({ type: "toolCall", id: `m${i}`, name: "t", arguments: {} });
-  const stopReason = kind === "lengthNoCalls" || kind === "length1" ? "length" : calls > 0 ? "toolUse" : kind === "stop" ? "stop" : kind;
+  const stopReason =
+    kind === "lengthNoCalls" || kind === "length1" ? "length" : calls > 0 ? "toolUse" : kind === "stop" ? "stop" : kind === "aborted" ? "aborted" : "error";
   return {
     role: "assistant",
     content,
@@ -95,7 +123,16 @@ function assistant(kind: ResponseKind): AssistantMessage {
   };
 }
 
-const requestsOf = (context: RunContext) => context.newMessages.filter((m) => (m as { role?: string }).role === "assistant").length;
+/** Responses the run accepted (a compaction starts `newMessages` afresh, so counted from turns). */
+const requestsOf = (context: RunContext) => context.spent.turns + (context.turn.open && context.turn.assistant ? 1 : 0);
+
+/** The stream step's reply: withheld (R60, R62) for the failures before content the variant recovers from. */
+function streamed(kind: ResponseKind): StreamedResponse {
+  const message = assistant(kind);
+  if (kind === "overloaded") return { message, withheld: true, failure: { retryable: true, afterMs: null, kind: "overloaded", contextOverflow: false } };
+  if (kind === "overflow") return { message, withheld: true, failure: { retryable: false, afterMs: null, kind: "unknown", contextOverflow: true } };
+  return { message, withheld: false, failure: kind === "error" ? { retryable: false, afterMs: null, kind: "unknown", contextOverflow: false } : null };
+}
 
 const toolOutput = (index: number, terminate: boolean): ToolCallOutput => ({
   index,
@@ -145,8 +182,17 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
     case "turn.requesting.streaming": {
       const kinds: ResponseKind[] = quiet ? ["stop"] : ["stop", "error", "aborted", "lengthNoCalls"];
       if (requestsOf(context) < TOOL_REQUESTS) kinds.push("toolUse1", "toolUse2", "length1");
-      return [...kinds.map((kind) => done("streamResponse", assistant(kind))), failed("streamResponse")];
+      if (!quiet && context.settings.recovery.retry) kinds.push("overloaded", "overflow");
+      return [...kinds.map((kind) => done("streamResponse", streamed(kind))), failed("streamResponse")];
     }
+    // (The backoff's draw and wait run no app code that could fail; an abort during the wait is a directed run.)
+    case "turn.requesting.schedulingRetry":
+      return [done("drawBackoff", 0)];
+    case "turn.requesting.backingOff":
+      return [done("waitForRetry", null)];
+    case "turn.compactingOnOverflow":
+    case "turn.compactingProactively":
+      return [done("compact", context.messages), failed("compact")];
     case "turn.finishingTurn":
       return [
         done("finishTurn", null),
@@ -197,6 +243,7 @@ export function serializeRunState(snapshot: RunSnapshot): string {
     turn.decision,
     turn.toolResults.length > 0,
     turn.batch ? [turn.batch.cursor, turn.batch.outcomes.map((o) => (o === null ? "-" : o.result.terminate ? "T" : "F"))] : null,
+    context.recovery,
   ]);
 }
 
@@ -212,6 +259,7 @@ export function runInputFor(variant: RunVariant): RunInput {
     hooks: variant.hooks,
     startedAt: 0,
     ...(variant.budget ? { budget: variant.budget } : {}),
+    ...(variant.recovery ? { recovery: recoverySettings({ model: scriptedModel, convertToLlm: (m) => m as Message[], ...recoveryConfig(variant, async ({ messages }) => messages) }) } : {}),
   };
 }
 
@@ -275,6 +323,7 @@ interface Plan {
   transformContext: Decision[];
   convertToLlm: Decision[];
   getApiKey: Decision[];
+  compact: Decision[];
   finishTurn: ("none" | "end" | "continue" | "throw")[];
   responses: { kind: ResponseKind | "throw"; names: string[] }[];
 }
@@ -308,6 +357,7 @@ export function planOf(path: RunPath): Plan {
     transformContext: [],
     convertToLlm: [],
     getApiKey: [],
+    compact: [],
     finishTurn: [],
     responses: [],
   };
@@ -343,12 +393,17 @@ export function planOf(path: RunPath): Plan {
         plan.getApiKey.push(isFailed ? "throw" : "none");
         break;
       case "turn.requesting.streaming": {
-        const kind = isFailed ? "throw" : ((event.output as AssistantMessage).errorMessage as ResponseKind);
-        const calls = isFailed ? [] : (event.output as AssistantMessage).content.filter((b): b is ToolCall => b.type === "toolCall");
+        const message = isFailed ? undefined : (event.output as StreamedResponse).message;
+        const kind = message ? (message.errorMessage as ResponseKind) : "throw";
+        const calls = message ? message.content.filter((b): b is ToolCall => b.type === "toolCall") : [];
         names = calls.map(() => TOOLS.ok);
         plan.responses.push({ kind, names });
         break;
       }
+      case "turn.compactingOnOverflow":
+      case "turn.compactingProactively":
+        plan.compact.push(isFailed ? "throw" : "none");
+        break;
       case "turn.finishingTurn":
         plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
         break;
@@ -387,10 +442,12 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
   const plan = planOf(path);
   const { hooks } = variant;
   const convert = scripted(plan.convertToLlm);
+  const compact = scripted(plan.compact);
   const config: AgentLoopConfig = {
     model: scriptedModel,
     toolExecution: variant.toolExecution,
     ...(variant.budget ? { budget: variant.budget } : {}),
+    ...recoveryConfig(variant, async ({ messages }) => (compact() === "throw" ? thrown("compact") : messages)),
     convertToLlm: (messages) => (convert() === "throw" ? thrown("convertToLlm") : (messages as Message[])),
   };
   if (hooks.getSteeringMessages) {
@@ -454,6 +511,11 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
         return { content: [text("partial")], stopReason: "aborted", errorMessage: "aborted" };
       case "lengthNoCalls":
         return { content: [text("truncated")], stopReason: "length" };
+      // R60, R62: failures before any content (a lone error event).
+      case "overloaded":
+        return { setupError: "Anthropic API error 529 overloaded_error: Overloaded" };
+      case "overflow":
+        return { setupError: "Anthropic API error 400 invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum" };
       case "length1":
         return { content: [text("truncated"), ...calls], stopReason: "length" };
       default:
@@ -478,7 +540,7 @@ export function describePath(path: RunPath): string {
       const event = step.event as { type: string; output?: unknown };
       const detail =
         event.type === "step.streamResponse.done"
-          ? `(${(event.output as AssistantMessage).errorMessage})`
+          ? `(${(event.output as StreamedResponse).message.errorMessage})`
           : event.type === "step.finishTurn.done"
             ? `(${String(event.output)})`
             : Array.isArray(event.output) && event.type.includes("Messages")
