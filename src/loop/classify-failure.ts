@@ -112,9 +112,10 @@ const TRANSIENT: readonly (readonly [TransientFailureKind, (text: string, codes:
 
 /**
  * A retry delay the text states unambiguously: "retry after 2s", "retry-after: 2" (seconds, as the
- * header), "retry after 1500 ms", "retry-after-ms: 10".
+ * header), "retry after 1500 ms", "retry-after-ms: 10". A number followed by another word ("retry
+ * after 2 minutes") is not read.
  */
-const RETRY_AFTER = /retry[- ]after(-ms)?\s*[:=]?\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?)?(?!\w)/i;
+const RETRY_AFTER = /retry[- ]after(-ms)?\s*[:=]?\s*(\d+(?:\.\d+)?)(?:\s*(ms|milliseconds?|s|secs?|seconds?)(?!\w)|(?!\w)(?!\.\d)(?!\s*[a-z]))/i;
 
 export function retryAfterFromText(text: string): number | undefined {
   const match = RETRY_AFTER.exec(text);
