@@ -29,6 +29,15 @@ export function isTransientFailureKind(value: unknown): value is TransientFailur
  * message's own `retry` says (its `kind` is kept, for logs).
  */
 export function classifyFailure(message: AssistantMessage): FailureClassification {
+  try {
+    return classify(message);
+  } catch {
+    // A hostile message (a throwing getter, a revoked Proxy) is a failure nobody should retry.
+    return notRetryable();
+  }
+}
+
+function classify(message: AssistantMessage): FailureClassification {
   if (message?.stopReason !== "error") return notRetryable();
   const classified = ownClassification(message) ?? classifyErrorText(typeof message.errorMessage === "string" ? message.errorMessage : "");
   const hasContent = Array.isArray(message.content) && message.content.length > 0;

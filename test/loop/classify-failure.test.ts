@@ -96,6 +96,15 @@ describe("R60: the stream function's own classification wins", () => {
   it("R60: a malformed message never throws", () => {
     expect(classifyFailure(undefined as unknown as AssistantMessage)).toEqual(NO);
     expect(classifyFailure({ stopReason: "error", errorMessage: 42, content: null } as unknown as AssistantMessage)).toEqual(NO);
+    const hostile = Object.defineProperty(failed("529 overloaded"), "errorMessage", {
+      get() {
+        throw new Error("trap");
+      },
+    });
+    expect(classifyFailure(hostile)).toEqual(NO);
+    const { proxy, revoke } = Proxy.revocable(failed("529 overloaded"), {});
+    revoke();
+    expect(classifyFailure(proxy)).toEqual(NO);
   });
 
   it("R60: the result is a fresh object each time (a caller may keep or change it)", () => {
