@@ -2,11 +2,28 @@
  * A deterministic `StreamFn` that plays scripted assistant responses as a realistic event stream
  * (start, per-block start/delta/end, one terminal event), honouring the abort signal. Tests, the
  * offline demo and apps' own tests use it. Node-free.
+ *
+ * Failures (SPEC R60, R62) are scripted by kind, with the wording, `retry` and `contextOverflow` a
+ * real provider gives them:
+ *
+ * ```ts
+ * scriptedStreamFn([
+ *   { failure: "overloaded" },                         // a lone `error` event, no `start`: failed at request time
+ *   { failure: "rate_limited", retryAfterMs: 2000 },   // retry: {retryable: true, kind: "rate_limited", afterMs: 2000}
+ *   { failure: "connection", afterContent: true, content: [text("Half an ans")] }, // not retryable: content was seen
+ *   { failure: "prompt_too_long" },                    // contextOverflow: true, not retryable
+ *   { content: [text("Done")] },
+ * ]);
+ * ```
+ *
+ * `stopReason: "error"` with an `errorMessage` (no `failure`) still scripts an unclassified failure,
+ * which the loop classifies from its text.
  */
 import type {
   AssistantMessage,
   AssistantMessageEvent,
   Model,
+  RetryClassification,
   StopReason,
   StreamFn,
   StreamOptions,
@@ -14,6 +31,7 @@ import type {
   ThinkingContent,
   ToolCall,
   TranscriptContext,
+  TransientFailureKind,
   Usage,
 } from "../types.js";
 import { emptyUsage, monotonicNow, PushAssistantStream } from "./assistant-stream.js";
@@ -25,12 +43,30 @@ export type ScriptedBlock =
   | { type: "thinking"; thinking: string; signature?: string; redacted?: boolean }
   | { type: "toolCall"; name: string; arguments?: Record<string, unknown>; id?: string; argumentsError?: string };
 
+/** A failure the scripted model can play (SPEC R60's transient kinds, and R62's overflow). */
+export type ScriptedFailureKind = TransientFailureKind | "prompt_too_long";
+
 export interface ScriptedResponse {
   /** Content blocks, in order. */
   content?: ScriptedBlock[];
   /** Defaults to `toolUse` when there are tool calls, else `stop`. */
   stopReason?: StopReason;
+  /** With `stopReason: "error"`, or to override the wording of a `failure`. */
   errorMessage?: string;
+  /**
+   * Fail this way (SPEC R60, R62): the final message has `stopReason: "error"`, a provider's
+   * wording in `errorMessage`, `retry` (`retryable` unless after content) and, for
+   * `prompt_too_long`, `contextOverflow: true`. Before any content unless `afterContent`.
+   * `stall` fails at once (as a provider does once its idle timeout has passed).
+   */
+  failure?: ScriptedFailureKind;
+  /** With `failure`: the server's `retry-after`, in ms (`retry.afterMs`, and in the text). */
+  retryAfterMs?: number;
+  /**
+   * With `failure`: play `start` and `content` (default: a text "Partial answer") first, then fail:
+   * a failure after content, never retryable.
+   */
+  afterContent?: boolean;
   /** A setup failure: a lone `error` event, no `start`. */
   setupError?: string;
   /** Break the StreamFn contract: throw (before `start`, or after `afterEvents` events). For R56 tests. */
@@ -122,14 +158,22 @@ async function play(
     stopReason: "stop",
     timestamp: Date.now(),
   };
-  const fail = (reason: "error" | "aborted", errorMessage: string) => {
+  const fail = (reason: "error" | "aborted", errorMessage: string, classified?: Pick<AssistantMessage, "retry" | "contextOverflow">) => {
     message.stopReason = reason;
     message.errorMessage = errorMessage;
+    if (reason === "error" && classified) Object.assign(message, classified);
     message.durationMs = monotonicNow() - started;
     stream.push({ type: "error", reason, error: { ...message, content: message.content.slice() } });
   };
   if (signal?.aborted) return fail("aborted", "Request was aborted");
   if (response.setupError) return fail("error", response.setupError);
+  const failure = response.failure !== undefined ? scriptedFailure(response, model) : undefined;
+  if (failure && !response.afterContent) {
+    // A request-time failure: no `start`, as a provider answering with an HTTP error.
+    if (response.delayMs) await delay(response.delayMs, signal);
+    if (signal?.aborted) return fail("aborted", "Request was aborted");
+    return fail("error", failure.errorMessage, failure.fields);
+  }
 
   let sent = 0;
   const throwAt = response.throws?.afterEvents;
@@ -153,7 +197,8 @@ async function play(
 
   try {
     if (!(await send(() => ({ type: "start", partial: message })))) return;
-    for (const block of response.content ?? []) {
+    const blocks = response.content ?? (failure ? [{ type: "text" as const, text: "Partial answer" }] : []);
+    for (const block of blocks) {
       const index = message.content.length;
       if (block.type === "text") {
         const content: TextContent = { type: "text", text: "" };
@@ -196,6 +241,13 @@ async function play(
         if (!ended) return;
       }
     }
+    if (failure) {
+      if (response.delayMs) await delay(response.delayMs, signal);
+      if (signal?.aborted) return fail("aborted", "Request was aborted");
+      // After content a failure is never retryable (R60): the caller has seen part of the answer.
+      const { kind } = failure.fields.retry ?? {};
+      return fail("error", failure.errorMessage, { ...failure.fields, retry: { retryable: false, ...(kind ? { kind } : {}) } });
+    }
     const hasToolCalls = message.content.some((block) => block.type === "toolCall");
     const stopReason = response.stopReason ?? (hasToolCalls ? "toolUse" : "stop");
     if (stopReason === "error" || stopReason === "aborted") return fail(stopReason, response.errorMessage ?? "Scripted failure");
@@ -207,6 +259,38 @@ async function play(
   } catch (error) {
     stream.fail(error);
   }
+}
+
+interface ScriptedFailure {
+  errorMessage: string;
+  fields: Pick<AssistantMessage, "retry" | "contextOverflow">;
+}
+
+/** The wording is a provider's (HTTP status, API error type), so a reader of the text alone agrees with the fields. */
+const FAILURE_TEXT: Record<ScriptedFailureKind, (model: Model) => string> = {
+  overloaded: () => "Scripted model: HTTP 529 overloaded_error: Overloaded",
+  rate_limited: () => "Scripted model: HTTP 429 rate_limit_error: Number of requests has exceeded your rate limit",
+  server_error: () => "Scripted model: HTTP 500 api_error: Internal server error",
+  connection: () => "Scripted model: connection error: read ECONNRESET",
+  stall: () => "Scripted model: stream stalled: no data for 60000 ms",
+  prompt_too_long: (model) =>
+    `Scripted model: HTTP 400 invalid_request_error: prompt is too long: ${model.contextWindow + 1} tokens > ${model.contextWindow} maximum`,
+};
+
+function scriptedFailure(response: ScriptedResponse, model: Model): ScriptedFailure {
+  const kind = response.failure as string;
+  if (!Object.hasOwn(FAILURE_TEXT, kind)) {
+    const known = Object.keys(FAILURE_TEXT).join(", ");
+    return { errorMessage: `Scripted model: unknown failure ${JSON.stringify(kind)} (expected one of ${known})`, fields: { retry: { retryable: false } } };
+  }
+  if (kind === "prompt_too_long") {
+    return { errorMessage: response.errorMessage ?? FAILURE_TEXT.prompt_too_long(model), fields: { retry: { retryable: false }, contextOverflow: true } };
+  }
+  const after = response.retryAfterMs;
+  const afterMs = typeof after === "number" && Number.isFinite(after) && after >= 0 ? after : undefined;
+  const retry: RetryClassification = { retryable: true, kind: kind as TransientFailureKind, ...(afterMs !== undefined ? { afterMs } : {}) };
+  const text = response.errorMessage ?? FAILURE_TEXT[kind as TransientFailureKind](model) + (afterMs !== undefined ? ` (retry after ${afterMs} ms)` : "");
+  return { errorMessage: text, fields: { retry } };
 }
 
 /** The error message for a request whose model descriptor is unusable: only its string fields are kept. */

@@ -11,6 +11,7 @@ export {
   toolCall,
   type ScriptedBlock,
   type ScriptedResponse,
+  type ScriptedFailureKind,
   type ScriptedCall,
   type ScriptedStreamFn,
   type Script,

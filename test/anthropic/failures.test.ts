@@ -69,6 +69,7 @@ describe("failures: HTTP errors", () => {
       usage: haikuUsage(0, 0),
       stopReason: "error",
       errorMessage: "Anthropic API error 529 overloaded_error: Overloaded (request-id: req_test_1)",
+      retry: { retryable: true, kind: "overloaded" },
     });
   });
 
@@ -120,6 +121,7 @@ describe("failures: broken streams keep the partial content", () => {
       usage: haikuUsage(10, 1),
       stopReason: "error",
       errorMessage: "Anthropic stream error overloaded_error: Overloaded (request-id: req_test_1)",
+      retry: { retryable: false, kind: "overloaded" }, // after content (R60)
     });
   });
 
@@ -135,6 +137,7 @@ describe("failures: broken streams keep the partial content", () => {
       usage: haikuUsage(10, 1),
       stopReason: "error",
       errorMessage: "Anthropic stream ended before message_stop (response truncated)",
+      retry: { retryable: false, kind: "connection" }, // after content (R60)
     });
   });
 
@@ -184,6 +187,7 @@ describe("failures: stall watchdog", () => {
       usage: haikuUsage(10, 1),
       stopReason: "error",
       errorMessage: "stream stalled: no data for 200 ms",
+      retry: { retryable: true, kind: "stall" }, // message_start is not content (R60)
     });
     expect(elapsed).toBeGreaterThanOrEqual(190);
     expect(elapsed).toBeLessThan(1000);

@@ -249,7 +249,8 @@ describe("response mapping: stop reasons", () => {
       content: [{ type: "text", text: "Hi" }],
       usage: haikuUsage(10, 5),
       stopReason: expectedStop,
-      ...(errorMessage === undefined ? {} : { errorMessage }),
+      // R60: a refusal or a malformed ending is the model's answer: another attempt is not the fix.
+      ...(errorMessage === undefined ? {} : { errorMessage, retry: { retryable: false } }),
     });
   });
 });

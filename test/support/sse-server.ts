@@ -29,7 +29,8 @@ export type ScriptedResponse =
   | { kind: "midStreamError"; before: SseEvent[]; type: string; message: string }
   | { kind: "truncated"; events: SseEvent[] }
   | { kind: "stall"; events: SseEvent[] }
-  | { kind: "reset"; events: SseEvent[] };
+  | { kind: "reset"; events: SseEvent[] }
+  | { kind: "hangUp" };
 
 /** A complete event stream; `chunkDelayMs` spaces the TCP writes (a slow stream). */
 export const sse = (events: SseEvent[], options: { chunkDelayMs?: number } = {}): ScriptedResponse => ({
@@ -62,6 +63,9 @@ export const stall = (events: SseEvent[] = [messageStart()]): ScriptedResponse =
 
 /** Sends `events`, then destroys the socket mid-body. */
 export const reset = (events: SseEvent[] = partialText()): ScriptedResponse => ({ kind: "reset", events });
+
+/** Destroys the socket before any response byte: a connection reset before the headers. */
+export const hangUp = (): ScriptedResponse => ({ kind: "hangUp" });
 
 /** The API's error body. */
 export const errorBody = (type: string, message: string): unknown => ({ type: "error", error: { type, message } });
@@ -289,6 +293,10 @@ export async function startSseServer(): Promise<SseServer> {
   });
 
   const respond = async (res: ServerResponse, scripted: ScriptedResponse, requestId: string): Promise<void> => {
+    if (scripted.kind === "hangUp") {
+      res.socket?.destroy();
+      return;
+    }
     if (scripted.kind === "json") {
       res.writeHead(scripted.status, { "content-type": "application/json", "request-id": requestId, ...scripted.headers });
       res.end(JSON.stringify(scripted.body));

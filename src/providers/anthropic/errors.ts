@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
+import { retryAfterMs } from "./classify.js";
 
 /** Replaces every occurrence of `secret` in `text`, so a key can never leak into a message. */
 export function redact(text: string, secret: string | undefined): string {
@@ -34,9 +35,13 @@ export function describeError(error: unknown, phase: "request" | "stream" = "req
     const type = error.type ?? "unknown_error";
     const detail = error.apiMessage ?? error.message;
     const requestId = error.requestID ? ` (request-id: ${error.requestID})` : "";
+    // The server's wait in the text too, so a reader of `errorMessage` alone (pi's classifiers,
+    // a log) sees it: classifyFailure parses "retry after N ms".
+    const after = retryAfterMs(error.headers);
+    const retryAfter = after !== undefined ? ` (retry after ${after} ms)` : "";
     // A mid-stream SSE `error` event has no HTTP status: the response itself was a 200.
     const head = error.status === undefined ? "Anthropic stream error" : `Anthropic API error ${error.status}`;
-    return `${head} ${type}: ${detail}${requestId}`;
+    return `${head} ${type}: ${detail}${requestId}${retryAfter}`;
   }
   // While the body streams, a closed socket surfaces as AnthropicError("terminated") (undici cause).
   const head = phase === "stream" ? "Anthropic stream interrupted" : "Anthropic request failed";

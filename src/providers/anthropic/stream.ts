@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { AssistantMessageEventStream, Model, StreamFn, StreamOptions, TranscriptContext } from "../../types.js";
 import { PushAssistantStream } from "../assistant-stream.js";
 import { describeError } from "./errors.js";
+import { classifyAnthropicError, transient } from "./classify.js";
 import { buildRequest } from "./request.js";
 import { AnthropicTurn } from "./turn.js";
 import { requestHeaders } from "./request-headers.js";
@@ -13,7 +14,10 @@ export interface AnthropicStreamFnOptions {
   getApiKey?: (provider: string) => string | undefined | Promise<string | undefined>;
   /** Defaults to the model's `baseUrl`, then the SDK's default (`ANTHROPIC_BASE_URL` or api.anthropic.com). */
   baseURL?: string;
-  /** HTTP-level retries by the SDK (429, 5xx, connection errors) before any byte of the body. Default 2. */
+  /**
+   * HTTP-level retries by the SDK (429, 5xx, connection errors) before any byte of the body. Default 2.
+   * A request's own `maxRetries` stream option wins (the loop passes 0 when it retries itself, R60).
+   */
   maxRetries?: number;
   /**
    * The response is abandoned as `error` ("stream stalled: no data for N ms") when no SSE event
@@ -48,13 +52,18 @@ function envApiKey(): string | undefined {
  * Key precedence: the call's `options.apiKey`, then `getApiKey("anthropic")`, then `apiKey`, then
  * `process.env.ANTHROPIC_API_KEY`. Uses `options.signal`, `options.reasoning` (thinking budget, only
  * for reasoning models), `options.maxTokens` (default: the model's limit), `options.identity` (its
- * `User-Agent`, over `DEFAULT_AGENT_IDENTITY`) and `options.headers` (over the identity's; `null`
- * removes a header); other options, including `sessionId`, are ignored.
+ * `User-Agent`, over `DEFAULT_AGENT_IDENTITY`), `options.headers` (over the identity's; `null`
+ * removes a header) and `options.maxRetries` (the SDK's retries for this request, over the
+ * factory's); other options, including `sessionId`, are ignored.
  *
  * Never throws or rejects: every failure (HTTP error after the SDK's retries, mid-stream `error`
  * event, truncated or reset stream, stall, abort, missing key, bad input) ends the stream with an
  * `error` event whose message has `stopReason` `"error"` or `"aborted"`, an `errorMessage`, and the
- * content received so far.
+ * content received so far. An `"error"` message also says what kind of failure it was (R60, R62):
+ * `retry` (`retryable`, `kind`, `afterMs` from `retry-after-ms`/`retry-after`) from the HTTP status
+ * (429, 5xx, 529), the SSE `error` type (`overloaded_error`, `rate_limit_error`, `api_error`), a
+ * connection failure (refused, reset, timed out, truncated body) or a stall; `contextOverflow: true`
+ * for a 413 or a 400 "prompt is too long". Once content has arrived, nothing is retryable.
  */
 export function anthropicStreamFn(factoryOptions: AnthropicStreamFnOptions = {}): AnthropicStreamFn {
   const clients = new Map<string, Anthropic>();
@@ -102,6 +111,11 @@ export function anthropicStreamFn(factoryOptions: AnthropicStreamFnOptions = {})
       promptCaching: factoryOptions.promptCaching ?? true,
     });
     const client = clientFor(factoryOptions.baseURL ?? model.baseUrl, apiKey);
+    // The loop passes `maxRetries: 0` when it retries itself (R60), so every attempt is its own.
+    const maxRetries = options.maxRetries;
+    if (maxRetries !== undefined && !(Number.isInteger(maxRetries) && maxRetries >= 0)) {
+      return turn.fail("error", `Invalid maxRetries: expected a non-negative integer, got ${String(maxRetries)}`);
+    }
 
     // One controller ends the HTTP request for the caller's abort and for the stall watchdog; the
     // turn settles at once in both cases instead of waiting for the SDK to unwind.
@@ -118,14 +132,18 @@ export function anthropicStreamFn(factoryOptions: AnthropicStreamFnOptions = {})
       if (watchdog !== undefined) clearTimeout(watchdog);
       if (!(idleMs > 0 && Number.isFinite(idleMs))) return;
       watchdog = setTimeout(() => {
-        turn.fail("error", `stream stalled: no data for ${idleMs} ms`);
+        turn.fail("error", `stream stalled: no data for ${idleMs} ms`, transient("stall"));
         controller.abort();
       }, idleMs);
     };
 
     let phase: "request" | "stream" = "request";
     try {
-      const events = await client.messages.create(params, { signal: controller.signal, headers: requestHeaders(options) });
+      const events = await client.messages.create(params, {
+        signal: controller.signal,
+        headers: requestHeaders(options),
+        ...(maxRetries !== undefined ? { maxRetries } : {}),
+      });
       phase = "stream";
       armWatchdog();
       // After `message_stop` settles the turn, the loop keeps draining so the connection is reused.
@@ -135,10 +153,10 @@ export function anthropicStreamFn(factoryOptions: AnthropicStreamFnOptions = {})
       }
       // Abort and truncation both end the raw stream without throwing.
       if (signal?.aborted) turn.fail("aborted", ABORTED);
-      else turn.fail("error", "Anthropic stream ended before message_stop (response truncated)");
+      else turn.fail("error", "Anthropic stream ended before message_stop (response truncated)", transient("connection"));
     } catch (error) {
       if (signal?.aborted) turn.fail("aborted", ABORTED);
-      else turn.fail("error", describeError(error, phase));
+      else turn.fail("error", describeError(error, phase), classifyAnthropicError(error, phase));
     } finally {
       if (watchdog !== undefined) clearTimeout(watchdog);
       signal?.removeEventListener("abort", onAbort);

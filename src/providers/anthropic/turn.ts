@@ -2,6 +2,7 @@ import type { RawMessageStreamEvent, RefusalStopDetails } from "@anthropic-ai/sd
 import type { AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage } from "../../types.js";
 import { emptyUsage, monotonicNow, type PushAssistantStream } from "../assistant-stream.js";
 import { redact } from "./errors.js";
+import { notRetryable, type AnthropicFailure } from "./classify.js";
 import { priceUsage } from "../pricing.js";
 
 type OpenBlock =
@@ -143,8 +144,12 @@ export class AnthropicTurn {
     }
   }
 
-  /** Settles with `error`/`aborted`, keeping whatever content arrived. */
-  fail(reason: "error" | "aborted", message: string): void {
+  /**
+   * Settles with `error`/`aborted`, keeping whatever content arrived. An `error` carries its
+   * classification (R60/R62; default: not retryable), and is never retryable once content arrived:
+   * the caller has seen it, so another attempt would not be the same response.
+   */
+  fail(reason: "error" | "aborted", message: string, failure: AnthropicFailure = notRetryable()): void {
     if (this.settled) return;
     this.settled = true;
     // Blocks cut off mid-stream keep their partial text; a tool call gets what its JSON parses to.
@@ -154,6 +159,11 @@ export class AnthropicTurn {
     this.open.clear();
     this.output.stopReason = reason;
     this.output.errorMessage = redact(message, this.secret);
+    if (reason === "error") {
+      const { kind } = failure.retry;
+      this.output.retry = this.output.content.length > 0 ? { retryable: false, ...(kind ? { kind } : {}) } : failure.retry;
+      if (failure.contextOverflow) this.output.contextOverflow = true;
+    }
     this.output.durationMs = monotonicNow() - this.startedAt;
     this.stream.push({ type: "error", reason, error: this.output });
   }
