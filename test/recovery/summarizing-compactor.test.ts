@@ -4,8 +4,12 @@ import { AgentInputError } from "../../src/boundary/errors.js";
 import { replayTranscript } from "../../src/transcript/index.js";
 import { scriptedModel, scriptedStreamFn, text } from "../../src/providers/scripted.js";
 import { emptyUsage } from "../../src/providers/assistant-stream.js";
+import { anthropicModel } from "../../src/providers/anthropic/models.js";
+import { buildRequest } from "../../src/providers/anthropic/request.js";
+import { defaultConvertToLlm } from "../../src/index.js";
 import {
   CompactionError,
+  DEFAULT_SUMMARY_INSTRUCTIONS,
   estimateTokens,
   isCompactionSummary,
   streamCompletion,
@@ -430,5 +434,33 @@ describe("R62: the token estimate", () => {
     expect(estimateTokens([sys])).toBe(Math.ceil((4 + 8 + JSON.stringify([decl]).length) / 4));
     const picture: UserMessage = { role: "user", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], timestamp: 1 };
     expect(estimateTokens([picture])).toBe(1_200);
+  });
+});
+
+describe("R62: what the Anthropic provider makes of it", () => {
+  const claude = anthropicModel("claude-sonnet-4-5");
+
+  it("R62: a summary request declares no tools; the compacted transcript keeps every tool_use with its tool_result", async () => {
+    const head = system("You are a coding agent.", { toolsAdded: [tool("read"), tool("write")] });
+    const transcript = [head, ...turn(1, 3), ...turn(2, 1), ...turn(3, 3), ...turn(4, 2)];
+    const { complete, calls } = fakeComplete();
+    const compacted = await summarizingCompactor()({ ...request(transcript, complete), model: claude }, signal());
+
+    const summaryRequest = buildRequest(claude, calls[0].messages, { maxTokens: calls[0].maxTokens, promptCaching: false });
+    expect(summaryRequest.tools).toBeUndefined();
+    expect(summaryRequest.system).toBe(DEFAULT_SUMMARY_INSTRUCTIONS);
+    expect(summaryRequest.messages.map((m) => m.role)).toEqual(["user"]);
+    expect(summaryRequest.max_tokens).toBe(8_192);
+
+    const next = buildRequest(claude, defaultConvertToLlm(compacted), { promptCaching: false });
+    expect(next.tools?.map((t) => (t as { name: string }).name)).toEqual(["read", "write"]);
+    // Alternating roles; the summary merges into the first kept user message.
+    expect(next.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    const blocks = next.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content));
+    const uses = blocks.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id);
+    const results = blocks.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id);
+    expect(uses).toEqual(["t3c0", "t3c1", "t3c2", "t4c0", "t4c1"]);
+    expect(results).toEqual(uses);
+    expect(blocks.filter((b) => b.type === "tool_result").every((b) => !JSON.stringify(b).includes("No result provided"))).toBe(true);
   });
 });
