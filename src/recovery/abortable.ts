@@ -14,7 +14,7 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(abortedError(signal));
     signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
+    Promise.resolve(promise).then(
       (value) => {
         signal.removeEventListener("abort", onAbort);
         resolve(value);
