@@ -46,7 +46,12 @@ export function requestOverheadChars(instructions: string, previousSummary: stri
   return instructions.length + summaryPrompt(previousSummary, "").length;
 }
 
-/** The summary text of the model's answer; a failed or empty answer is a `CompactionError`. */
+/**
+ * The summary text of the model's answer (its text blocks; thinking and any tool call ignored). A
+ * failed or empty answer is a `CompactionError`; one cut by the output limit (`length`) is kept
+ * as it is: the turns it covers are older than the verbatim tail, and a short summary still beats
+ * none.
+ */
 export function summaryFromResponse(response: unknown): string {
   if (!isAssistantMessage(response)) {
     throw new CompactionError("request_failed", "Compaction failed: the summary request did not resolve to an assistant message");

@@ -283,6 +283,16 @@ describe("R62: a compactor that cannot summarize throws a typed error", () => {
     }
   });
 
+  it("R62: a summary cut by the output limit is kept as it is (its thinking and tool calls ignored)", async () => {
+    const cutShort = reply("", {
+      stopReason: "length",
+      content: [{ type: "thinking", thinking: "hmm" }, { type: "text", text: "The user wanted" }, { type: "toolCall", id: "z", name: "read", arguments: {} }],
+    });
+    const compacted = await summarizingCompactor()(request(transcript(), fakeComplete(() => cutShort).complete), signal());
+    expect(compacted[0]).toMatchObject({ role: "user", content: `${SUMMARY_HEADER}\n\nThe user wanted` });
+    expect(unpairedToolMessages(compacted)).toEqual({ orphanedResults: [], unansweredCalls: [] });
+  });
+
   it("R62: a failure in a later chunk discards the partial summaries", async () => {
     const turns = Array.from({ length: 6 }, (_, i) => turn(i + 1, 1, " padding".repeat(30)));
     const { complete, calls } = fakeComplete((i) => (i === 1 ? reply("", { stopReason: "error", errorMessage: "boom" }) : reply(`s${i}`)));
