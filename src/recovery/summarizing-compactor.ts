@@ -50,6 +50,7 @@ const DEFAULT_SUMMARY_TOKENS = 8_192;
 const MIN_CONVERSATION_TOKENS = 32;
 
 export function summarizingCompactor(options: SummarizingCompactorOptions = {}): Compactor {
+  if (typeof options !== "object" || options === null) throw new AgentInputError("options", "summarizingCompactor: options must be an object");
   const keepTurns = checkCount(options.keepTurns, "keepTurns", 0) ?? DEFAULT_KEEP_TURNS;
   const chunkTokens = checkCount(options.chunkTokens, "chunkTokens", 1);
   const maxSummaryTokens = checkCount(options.maxSummaryTokens, "maxSummaryTokens", 1);

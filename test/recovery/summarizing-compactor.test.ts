@@ -302,6 +302,7 @@ describe("R62: a compactor that cannot summarize throws a typed error", () => {
 
   it("R62: invalid options are refused when the compactor is built", () => {
     expect(() => summarizingCompactor({ keepTurns: -1 })).toThrow(AgentInputError);
+    expect(() => summarizingCompactor(null as unknown as undefined)).toThrow(/options must be an object/);
     expect(() => summarizingCompactor({ chunkTokens: 0 })).toThrow(/chunkTokens must be an integer ≥ 1, got 0/);
     expect(() => summarizingCompactor({ maxSummaryTokens: 1.5 })).toThrow(AgentInputError);
     expect(() => summarizingCompactor({ instructions: " " })).toThrow(/instructions must be a non-empty string/);
