@@ -36,6 +36,16 @@ export type { RunInput, RunContext, HookFlags, ToolBatch } from "../machines/run
 export { defineTool, toolDeclaration, validateToolArguments } from "./tools/index.js";
 export type { ZodToolDefinition, JsonSchemaToolDefinition } from "./tools/index.js";
 export { replayTranscript, systemMessageFor, declareToolChanges } from "./transcript/index.js";
+export {
+  summarizingCompactor,
+  estimateTokens,
+  CompactionError,
+  unpairedToolMessages,
+  type SummarizingCompactorOptions,
+  type CompactionFailure,
+  type EstimateTokensOptions,
+  type UnpairedToolMessages,
+} from "./recovery/index.js";
 // Test helpers: their home is `xstate-agent-loop/testing`; re-exported here for compatibility.
 export {
   scriptedStreamFn,
