@@ -24,11 +24,8 @@ export type { ToolExecutionContext, SubRunRequest } from "./actors/sub-runs.js";
 export { RestoreError } from "./loop/restore-error.js";
 export { systemClock, systemRandom, type Clock, type RandomSource } from "./loop/clock.js";
 export { toPlainData } from "./loop/plain-data.js";
-<<<<<<< HEAD
 export { isRuntimeEvent } from "./loop/runtime-events.js";
-=======
 export { classifyFailure, type FailureClassification } from "./loop/classify-failure.js";
->>>>>>> classify
 export { AgentEventStream } from "./bridge/event-stream.js";
 export { runMachine, type RunEvent } from "../machines/run.machine.js";
 export { toolCallMachine, type ToolCallInput, type ToolCallOutput, type ToolCallContext } from "../machines/tool-call.machine.js";
