@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
 import {
   Agent,
+  AgentInputError,
   createAgentRunLogic,
   defaultConvertToLlm,
   runAgentLoop,
@@ -431,6 +432,14 @@ describe("R67: abort grace", () => {
     const messages = await run.done;
     expect(messages.filter((message) => message.role === "toolResult").map(summary)).toEqual(["toolResult(hang):finally"]);
     expect(agentEnd(run.rec.events).reason).toBe("aborted");
+  });
+
+  it("R67: an abortGraceMs that is not a duration is refused at the call with a typed error", () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, "500"]) {
+      const call = () => runAgentLoop([user("go")], { messages: [] }, baseConfig({ abortGraceMs: bad as number }), () => {}, undefined, scriptedStreamFn([answer("x")]));
+      expect(call).toThrow(AgentInputError);
+      expect(call).toThrow(/config\.abortGraceMs must be a finite number of milliseconds/);
+    }
   });
 
   it("R67: without an abort the grace never starts", async () => {
