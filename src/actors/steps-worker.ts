@@ -147,11 +147,9 @@ class StepRunner {
         this.startGrace(grace);
         return { ...snapshot, grace: { abortedAt: this.runtime.clock.now(), expired: false } };
       }
+      // Recorded here; the timer abandons the jobs once the snapshot says so (outside this transition).
       case "grace.expire":
-        if (!snapshot.grace || snapshot.grace.expired) return snapshot;
-        this.cancelGrace = undefined;
-        this.abandonAll(graceOf(this.runtime) ?? 0);
-        return { ...snapshot, grace: { ...snapshot.grace, expired: true } };
+        return { ...snapshot, grace: { abortedAt: snapshot.grace?.abortedAt ?? this.runtime.clock.now(), expired: true } };
     }
   }
 
@@ -168,7 +166,10 @@ class StepRunner {
 
   private startGrace(ms: number): void {
     this.cancelGrace = this.runtime.clock.setTimer(ms, () => {
-      if (this.self.getSnapshot().status === "active") this.self.send({ type: "grace.expire" });
+      this.cancelGrace = undefined;
+      if (this.self.getSnapshot().status !== "active") return;
+      this.self.send({ type: "grace.expire" });
+      this.abandonAll(graceOf(this.runtime) ?? 0);
     });
   }
 

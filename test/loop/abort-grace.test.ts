@@ -493,6 +493,31 @@ describe("R67, R13: abort grace across a restore", () => {
     expect(events.map(logEntry)).toEqual(["message_start:assistant", "message_end:assistant(aborted)", "turn_end:assistant(aborted)+0", "agent_end:3"]);
   });
 
+  it("R67, R13: an aborted run whose snapshot does not say when the abort came gets the whole grace", async () => {
+    const first = manualClock();
+    let finishing = 0;
+    const hangingFinish = () => (finishing++, never<undefined>());
+    const run = createActor(createAgentRunLogic(options(first.clock, hangingFinish)), { input: { messages: [], prompts: [user("go")] } });
+    run.start();
+    await until(() => finishing === 1);
+    run.send({ type: "run.abort" });
+    first.advance(300);
+    const saved = JSON.parse(JSON.stringify(run.getPersistedSnapshot()));
+    run.stop();
+    const worker = saved.children.steps.snapshot;
+    expect(worker.grace).toEqual({ abortedAt: 1_000, expired: false });
+    delete worker.grace;
+
+    const second = manualClock(1_300);
+    const restored = createActor(createAgentRunLogic(options(second.clock, hangingFinish)), { snapshot: saved, input: { messages: [] } });
+    const output = toPromise(restored);
+    restored.start();
+    await until(() => finishing === 2);
+    expect(second.timers.map((timer) => timer.ms)).toEqual([1_000]);
+    second.advance(1_000);
+    expect(summary((await output).at(-1)!)).toBe("assistant(aborted)[]:Operation aborted (finishTurn did not stop within 1000 ms)");
+  });
+
   it("R67, R13: a run persisted after its grace ran out does not start it again", async () => {
     const first = manualClock();
     const hang = stubborn("hang");
