@@ -117,8 +117,13 @@ export function runsSequentially(context: RunContext, calls: ToolCall[]): boolea
   return calls.some((call) => context.toolSet.sequentialTools.includes(call.name));
 }
 
-/** R56: the assistant message that closes a failed run. */
-export function failureMessage(context: Pick<RunContext, "model" | "thinkingLevel">, errorMessage: string, at: number): AssistantMessage {
+/** R56: the assistant message that closes a failed run (R67: `aborted` when a step was abandoned). */
+export function failureMessage(
+  context: Pick<RunContext, "model" | "thinkingLevel">,
+  errorMessage: string,
+  at: number,
+  stopReason: "error" | "aborted" = "error",
+): AssistantMessage {
   return {
     role: "assistant",
     content: [],
@@ -126,7 +131,7 @@ export function failureMessage(context: Pick<RunContext, "model" | "thinkingLeve
     provider: context.model.provider,
     model: context.model.id,
     usage: emptyUsage(),
-    stopReason: "error",
+    stopReason,
     errorMessage,
     timestamp: at,
     thinkingLevel: context.thinkingLevel,

@@ -19,6 +19,7 @@ import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, Too
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
 import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
+import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../src/loop/abort-grace.js";
 import type { RunContext, RunInput, StreamedResponse, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
 import {
   appended,
@@ -479,13 +480,22 @@ export const runMachine = setup({
       return { failure: errorText(error), ...(partial ? appended(context, [partial]) : {}) };
     }),
     // R56: an assistant failure message, then turn_end (opening a turn first if none is open).
+    // R67: an abandoned step ends the run aborted, after a result for each call it had started (R55).
     emitFailure: enqueueActions(({ context, event, enqueue }) => {
+      const at = timeOf(event as { type: string }, context.startedAt);
+      const abandoned = abandonedStepOf(event);
+      const answered = abandoned ? answerStartedCalls(context.turn, abandoned, at) : { events: [], messages: [] };
+      for (const answer of answered.events) enqueue.emit(answer);
       if (!context.turn.open) enqueue.emit({ type: "turn_start" });
-      const message = failureMessage(context, context.failure ?? "Unknown failure", timeOf(event as { type: string }, context.startedAt));
+      const message = failureMessage(context, context.failure ?? "Unknown failure", at, abandoned ? "aborted" : "error");
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
-      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, assistant: message, open: false }, endReason: "error" });
+      enqueue.assign({
+        ...appended(context, [...answered.messages, message]),
+        turn: { ...context.turn, assistant: message, open: false },
+        endReason: abandoned ? "aborted" : "error",
+      });
     }),
     emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages, reason: context.endReason })),
   },
@@ -824,6 +834,7 @@ export const runMachine = setup({
       always: [...toNextTurn(undefined, true)],
     },
     // R56: a hook or the stream function threw; close the turn with a failure message.
+    // R67: or it was abandoned after the abort grace; the run then ends aborted.
     failing: {
       entry: "emitFailure",
       always: "done",
@@ -859,4 +870,10 @@ function crashedCall(event: ToolErrorEvent, context: RunContext): ToolCallOutcom
     isError: true,
     settledAt: context.startedAt,
   };
+}
+
+/** R67: the abandonment a `step.failed` reports, if it is one (the worker's grace ran out). */
+function abandonedStepOf(event: { type: string }): StepAbandonedError | undefined {
+  const error = event.type === "step.failed" ? (event as { error?: unknown }).error : undefined;
+  return isStepAbandoned(error) ? error : undefined;
 }

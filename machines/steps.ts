@@ -15,9 +15,12 @@
  *   execution can apply its `replay` rule before calling `execute`);
  * - **events before app code**: the worker starts a job only after the step that asked for it, and
  *   once every event produced so far has reached the sink (R15, R21).
+ * - **abandonment** (R67): once the run's abort grace runs out, every job still running is
+ *   cancelled and its requester gets `step.failed` with a `StepAbandonedError` (the only reply a
+ *   cancelled job ever causes); jobs asked for later run as usual.
  *
  * Event names follow one convention, `<subject>.<verb>`: `step.run`, `step.cancel`,
- * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`; the session's `run.start`, `queue.steer`, …
+ * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
 import type { AfterToolCallResult, AgentMessage, AgentToolResult, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
@@ -111,7 +114,12 @@ export interface RunAbort {
   type: "run.abort";
 }
 
-export type StepWorkerEvent = StepRequest | StepCancel | RunAbort;
+/** R67: the abort grace ran out (the worker's own timer): every job still running is abandoned. */
+export interface GraceExpire {
+  type: "grace.expire";
+}
+
+export type StepWorkerEvent = StepRequest | StepCancel | RunAbort | GraceExpire;
 
 /** The reply to a state that ran `job`: `at` is the injected clock's time of the reply (R13). */
 export type StepDone = { [K in StepName]: { type: `step.${K}.done`; output: StepJobs[K]["output"]; at: number } }[StepName];
@@ -132,8 +140,12 @@ export const isStepReply = (event: { type: string }): boolean => event.type === 
 /** The time a reply carries, or `fallback` for events that carry none (R13: no clock reads in transitions). */
 export const timeOf = (event: { type: string; at?: unknown }, fallback: number): number => (typeof event.at === "number" ? event.at : fallback);
 
-/** The worker's snapshot: nothing to persist but that it was restored (its jobs were lost). */
-export type StepWorkerSnapshot = Snapshot<undefined> & { restored: boolean };
+/**
+ * The worker's snapshot: that it was restored (its jobs were lost), and R67's abort grace once the
+ * run was aborted with one configured (when, on the injected clock; whether it ran out), so a
+ * restored run waits only what was left of it.
+ */
+export type StepWorkerSnapshot = Snapshot<undefined> & { restored: boolean; grace?: { abortedAt: number; expired: boolean } };
 
 export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, undefined>;
 

@@ -13,6 +13,7 @@ import type { RunRuntime } from "./run-runtime.js";
 import { runJobs } from "./run-jobs.js";
 import { toolJobs } from "./tool-jobs.js";
 import { redeliverFinishedChildren } from "./finished-children.js";
+import { JobTrail, StepAbandonedError, abandonedText, isCallStep } from "../loop/abort-grace.js";
 
 /** What a job gets besides its input: its own signal, and whether it is a re-issue after a restore. */
 export interface JobScope {
@@ -44,14 +45,15 @@ export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
         runners.get(self)?.stop();
         return { ...snapshot, status: "stopped" } as StepWorkerSnapshot;
       }
-      runners.get(self)?.receive(event);
-      return snapshot;
+      return runners.get(self)?.receive(event, snapshot) ?? snapshot;
     },
     start(snapshot, { self }) {
       if (snapshot.status !== "active") return;
       const owner = self._parent!;
-      const runner = new StepRunner(resolve(owner));
+      const runner = new StepRunner(resolve(owner), self);
       runners.set(self, runner);
+      // R67, R13: a run restored after its abort waits only what was left of the grace.
+      if (snapshot.restored) runner.resumeGrace(snapshot);
       if (snapshot.restored) reissue(owner, self);
     },
     getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined, restored: false }),
@@ -76,12 +78,17 @@ function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
 class RunningJob implements JobScope {
   controller: AbortController | undefined = undefined;
   cancelled = false;
+  /** R67: what the job emitted, kept only when an abort grace may abandon it. */
+  readonly trail: JobTrail | undefined;
 
   constructor(
     private readonly runtime: RunRuntime,
+    readonly name: StepName,
     readonly requester: AnyActorRef,
     readonly reissue: boolean,
-  ) {}
+  ) {
+    this.trail = graceOf(runtime) === undefined ? undefined : new JobTrail();
+  }
 
   // Created on first use: most jobs never read it.
   get signal(): AbortSignal {
@@ -93,7 +100,9 @@ class RunningJob implements JobScope {
   }
 
   emit(event: AnyAgentEvent): Promise<void> | undefined {
-    return this.cancelled ? undefined : this.runtime.events.push(event);
+    if (this.cancelled) return undefined;
+    this.trail?.note(event);
+    return this.runtime.events.push(event);
   }
 
   abortOwn(reason: unknown): void {
@@ -101,31 +110,96 @@ class RunningJob implements JobScope {
   }
 }
 
+/** R67: the run's abort grace in ms, if one is configured (a value that is not a duration counts as none). */
+function graceOf(runtime: RunRuntime): number | undefined {
+  const ms = runtime.config.abortGraceMs;
+  return typeof ms === "number" && ms >= 0 && Number.isFinite(ms) ? ms : undefined;
+}
+
 class StepRunner {
   /** Each requester's current job: at most one (correlation). */
   private readonly current = new Map<AnyActorRef, RunningJob>();
+  /** R67: cancels the grace timer while it runs. */
+  private cancelGrace: (() => void) | undefined = undefined;
 
-  constructor(private readonly runtime: RunRuntime) {}
+  constructor(
+    private readonly runtime: RunRuntime,
+    private readonly self: AnyActorRef,
+  ) {}
 
-  receive(event: StepWorkerEvent): void {
+  /** Handles `event`; returns the worker's next snapshot (only R67's grace is ever recorded in it). */
+  receive(event: StepWorkerEvent, snapshot: StepWorkerSnapshot): StepWorkerSnapshot {
     switch (event.type) {
       case "step.run":
         this.cancel(event.replyTo);
         void this.run(event);
-        return;
+        return snapshot;
       case "step.cancel":
         this.cancel(event.replyTo);
-        return;
-      case "run.abort":
+        return snapshot;
+      case "run.abort": {
         // R29: every running job sees the abort; later jobs start with an aborted signal.
         this.runtime.abortSignal();
         for (const job of this.current.values()) job.controller?.abort();
-        return;
+        const grace = graceOf(this.runtime);
+        if (grace === undefined || snapshot.grace) return snapshot;
+        // R67, R13: the abort's time goes into the snapshot, so a restored run resumes the grace.
+        this.startGrace(grace);
+        return { ...snapshot, grace: { abortedAt: this.runtime.clock.now(), expired: false } };
+      }
+      // Recorded here; the timer abandons the jobs once the snapshot says so (outside this transition).
+      case "grace.expire":
+        return { ...snapshot, grace: { abortedAt: snapshot.grace?.abortedAt ?? this.runtime.clock.now(), expired: true } };
     }
   }
 
+  /**
+   * R67, R13: a restored worker of an aborted run restarts the grace with what was left of it (the
+   * whole grace when the snapshot does not say when the abort came); once expired, never again.
+   */
+  resumeGrace(snapshot: StepWorkerSnapshot): void {
+    const grace = graceOf(this.runtime);
+    if (grace === undefined || !this.runtime.signal.aborted || snapshot.grace?.expired) return;
+    const left = snapshot.grace ? Math.max(0, snapshot.grace.abortedAt + grace - this.runtime.clock.now()) : grace;
+    this.startGrace(left);
+  }
+
+  private startGrace(ms: number): void {
+    this.cancelGrace = this.runtime.clock.setTimer(ms, () => {
+      this.cancelGrace = undefined;
+      if (this.self.getSnapshot().status !== "active") return;
+      this.self.send({ type: "grace.expire" });
+      this.abandonAll(graceOf(this.runtime) ?? 0);
+    });
+  }
+
   stop(): void {
+    this.cancelGrace?.();
+    this.cancelGrace = undefined;
     for (const requester of [...this.current.keys()]) this.cancel(requester);
+  }
+
+  /**
+   * R67: every job still running is abandoned: its late result and events are dropped, an
+   * assistant message it opened is closed (`aborted`), and its requester gets `step.failed` with a
+   * `StepAbandonedError`: a tool call settles with it as its result, the run ends aborted. Jobs
+   * asked for later run as usual (with the aborted signal).
+   */
+  private abandonAll(graceMs: number): void {
+    const { runtime } = this;
+    for (const [requester, job] of [...this.current]) {
+      job.cancelled = true;
+      this.current.delete(requester);
+      const trail = job.trail;
+      // A message whose message_end went out but that the run never got is the run's all the same.
+      let partial = isCallStep(job.name) ? undefined : trail?.message;
+      if (partial && !trail!.ended) {
+        partial = { ...partial, stopReason: "aborted", errorMessage: abandonedText(job.name, graceMs) };
+        runtime.events.push({ type: "message_end", message: partial });
+      }
+      const error = new StepAbandonedError(job.name, graceMs, partial, trail?.started ?? [], trail?.results ?? []);
+      if (requester.getSnapshot().status === "active") requester.send({ type: "step.failed", job: job.name, error, at: runtime.clock.now() });
+    }
   }
 
   private cancel(requester: AnyActorRef): void {
@@ -138,7 +212,7 @@ class StepRunner {
 
   private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
     const { runtime } = this;
-    const job = new RunningJob(runtime, replyTo, reissue);
+    const job = new RunningJob(runtime, name, replyTo, reissue);
     this.current.set(replyTo, job);
     let reply: StepReply;
     try {

@@ -5,11 +5,12 @@
  * entry points; this adds the shapes.
  */
 import type { AgentContext, AgentLoopConfig } from "../types.js";
-import { isRecord, readField } from "./describe-value.js";
+import { describeValue, isRecord, readField } from "./describe-value.js";
 import { checkMessages } from "./messages.js";
 import { checkModel } from "./model.js";
 import { checkSignal } from "./signal.js";
 import { checkTools } from "./tools.js";
+import { AgentInputError } from "./errors.js";
 
 export function checkLoopArguments(prompts: unknown, context: unknown, config: unknown, signal: unknown): void {
   checkSignal(signal, "signal");
@@ -18,7 +19,17 @@ export function checkLoopArguments(prompts: unknown, context: unknown, config: u
     checkMessages(valueOf(context, "messages"), "context.messages");
     checkTools(valueOf(context, "tools"), "context.tools");
   }
-  if (isRecord(config)) checkModel(valueOf(config, "model"), "config.model");
+  if (isRecord(config)) {
+    checkModel(valueOf(config, "model"), "config.model");
+    checkDuration(valueOf(config, "abortGraceMs"), "config.abortGraceMs");
+  }
+}
+
+/** R67: a duration in ms (undefined: none); anything else would silently mean "wait for ever". */
+function checkDuration(value: unknown, field: string): void {
+  if (value === undefined) return;
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return;
+  throw new AgentInputError(field, `${field} must be a finite number of milliseconds ≥ 0, got ${describeValue(value)}`);
 }
 
 /** A field's value; a throwing getter reads as a value no check accepts (and the check names the field). */

@@ -118,6 +118,34 @@ export const directedRuns: Record<string, Directed> = {
       }) satisfies Directed,
     ]),
   ),
+  // R67: after the abort, the grace (0 ms on the system clock: its timer is the next macrotask)
+  // runs out while one call's beforeToolCall never settles: `step.failed` carries the
+  // abandonment, `failing` answers the started calls (R55) and ends the run aborted.
+  async "step.failed (R67): a beforeToolCall abandoned after the abort grace"(coverage) {
+    const controller = new AbortController();
+    const tools: AgentTool[] = ["a", "b"].map((name) => ({ name, label: name, description: name, parameters: { type: "object", properties: {} }, execute: async () => ok(name) }));
+    const run = await runLoop({
+      prompts: [user("hi")],
+      context: { messages: [], tools },
+      config: {
+        ...base,
+        abortGraceMs: 0,
+        beforeToolCall: ({ toolCall: call }) => (call.name === "b" ? (controller.abort(), never()) : Promise.resolve(undefined)),
+      },
+      streamFn: scriptedStreamFn([{ content: [toolCall("a", {}, "a1"), toolCall("b", {}, "b1")] }, { content: [text("never")] }]),
+      signal: controller.signal,
+      coverage,
+    });
+    const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+    if (!run.trace.run.some((step) => step.event === "step.failed")) problems.push("the run never received step.failed");
+    const end = run.events.at(-1) as { type: string; reason?: string };
+    if (end.reason !== "aborted") problems.push(`R67: agent_end.reason ${end.reason}, not aborted`);
+    const results = run.messages.filter((m) => m.role === "toolResult");
+    if (results.length !== 2) problems.push(`R55: ${results.length} results for the two started calls`);
+    const last = run.messages.at(-1) as { stopReason?: string; errorMessage?: string };
+    if (last.stopReason !== "aborted" || !/beforeToolCall did not stop within 0 ms/.test(last.errorMessage ?? "")) problems.push(`R67: last message ${JSON.stringify(last)}`);
+    return problems;
+  },
 
   // R13: persisted while finishTurn is in flight; the restored worker re-issues it, the new
   // process's finishTurn answers, and the run ends as it would have.
