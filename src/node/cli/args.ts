@@ -167,6 +167,9 @@ Options:
   -C, --cwd <dir>      Work on this directory instead of the current one
       --max-turns <n>  End a run after n turns (its footer says so)
       --max-cost <usd> End a run once it has cost this many US dollars
+  -h, --help           Show this help
+  -v, --version        Show the version
+
 Recovery (on by default):
       --no-retry       Do not retry overloads, rate limits, 5xx, dropped connections and stalls
                        (the Anthropic SDK's own retries apply instead, unseen)
@@ -178,8 +181,6 @@ Recovery (on by default):
       --abort-grace-ms <ms>
                        How long an abort waits for a tool or hook that ignores it (default: ${DEFAULT_ABORT_GRACE_MS})
       --no-abort-grace Wait for them however long they take
-  -h, --help           Show this help
-  -v, --version        Show the version
 
 Keys, while the agent works:
   Enter                Send the typed line as a steering message (delivered after the current step)
