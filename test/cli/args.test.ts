@@ -1,22 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { parseCliArgs } from "../../src/node/cli/args.js";
+import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
+
+/** Issue 17 item 7: what every run gets unless a flag says otherwise. */
+const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS };
 
 describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {
     expect(parseCliArgs(["find", "the", "TODOs"])).toEqual({
       kind: "run",
-      options: { prompt: "find the TODOs", offline: false, thinking: "off", yes: false, inspect: false },
+      options: { prompt: "find the TODOs", offline: false, thinking: "off", yes: false, inspect: false, ...RECOVERY_DEFAULTS },
     });
   });
 
   it("no prompt: the interactive session", () => {
-    expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false } });
+    expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false, ...RECOVERY_DEFAULTS } });
   });
 
   it("every option, long and short", () => {
     expect(parseCliArgs(["--offline", "-m", "claude-opus-4-5", "--thinking", "high", "-y", "--trace", "t.jsonl", "--inspect", "-C", "src", "hi"])).toEqual({
       kind: "run",
-      options: { prompt: "hi", offline: true, model: "claude-opus-4-5", thinking: "high", yes: true, trace: "t.jsonl", inspect: true, cwd: "src" },
+      options: { prompt: "hi", offline: true, model: "claude-opus-4-5", thinking: "high", yes: true, trace: "t.jsonl", inspect: true, cwd: "src", ...RECOVERY_DEFAULTS },
     });
     expect(parseCliArgs(["--model=claude-haiku-4-5", "--", "--not-a-flag"])).toMatchObject({
       kind: "run",
@@ -60,5 +63,47 @@ describe("R63: --max-turns and --max-cost", () => {
     expect(parseCliArgs(["--max-turns", "1.5"])).toEqual({ kind: "error", message: 'Option --max-turns needs a positive whole number (got "1.5").' });
     expect(parseCliArgs(["--max-cost", "-1"])).toMatchObject({ kind: "error" });
     expect(parseCliArgs(["--max-cost", "abc"])).toEqual({ kind: "error", message: 'Option --max-cost needs a positive number (got "abc").' });
+  });
+});
+
+describe("issue 17 item 7: recovery flags (R60, R61, R67)", () => {
+  const options = (argv: string[]) => {
+    const parsed = parseCliArgs(argv);
+    if (parsed.kind !== "run") throw new Error(`not a run: ${JSON.stringify(parsed)}`);
+    return parsed.options;
+  };
+
+  it("R60, R61, R67: retries, output-limit recovery and a 5 s abort grace are on by default", () => {
+    expect(DEFAULT_ABORT_GRACE_MS).toBe(5000);
+    expect(options(["hi"])).toMatchObject({ retry: true, outputLimitRecovery: true, abortGraceMs: 5000 });
+    expect(options(["hi"])).not.toHaveProperty("maxAttempts");
+  });
+
+  it("R60, R61, R67: each is turned off by its --no- flag", () => {
+    const off = options(["--no-retry", "--no-output-recovery", "--no-abort-grace", "hi"]);
+    expect(off).toMatchObject({ retry: false, outputLimitRecovery: false });
+    expect(off).not.toHaveProperty("abortGraceMs");
+  });
+
+  it("R60, R67: --max-attempts and --abort-grace-ms tune them", () => {
+    expect(options(["--max-attempts", "3", "--abort-grace-ms", "250", "hi"])).toMatchObject({ retry: true, maxAttempts: 3, abortGraceMs: 250 });
+    expect(options(["--abort-grace-ms=0", "hi"])).toMatchObject({ abortGraceMs: 0 });
+    expect(options(["--max-attempts", "1", "hi"])).toMatchObject({ maxAttempts: 1 });
+  });
+
+  it.each([
+    [["--max-attempts", "0"], 'Option --max-attempts needs a positive whole number (got "0").'],
+    [["--max-attempts", "2.5"], 'Option --max-attempts needs a positive whole number (got "2.5").'],
+    [["--max-attempts=many"], 'Option --max-attempts needs a positive whole number (got "many").'],
+    [["--abort-grace-ms", "-5"], "Option --abort-grace-ms needs a value."],
+    [["--abort-grace-ms=-5"], 'Option --abort-grace-ms needs a whole number of milliseconds (0 or more) (got "-5").'],
+    [["--abort-grace-ms", "1.5"], 'Option --abort-grace-ms needs a whole number of milliseconds (0 or more) (got "1.5").'],
+    [["--abort-grace-ms"], "Option --abort-grace-ms needs a value."],
+    [["--no-retry", "--max-attempts", "3"], "Options --no-retry and --max-attempts contradict each other; give one."],
+    [["--abort-grace-ms", "100", "--no-abort-grace"], "Options --no-abort-grace and --abort-grace-ms contradict each other; give one."],
+    [["--no-retry=yes"], "Option --no-retry takes no value."],
+    [["--offline=no"], "Option --offline takes no value."],
+  ])("issue 17 item 7: %j is an error: %s", (argv, message) => {
+    expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
   });
 });

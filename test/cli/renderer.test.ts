@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { AgentEvent, AssistantMessage, AssistantMessageEvent } from "../../src/index.js";
+import type { AgentEndReason, AgentEvent, AnyAgentEvent, AssistantMessage, AssistantMessageEvent, TransientFailureKind } from "../../src/index.js";
 import { emptyUsage } from "../../src/index.js";
 import { Renderer } from "../../src/node/cli/renderer.js";
+import { retryLine, type RetryScheduled } from "../../src/node/cli/runtime-notes.js";
 import { liveScreen, plainScreen } from "../../src/node/cli/screen.js";
 import { ansiStyle, plainStyle } from "../../src/node/cli/style.js";
 import { VirtualTerminal } from "./vt.js";
@@ -197,5 +198,202 @@ describe("issue 16: small texts", () => {
     const footer = rows.slice(rows.findIndex((row) => row.startsWith("── ")), -1);
     expect(footer).toEqual(["── 2 turns · 2 tool calls", "   148,768 tokens (147,034 in, 1,734 out) · $3.00 · 0ms"]);
     for (const row of rows) expect(row.length).toBeLessThan(60);
+  });
+});
+
+type RetryKind = TransientFailureKind | "unknown";
+
+describe("issue 17 item 7: the loop's own events (R60–R63, R66)", () => {
+  const retry = (attempt: number, delayMs: number, kind: RetryKind = "overloaded"): AnyAgentEvent => ({
+    type: "retry_scheduled",
+    attempt,
+    maxAttempts: 5,
+    delayMs,
+    kind,
+    errorMessage: "529 overloaded_error",
+    model: "m",
+  });
+  const answer = (text: string, stopReason: AssistantMessage["stopReason"] = "stop"): AnyAgentEvent[] => [
+    { type: "message_start", message: assistant(stopReason) },
+    update({ type: "text_start", contentIndex: 0 }),
+    update({ type: "text_delta", contentIndex: 0, delta: text }),
+    update({ type: "text_end", contentIndex: 0, content: text }),
+    { type: "message_end", message: assistant(stopReason) },
+  ];
+  const recoveryMessage = { role: "user", content: "Output limit reached. Resume where you stopped.", timestamp: 0, recovery: "output_limit" } as const;
+
+  function plainRun(events: AnyAgentEvent[], transcriptLength = 0): string {
+    let out = "";
+    const renderer = new Renderer({ screen: plainScreen({ write: (text) => (out += text) }), style: plainStyle, now: () => 0 });
+    renderer.syncTranscript(transcriptLength);
+    for (const event of events) renderer.handle(event);
+    return out;
+  }
+
+  it("R60: each scheduled retry is a line (kind in words, seconds rounded up), and the footer counts them", () => {
+    const out = plainRun([
+      { type: "agent_start" },
+      { type: "turn_start" },
+      retry(2, 1500),
+      retry(3, 2001, "rate_limited"),
+      retry(4, 400, "server_error"),
+      retry(5, 30_000, "connection"),
+      ...answer("Done."),
+      { type: "turn_end", message: assistant("stop"), toolResults: [] },
+      { type: "agent_end", messages: [assistant("stop")], reason: "completed" },
+    ]);
+    expect(out).toBe(
+      [
+        "  ↻ retrying in 2 s (overloaded, attempt 2 of 5)",
+        "  ↻ retrying in 3 s (rate limited, attempt 3 of 5)",
+        "  ↻ retrying in 1 s (server error, attempt 4 of 5)",
+        "  ↻ retrying in 30 s (connection error, attempt 5 of 5)",
+        "Done.",
+        "── 1 turn · 0 tool calls · 1,234 tokens (1,200 in, 34 out) · $0.01 · 0ms · 4 retries",
+        "",
+      ].join("\n"),
+    );
+    expect(retryLine({ ...(retry(2, 10) as RetryScheduled), kind: "stall" }, 10)).toBe("retrying in 1 s (stall, attempt 2 of 5)");
+    expect(retryLine({ ...(retry(2, 10) as RetryScheduled), kind: "unknown" }, 0)).toBe("retrying now (transient error, attempt 2 of 5)");
+  });
+
+  it("R60: on a terminal the retry line counts down below the output and goes when the next attempt streams", () => {
+    let clock = 0;
+    const terminal = new VirtualTerminal(120);
+    const renderer = new Renderer({ screen: liveScreen({ write: (text) => terminal.write(text), columns: 120, rows: 20 }), style: ansiStyle, now: () => clock });
+    renderer.handle({ type: "agent_start" });
+    renderer.handle({ type: "turn_start" });
+    expect(terminal.screen()).toEqual(["⠋ waiting for the model…"]);
+    renderer.handle(retry(2, 2000));
+    expect(renderer.animating).toBe(true);
+    expect(terminal.screen()).toEqual(["⠋ retrying in 2 s (overloaded, attempt 2 of 5)"]);
+    clock = 1200;
+    renderer.tick();
+    expect(terminal.screen()).toEqual(["⠙ retrying in 1 s (overloaded, attempt 2 of 5)"]);
+    clock = 2300;
+    renderer.tick();
+    expect(terminal.screen()).toEqual(["⠹ retrying now (overloaded, attempt 2 of 5)"]);
+    for (const event of answer("Back.")) renderer.handle(event);
+    expect(terminal.screen()).toEqual(["Back.", ""]);
+    renderer.handle({ type: "turn_end", message: assistant("stop"), toolResults: [] });
+    renderer.handle({ type: "agent_end", messages: [assistant("stop")], reason: "completed" });
+    renderer.close();
+    expect(terminal.screen()).toEqual(["Back.", "── 1 turn · 0 tool calls · 1,234 tokens (1,200 in, 34 out) · $0.01 · 2.3s · 1 retry", ""]);
+  });
+
+  it("R60: an abort during the backoff clears the line; the footer says aborted", () => {
+    const terminal = new VirtualTerminal(120);
+    const renderer = new Renderer({ screen: liveScreen({ write: (text) => terminal.write(text), columns: 120, rows: 20 }), style: ansiStyle, now: () => 0 });
+    const events: AnyAgentEvent[] = [
+      { type: "agent_start" },
+      { type: "turn_start" },
+      retry(2, 5000),
+      { type: "message_start", message: assistant("aborted") },
+      { type: "message_end", message: assistant("aborted") },
+      { type: "turn_end", message: assistant("aborted"), toolResults: [] },
+      { type: "agent_end", messages: [assistant("aborted")], reason: "aborted" },
+    ];
+    for (const event of events) renderer.handle(event);
+    renderer.close();
+    expect(renderer.animating).toBe(false);
+    expect(terminal.screen()).toEqual([
+      "⏹ aborted: the run was stopped",
+      "── 1 turn · 0 tool calls · 1,234 tokens (1,200 in, 34 out) · $0.01 · 0ms · 1 retry · ended: aborted",
+      "",
+    ]);
+  });
+
+  it("R61: escalation, discard and recovery get dim notes; the recovery message is the loop's note, not a prompt", () => {
+    const out = plainRun([
+      { type: "agent_start" },
+      { type: "turn_start" },
+      ...answer("Part one, cut", "length"),
+      { type: "output_limit_escalated", fromMaxTokens: 8192, toMaxTokens: 64_000 },
+      { type: "message_discarded", message: assistant("length"), reason: "output_limit_escalated" },
+      ...answer("Part one, cut again", "length"),
+      { type: "output_limit_recovery", attempt: 1, maxRecoveries: 3 },
+      { type: "message_start", message: recoveryMessage },
+      { type: "message_end", message: recoveryMessage },
+      ...answer("and part two."),
+      { type: "turn_end", message: assistant("stop"), toolResults: [] },
+      { type: "agent_end", messages: [assistant("length"), recoveryMessage, assistant("stop")], reason: "completed" },
+    ]);
+    expect(out).toBe(
+      [
+        "Part one, cut",
+        "  ↳ output limit hit: asking again with up to 64,000 output tokens (was 8,192)",
+        "  ↳ the cut-off answer above was discarded",
+        "Part one, cut again",
+        "  ↳ output limit hit: asking the model to continue where it stopped (1 of 3)",
+        "and part two.",
+        "── 1 turn · 0 tool calls · 3,702 tokens (3,600 in, 102 out) · $0.04 · 0ms",
+        "",
+      ].join("\n"),
+    );
+    expect(out).not.toContain("Resume where you stopped");
+  });
+
+  it("R61, R63: three recoveries then the footer's end reason", () => {
+    const events: AnyAgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }, ...answer("a", "length")];
+    for (const attempt of [1, 2, 3]) {
+      events.push({ type: "output_limit_recovery", attempt, maxRecoveries: 3 }, { type: "message_start", message: recoveryMessage }, { type: "message_end", message: recoveryMessage });
+      events.push(...answer(String(attempt), "length"));
+    }
+    events.push({ type: "turn_end", message: assistant("length"), toolResults: [] }, { type: "agent_end", messages: [], reason: "max_output_tokens" });
+    const rows = plainRun(events).split("\n");
+    expect(rows.filter((row) => row.includes("continue where it stopped"))).toEqual([1, 2, 3].map((n) => `  ↳ output limit hit: asking the model to continue where it stopped (${n} of 3)`));
+    expect(rows.at(-2)).toMatch(/^── 1 turn · .* · ended: output limit$/);
+  });
+
+  it("R62: a compaction says how many messages the transcript had and has (overflow and threshold)", () => {
+    const prompt = { role: "user", content: "go", timestamp: 0 } as const;
+    const out = plainRun(
+      [
+        { type: "agent_start" },
+        { type: "message_start", message: prompt },
+        { type: "message_end", message: prompt },
+        { type: "turn_start" },
+        { type: "transcript_replaced", messages: [prompt, prompt], reason: "overflow" },
+        ...answer("Fits now."),
+        { type: "turn_end", message: assistant("stop"), toolResults: [] },
+        { type: "transcript_replaced", messages: [prompt], reason: "threshold" },
+        { type: "turn_start" },
+        ...answer("Still here."),
+        { type: "turn_end", message: assistant("stop"), toolResults: [] },
+        { type: "agent_end", messages: [], reason: "completed" },
+      ],
+      40,
+    );
+    expect(out.split("\n").slice(0, 4)).toEqual([
+      "  ↻ context compacted (41 messages → 2): the prompt was too long",
+      "Fits now.",
+      "  ↻ context compacted (3 messages → 1): over the token threshold",
+      "Still here.",
+    ]);
+  });
+
+  it("R61: a discarded answer leaves the transcript count (the next compaction counts without it)", () => {
+    const prompt = { role: "user", content: "go", timestamp: 0 } as const;
+    const out = plainRun(
+      [
+        ...answer("cut", "length"),
+        { type: "message_discarded", message: assistant("length"), reason: "output_limit_escalated" },
+        { type: "transcript_replaced", messages: [prompt], reason: "overflow" },
+      ],
+      5,
+    );
+    expect(out).toContain("context compacted (5 messages → 1)");
+  });
+
+  it("R63: the footer names each end reason but completed", () => {
+    const footer = (reason: AgentEndReason) => {
+      const rows = plainRun([{ type: "agent_start" }, { type: "agent_end", messages: [], reason }]).trimEnd().split("\n");
+      return rows.at(-1)!.split(" · ").at(-1);
+    };
+    expect(footer("completed")).toBe("0ms");
+    expect(footer("max_turns")).toBe("ended: turn limit (--max-turns)");
+    expect(footer("max_cost")).toBe("ended: cost limit (--max-cost)");
+    expect(footer("max_output_tokens")).toBe("ended: output limit");
+    expect(footer("prompt_too_long")).toBe("ended: prompt too long");
   });
 });

@@ -291,6 +291,58 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
     }
   });
 
+  it("issue 17 item 7: recovery is on in the page's Agent; retries, output-limit recovery, compaction and an unusual end reason are drawn as notes", { timeout: 30_000 }, async () => {
+    const server = await startExampleServer({ port: 0 });
+    try {
+      const { page, errors, external } = await open(context, server);
+      expect(await page.evaluate(() => (window as unknown as { webChat: { recovery: unknown } }).webChat.recovery)).toEqual({ retry: {}, outputLimit: {}, abortGraceMs: 5000 });
+      // The loop does not emit these yet in a scripted run: a synthetic sequence, as the CLI's renderer tests do.
+      const notes = await page.evaluate(() => {
+        const { transcript } = (window as unknown as { webChat: { transcript: { handle(event: unknown): void; handleRuntime(event: unknown): void } } }).webChat;
+        const assistant = (stopReason: string, text: string) => ({ role: "assistant", content: [{ type: "text", text }], api: "scripted", provider: "scripted", model: "m", stopReason, timestamp: 0 });
+        const answer = (stopReason: string, text: string) => {
+          transcript.handle({ type: "message_start", message: assistant(stopReason, "") });
+          transcript.handle({ type: "message_end", message: assistant(stopReason, text) });
+        };
+        const retry = (attempt: number, delayMs: number, kind: string) => ({ type: "retry_scheduled", attempt, maxAttempts: 5, delayMs, kind, errorMessage: "overloaded", model: "m" });
+        const shown = () => Array.from(document.querySelectorAll("#transcript > li.note")).map((li) => li.textContent);
+        const seen: (string | null)[][] = [];
+        transcript.handleRuntime(retry(2, 1500, "overloaded"));
+        seen.push(shown());
+        transcript.handleRuntime(retry(3, 2001, "rate_limited"));
+        seen.push(shown());
+        answer("length", "Part one, cut");
+        seen.push(shown());
+        transcript.handleRuntime({ type: "output_limit_escalated", fromMaxTokens: 8192, toMaxTokens: 64000 });
+        transcript.handleRuntime({ type: "message_discarded", message: assistant("length", "Part one, cut"), reason: "output_limit_escalated" });
+        answer("length", "Part one");
+        transcript.handleRuntime({ type: "output_limit_recovery", attempt: 1, maxRecoveries: 3 });
+        const recovery = { role: "user", content: "Resume where you stopped.", timestamp: 0, recovery: "output_limit" };
+        transcript.handle({ type: "message_start", message: recovery });
+        transcript.handle({ type: "message_end", message: recovery });
+        answer("length", "and part two");
+        transcript.handleRuntime({ type: "transcript_replaced", messages: [recovery, recovery], reason: "overflow" });
+        transcript.handle({ type: "agent_end", messages: [], reason: "max_output_tokens" });
+        return seen;
+      });
+      expect(notes).toEqual([["retrying in 2 s (overloaded, attempt 2 of 5)"], ["retrying in 3 s (rate limited, attempt 3 of 5)"], []]);
+      expect((await transcriptOf(page)).slice(1)).toEqual([
+        { role: "assistant", status: "discarded", text: "Part one, cut" },
+        { role: "note", text: "output limit hit: asking again with up to 64000 output tokens" },
+        { role: "assistant", status: "length", text: "Part one" },
+        { role: "note", text: "output limit hit: the loop asked the model to continue where it stopped (1 of 3)" },
+        { role: "assistant", status: "length", text: "and part two" },
+        { role: "note", text: "context compacted (now 2 messages)" },
+        { role: "note", text: "stopped: output limit" },
+      ]);
+      expect(errors).toEqual([]);
+      expect(external).toEqual([]);
+      await page.close();
+    } finally {
+      await server.close();
+    }
+  });
+
   it("--anthropic: the page talks to Claude through the example server; the key stays there", { timeout: 30_000 }, async () => {
     const KEY = "sk-ant-test-never-in-the-browser-0123456789";
     const upstream = await startSseServer();

@@ -2,7 +2,7 @@
  * The web chat: an `Agent` from xstate-agent-loop running in the page. The transcript is drawn
  * from the Agent's events; the side panel subscribes to the actors themselves.
  */
-import { Agent, proxyStreamFn, scriptedModel, type AgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
+import { Agent, isRuntimeEvent, proxyStreamFn, scriptedModel, type AgentEvent, type AgentLoopConfig, type AnyAgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
 import { demoHooks, demoStreamFn, demoTools, SYSTEM_PROMPT } from "./scenario.js";
 import { TranscriptView, type UserMessageKind } from "./transcript.js";
 import { mountMachinePanel } from "./machine-panel.js";
@@ -28,6 +28,10 @@ const config = await serverConfig();
 const inspection = new InspectorSwitch();
 
 // --- The Agent: this is all an app needs --------------------------------------------------------
+// Recovery, on as in the terminal agent: retry overloads, rate limits, 5xx and dropped connections
+// (SPEC R60), recover answers cut off by the output limit (R61), and give up on a tool or hook that
+// ignores an abort after 5 s (R67).
+const recovery: Pick<AgentLoopConfig, "retry" | "outputLimit" | "abortGraceMs"> = { retry: {}, outputLimit: {}, abortGraceMs: 5000 };
 const agent = new Agent({
   initialState: { systemPrompt: SYSTEM_PROMPT, model: config.provider === "anthropic" ? config.model : scriptedModel, tools: demoTools },
   // Claude through the local proxy (the key stays on the server), or the offline scenario.
@@ -35,6 +39,7 @@ const agent = new Agent({
   streamFn:
     config.provider === "anthropic" ? proxyStreamFn({ proxyUrl: new URL(".", location.href).href, authToken: config.proxyToken }) : demoStreamFn(),
   ...demoHooks,
+  ...recovery,
   inspect: inspection.observe,
 });
 
@@ -43,13 +48,20 @@ const kinds = new WeakMap<object, UserMessageKind>();
 const transcript = new TranscriptView(byId<HTMLOListElement>("transcript"), kinds);
 transcript.restore(agent.state.messages);
 let eventCount = 0;
-agent.subscribe((event: AgentEvent) => {
+agent.subscribe(
+  (event: AnyAgentEvent) => {
+    if (isRuntimeEvent(event)) return transcript.handleRuntime(event);
+    onAgentEvent(event);
+  },
+  { runtimeEvents: true },
+);
+function onAgentEvent(event: AgentEvent): void {
   transcript.handle(event);
   eventCount++;
   document.body.dataset.events = String(eventCount);
   document.body.dataset.lastEvent = event.type;
   byId("last-event").textContent = `${event.type} (#${eventCount})`;
-});
+}
 
 // --- Live actors (snapshots) --------------------------------------------------------------------
 mountMachinePanel(agent.actor, {
@@ -133,6 +145,6 @@ const pane = byId("inspector-pane");
 toggle.addEventListener("change", () => (toggle.checked ? inspection.connect(agent.actor, pane) : inspection.disconnect(pane)));
 
 // For the devtools console.
-Object.assign(globalThis, { webChat: { agent } });
+Object.assign(globalThis, { webChat: { agent, transcript, recovery } });
 document.body.dataset.ready = "true";
 input.focus();

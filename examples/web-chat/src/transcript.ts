@@ -1,8 +1,10 @@
 /**
  * The conversation, drawn from the Agent's events (the pi-compatible `subscribe` API): messages
- * as they start, stream and end, and a card per tool call with its progress and result.
+ * as they start, stream and end, and a card per tool call with its progress and result. The
+ * loop's own events (retries, output-limit recovery, compaction) and an unusual end reason are
+ * small notes between the messages.
  */
-import type { AgentEvent, AgentMessage, AssistantMessage } from "xstate-agent-loop";
+import type { AgentEndReason, AgentEvent, AgentMessage, AgentRuntimeEvent, AssistantMessage } from "xstate-agent-loop";
 
 /** How a user message entered the conversation (set by the composer on the objects it sends). */
 export type UserMessageKind = "prompt" | "steering" | "follow-up";
@@ -21,11 +23,33 @@ const textOf = (content: unknown): string =>
       ? content.map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : "")).join("")
       : "";
 
+const FAILURE_KINDS: Record<Extract<AgentRuntimeEvent, { type: "retry_scheduled" }>["kind"], string> = {
+  overloaded: "overloaded",
+  rate_limited: "rate limited",
+  server_error: "server error",
+  connection: "connection error",
+  stall: "stall",
+  unknown: "transient error",
+};
+
+/** Why a run stopped, for the reasons its last message does not already show (completed, aborted, error). */
+const END_REASONS: Partial<Record<AgentEndReason, string>> = {
+  finish_turn_end: "finishTurn ended the run",
+  max_turns: "turn limit",
+  max_tokens: "token limit",
+  max_cost: "cost limit",
+  max_output_tokens: "output limit",
+  prompt_too_long: "prompt too long",
+};
+
 export class TranscriptView {
   /** The assistant message being streamed. */
   private streaming: { item: HTMLLIElement; body: HTMLElement; tools: HTMLElement } | undefined;
   private lastAssistant: { item: HTMLLIElement; tools: HTMLElement } | undefined;
   private readonly cards = new Map<string, HTMLElement>();
+  /** The note of a scheduled retry, until the next attempt streams. */
+  private retryNote: HTMLElement | undefined;
+  private recoveryCount = "";
 
   constructor(
     private readonly list: HTMLOListElement,
@@ -63,8 +87,37 @@ export class TranscriptView {
         if (event.durationMs !== undefined) card.querySelector(".duration")!.textContent = `${Math.round(event.durationMs)} ms`;
         return;
       }
+      case "agent_end": {
+        this.clearRetry();
+        const reason = event.reason && END_REASONS[event.reason];
+        if (reason) this.note(`stopped: ${reason}`, "end-reason");
+        return;
+      }
       default:
         return;
+    }
+  }
+
+  /** The loop's own events (SPEC R66); they arrive only when the Agent's recovery is configured. */
+  handleRuntime(event: AgentRuntimeEvent): void {
+    switch (event.type) {
+      case "retry_scheduled": {
+        const text = `retrying in ${Math.ceil(event.delayMs / 1000)} s (${FAILURE_KINDS[event.kind]}, attempt ${event.attempt} of ${event.maxAttempts})`;
+        if (this.retryNote) this.retryNote.textContent = text;
+        else this.retryNote = this.note(text, "retry");
+        return;
+      }
+      case "output_limit_escalated":
+        return void this.note(`output limit hit: asking again with up to ${event.toMaxTokens} output tokens`, "output-limit");
+      case "message_discarded":
+        if (this.lastAssistant) this.lastAssistant.item.dataset.status = "discarded";
+        return;
+      case "output_limit_recovery":
+        // The recovery message follows (its message_start), drawn as the loop's note with this count.
+        this.recoveryCount = ` (${event.attempt} of ${event.maxRecoveries})`;
+        return;
+      case "transcript_replaced":
+        return void this.note(`context compacted (now ${event.messages.length} messages)`, "compaction");
     }
   }
 
@@ -76,14 +129,24 @@ export class TranscriptView {
     }
   }
 
-  /** An error the app itself hit (e.g. a rejected prompt). */
-  note(text: string): void {
-    this.append(el("li", "message note", text));
+  /** A line of the app's or the loop's (e.g. a rejected prompt, a retry). */
+  note(text: string, kind?: string): HTMLElement {
+    const item = el("li", `message note${kind ? ` ${kind}` : ""}`, text);
+    this.append(item);
+    return item;
+  }
+
+  private clearRetry(): void {
+    this.retryNote?.remove();
+    this.retryNote = undefined;
   }
 
   private startMessage(message: AgentMessage): void {
     const role = (message as { role?: string }).role;
-    if (role === "user") {
+    if (role === "user" && (message as { recovery?: string }).recovery === "output_limit") {
+      // SPEC R61: the loop's message, not the user's.
+      this.note(`output limit hit: the loop asked the model to continue where it stopped${this.recoveryCount}`, "recovery");
+    } else if (role === "user") {
       const kind = this.kinds.get(message) ?? "prompt";
       const item = el("li", `message user ${kind}`);
       item.dataset.kind = kind;
@@ -91,6 +154,8 @@ export class TranscriptView {
       item.append(el("div", "body", textOf((message as { content: unknown }).content)));
       this.append(item);
     } else if (role === "assistant") {
+      // R60: the next attempt streams.
+      this.clearRetry();
       const item = el("li", "message assistant");
       item.dataset.status = "streaming";
       const body = el("div", "body");

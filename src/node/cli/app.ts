@@ -7,8 +7,8 @@
  */
 import { statSync } from "node:fs";
 import path from "node:path";
-import { Agent } from "../../index.js";
-import type { AgentEvent, AgentMessage } from "../../types.js";
+import { Agent, isRuntimeEvent } from "../../index.js";
+import type { AgentMessage, AnyAgentEvent } from "../../types.js";
 import { createWorkspaceTools, listFilesTool, permissionPolicy, readFileTool, searchTextTool, writeFileTool, type PermissionDecision, type PermissionRequest } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
@@ -16,7 +16,9 @@ import { connectInspector, type Inspector, type InspectorRelay, type InspectorSe
 import { TerminalInput, type InputAction, type KeyboardStream } from "./input.js";
 import { chooseModel, type ModelChoice } from "./model.js";
 import { DEMO_FOLLOW_UP, DEMO_STEERING } from "./offline-demo.js";
+import { recoveryConfig } from "./recovery.js";
 import { Renderer } from "./renderer.js";
+import { describeRuntimeEvent } from "./runtime-notes.js";
 import { liveScreen, plainScreen, type Output } from "./screen.js";
 import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
@@ -141,12 +143,14 @@ class CliSession {
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
+      // R60, R61, R67: on unless a flag turns them off.
+      ...recoveryConfig(options),
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);
       },
     });
-    this.agent.subscribe((event) => this.onEvent(event));
+    this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
   }
 
   async start(prompt: string | undefined): Promise<number> {
@@ -180,6 +184,7 @@ class CliSession {
     this.spinner = setInterval(() => {
       if (this.renderer.animating) this.renderer.tick();
     }, 80);
+    this.renderer.syncTranscript(this.agent.state.messages.length);
     try {
       await this.agent.prompt(text);
     } catch (error) {
@@ -196,7 +201,13 @@ class CliSession {
     if (this.interactive) this.showIdle();
   }
 
-  private onEvent(event: AgentEvent): void {
+  private onEvent(event: AnyAgentEvent): void {
+    if (isRuntimeEvent(event)) {
+      // The trace format has no record for the loop's own events (R66): a note says what happened.
+      this.trace?.recorder.note(describeRuntimeEvent(event, this.renderer.transcriptLength));
+      this.renderer.handle(event);
+      return;
+    }
     this.trace?.recorder.recordEvent(event);
     this.renderer.handle(event);
     // A one-shot demo steers and follows up by itself, once the first tool runs (typed lines count too).

@@ -25,7 +25,18 @@ export interface CliOptions {
   /** SPEC R63: each run's limits. */
   maxTurns?: number;
   maxCostUsd?: number;
+  /** SPEC R60: the loop retries transient failures (default on; `--no-retry`). */
+  retry: boolean;
+  /** SPEC R60: attempts per request, the first included (`--max-attempts`; absent: the loop's default, 5). */
+  maxAttempts?: number;
+  /** SPEC R61: escalate, then ask the model to continue, when an answer hits the output limit (default on). */
+  outputLimitRecovery: boolean;
+  /** SPEC R67: ms an abort waits for tools and hooks that ignore it; absent with `--no-abort-grace` (wait for them). */
+  abortGraceMs?: number;
 }
+
+/** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
+export const DEFAULT_ABORT_GRACE_MS = 5000;
 
 export type ParsedArgs =
   | { kind: "run"; options: CliOptions }
@@ -53,6 +64,11 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         cwd: { type: "string", short: "C" },
         "max-turns": { type: "string" },
         "max-cost": { type: "string" },
+        "no-retry": { type: "boolean" },
+        "max-attempts": { type: "string" },
+        "no-output-recovery": { type: "boolean" },
+        "abort-grace-ms": { type: "string" },
+        "no-abort-grace": { type: "boolean" },
       },
     });
   } catch (error) {
@@ -74,19 +90,23 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   if (!THINKING_LEVELS.includes(thinking)) {
     return { kind: "error", message: `Unknown thinking level "${values.thinking}" (one of: ${THINKING_LEVELS.join(", ")}).` };
   }
-  // R63: budgets are positive numbers (turns a whole number).
-  const limit = (name: "max-turns" | "max-cost", whole: boolean): number | string | undefined => {
+  // R63, R60, R67: limits are numbers; turns, attempts and milliseconds whole ones.
+  const number = (name: "max-turns" | "max-cost" | "max-attempts" | "abort-grace-ms", kind: "positive" | "whole" | "count"): number | string | undefined => {
     const raw = values[name];
     if (raw === undefined) return undefined;
     const value = Number(raw);
-    if (raw === "" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
-      return `Option ${typed(name)} needs a positive ${whole ? "whole number" : "number"} (got "${raw}").`;
-    }
-    return value;
+    const valid = raw.trim() !== "" && Number.isFinite(value) && (kind === "count" ? Number.isInteger(value) && value >= 0 : value > 0 && (kind === "positive" || Number.isInteger(value)));
+    const wanted = kind === "positive" ? "a positive number" : kind === "whole" ? "a positive whole number" : "a whole number of milliseconds (0 or more)";
+    return valid ? value : `Option ${typed(name)} needs ${wanted} (got "${raw}").`;
   };
-  const maxTurns = limit("max-turns", true);
-  const maxCostUsd = limit("max-cost", false);
-  for (const value of [maxTurns, maxCostUsd]) if (typeof value === "string") return { kind: "error", message: value };
+  const maxTurns = number("max-turns", "whole");
+  const maxCostUsd = number("max-cost", "positive");
+  const maxAttempts = number("max-attempts", "whole");
+  const abortGraceMs = number("abort-grace-ms", "count");
+  for (const value of [maxTurns, maxCostUsd, maxAttempts, abortGraceMs]) if (typeof value === "string") return { kind: "error", message: value };
+  for (const [off, tuning] of [["no-retry", "max-attempts"], ["no-abort-grace", "abort-grace-ms"]] as const) {
+    if (values[off] && values[tuning] !== undefined) return { kind: "error", message: `Options --${off} and ${typed(tuning)} contradict each other; give one.` };
+  }
   const prompt = positionals.join(" ").trim();
   return {
     kind: "run",
@@ -101,6 +121,10 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
       ...(typeof maxTurns === "number" ? { maxTurns } : {}),
       ...(typeof maxCostUsd === "number" ? { maxCostUsd } : {}),
+      retry: values["no-retry"] !== true,
+      ...(typeof maxAttempts === "number" ? { maxAttempts } : {}),
+      outputLimitRecovery: values["no-output-recovery"] !== true,
+      ...(values["no-abort-grace"] ? {} : { abortGraceMs: typeof abortGraceMs === "number" ? abortGraceMs : DEFAULT_ABORT_GRACE_MS }),
     },
   };
 }
@@ -115,6 +139,8 @@ function describeParseError(error: unknown, argv: readonly string[]): string {
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const option = /'([^']+)'/.exec(message)?.[1];
     if (!option) return message;
+    // A flag given a value (`--no-retry=yes`) is reported with the same code.
+    if (message.includes("does not take an argument")) return `Option ${option} takes no value.`;
     // "-m, --model <value>": name the spelling that was typed (a missing value means it came last).
     const names = option.replace(/ <value>$/, "").split(", ");
     const last = argv.at(-1)?.split("=")[0];
@@ -143,6 +169,18 @@ Options:
       --max-cost <usd> End a run once it has cost this many US dollars
   -h, --help           Show this help
   -v, --version        Show the version
+
+Recovery (on by default):
+      --no-retry       Do not retry overloads, rate limits, 5xx, dropped connections and stalls
+                       (the Anthropic SDK's own retries apply instead, unseen)
+      --max-attempts <n>
+                       Attempts per model request, the first included (default: 5)
+      --no-output-recovery
+                       Keep an answer cut off by the output limit as it is (default: ask again
+                       with a higher limit, then up to 3 times ask the model to continue)
+      --abort-grace-ms <ms>
+                       How long an abort waits for a tool or hook that ignores it (default: ${DEFAULT_ABORT_GRACE_MS})
+      --no-abort-grace Wait for them however long they take
 
 Keys, while the agent works:
   Enter                Send the typed line as a steering message (delivered after the current step)

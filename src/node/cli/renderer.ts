@@ -2,12 +2,13 @@
  * Renders a session's `AgentEvent`s: assistant text as it streams (word-wrapped to the terminal),
  * thinking dimmed, one line per tool call (a spinner or progress bar while it runs, fed by
  * `tool_execution_update`; then its duration and a one-line result), and a summary line per run
- * (turns, tool calls, tokens, cost). The same code renders plain text; only the `Screen` and the
- * `Style` differ.
+ * (turns, tool calls, tokens, cost). The loop's own events (SPEC R66) get a live "retrying in 2 s"
+ * line and short dim notes. The same code renders plain text; only the `Screen` and the `Style` differ.
  */
-import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage } from "../../types.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AnyAgentEvent, AssistantMessage } from "../../types.js";
 import { progressOf, type ToolProgress } from "../tools/progress.js";
 import { describeToolArgs, firstLine, formatCost, formatCount, formatDuration, plural, resultText } from "./format.js";
+import { describeRuntimeEvent, retryLine, type RetryScheduled } from "./runtime-notes.js";
 import type { Screen } from "./screen.js";
 import { truncate, wrapParts, wrapText, type Style } from "./style.js";
 
@@ -41,6 +42,8 @@ export interface RunStats {
   outputTokens: number;
   totalTokens: number;
   cost: number;
+  /** R60: attempts the loop withheld and made again. */
+  retries: number;
   durationMs: number;
   stopReason: string | undefined;
   errorMessage: string | undefined;
@@ -70,6 +73,10 @@ export class Renderer {
   private run: RunStats | undefined;
   private runStarted = 0;
   private lastRun: RunStats | undefined;
+  /** R60: the backoff being waited out, until the next attempt streams. */
+  private retry: { event: RetryScheduled; until: number } | undefined;
+  /** The Agent's transcript length, kept for R62's "N messages → M". */
+  private messages = 0;
 
   constructor(options: RendererOptions) {
     this.screen = options.screen;
@@ -84,7 +91,7 @@ export class Renderer {
 
   /** Whether something animates (the caller ticks the spinner while true). */
   get animating(): boolean {
-    return this.screen.live && (this.tools.size > 0 || this.waiting);
+    return this.screen.live && (this.tools.size > 0 || this.waiting || this.retry !== undefined);
   }
 
   /** The stats of the last finished run. */
@@ -92,24 +99,39 @@ export class Renderer {
     return this.lastRun;
   }
 
-  handle(event: AgentEvent): void {
+  /** The Agent's transcript length now (before a run: the messages it starts from). */
+  get transcriptLength(): number {
+    return this.messages;
+  }
+
+  syncTranscript(length: number): void {
+    this.messages = length;
+  }
+
+  handle(event: AnyAgentEvent): void {
     switch (event.type) {
       case "agent_start":
         this.runStarted = this.now();
-        this.run = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, cost: 0, durationMs: 0, stopReason: undefined, errorMessage: undefined };
+        this.run = { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, cost: 0, retries: 0, durationMs: 0, stopReason: undefined, errorMessage: undefined };
         break;
       case "turn_start":
         if (this.run) this.run.turns++;
         this.waiting = true;
         break;
       case "message_start":
-        if (event.message.role === "assistant") this.waiting = true;
+        if (event.message.role === "assistant") {
+          // R60: the next attempt streams (or the wait was aborted): the retry line goes.
+          this.retry = undefined;
+          this.waiting = true;
+        }
+        // A user message the loop added (R61's recovery) is its note's, already shown; user messages are echoed by the app.
         break;
       case "message_update":
         this.waiting = false;
         this.streamEvent(event.assistantMessageEvent);
         break;
       case "message_end":
+        this.messages++;
         if (event.message.role === "assistant") this.assistantEnded(event.message as AssistantMessage);
         break;
       case "tool_execution_start":
@@ -138,11 +160,40 @@ export class Renderer {
         break;
       case "agent_end":
         this.waiting = false;
+        this.retry = undefined;
         this.tools.clear();
         this.runEnded(event.messages, event.reason);
         break;
+      default:
+        this.runtimeEvent(event);
     }
     this.redraw();
+  }
+
+  /** R60–R62: the loop's own events (R66). */
+  private runtimeEvent(event: Exclude<AnyAgentEvent, AgentEvent>): void {
+    const note = (text: string) => {
+      for (const row of this.rows(text, "    ")) this.line(this.style.dim(row));
+    };
+    switch (event.type) {
+      case "retry_scheduled":
+        if (this.run) this.run.retries++;
+        this.waiting = false;
+        // Live: a line that counts down below the output; plain: the line, once.
+        if (this.screen.live) this.retry = { event, until: this.now() + event.delayMs };
+        else note(`  ↻ ${retryLine(event, event.delayMs)}`);
+        return;
+      case "message_discarded":
+        this.messages--;
+        note(`  ↳ ${describeRuntimeEvent(event)}`);
+        return;
+      case "transcript_replaced":
+        note(`  ↻ ${describeRuntimeEvent(event, this.messages)}`);
+        this.messages = event.messages.length;
+        return;
+      default:
+        note(`  ↳ ${describeRuntimeEvent(event)}`);
+    }
   }
 
   /** A line of its own (steering acknowledged, abort requested, errors, …). */
@@ -390,6 +441,7 @@ export class Renderer {
       `${formatCount(run.totalTokens)} tokens (${formatCount(run.inputTokens)} in, ${formatCount(run.outputTokens)} out)`,
       formatCost(run.cost),
       formatDuration(run.durationMs),
+      ...(run.retries > 0 ? [plural(run.retries, "retry", "retries")] : []),
       // R63: why the run ended, when it is not simply done.
       ...(reason && reason !== "completed" ? [`ended: ${END_REASONS[reason]}`] : []),
     ];
@@ -421,7 +473,8 @@ export class Renderer {
       } else if (tool.text) status = ` ${s.dim("·")} ${s.dim(tool.text)}`;
       lines.push(fit(head + status, width));
     }
-    if (this.waiting && this.tools.size === 0) lines.push(`${spin} ${s.dim("waiting for the model…")}`);
+    if (this.retry) lines.push(fit(`${spin} ${s.yellow(retryLine(this.retry.event, this.retry.until - this.now()))}`, width));
+    else if (this.waiting && this.tools.size === 0) lines.push(`${spin} ${s.dim("waiting for the model…")}`);
     if (this.question) lines.push(fit(s.yellow(this.question), width));
     if (this.input) {
       const room = Math.max(5, width - stripWidth(this.input.prompt));
