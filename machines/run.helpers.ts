@@ -1,6 +1,7 @@
 /** Pure helpers of the run machine: its initial context and the questions its guards ask. */
 import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
 import { emptyUsage } from "../src/loop/usage.js";
+import { estimateTokens } from "../src/recovery/token-estimate.js";
 import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
 
 export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
@@ -13,7 +14,9 @@ export const idleRecovery: RecoveryState = {
   recoveries: 0,
   compacted: false,
   compaction: null,
+  overflow: null,
   overflowed: false,
+  compactedLength: 0,
 };
 
 /** R60–R62: a response was accepted (or surfaced): the request's retries, escalation and compaction are over. */
@@ -44,22 +47,8 @@ export function escalatedLimit(context: RunContext, truncated: AssistantMessage)
 export const endedTruncated = (context: RunContext): boolean =>
   context.turn.assistant?.stopReason === "length" && toolCallsOf(context.turn.assistant).length === 0;
 
-/**
- * R62: the transcript's size in tokens: the last assistant message's usage covers everything up
- * to it (its prompt and its answer); what came after counts a token per 4 characters.
- */
-export function estimatedTokens(messages: readonly AgentMessage[]): number {
-  let chars = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i] as AgentMessage & { role?: string; usage?: AssistantMessage["usage"] };
-    if (message.role === "assistant" && message.usage && message.usage.input + message.usage.output > 0) {
-      const { input, output, cacheRead, cacheWrite } = message.usage;
-      return input + output + (cacheRead ?? 0) + (cacheWrite ?? 0) + Math.ceil(chars / 4);
-    }
-    chars += JSON.stringify(message).length;
-  }
-  return Math.ceil(chars / 4);
-}
+/** R62: the transcript's estimated size (the usage of a message kept by a compaction no longer counts). */
+export const estimatedTokens = (context: RunContext): number => estimateTokens(context.messages, { usageFrom: context.recovery.compactedLength });
 
 export const closedTurn: TurnState = { open: false, assistant: null, toolResults: [], batch: null, decision: null };
 

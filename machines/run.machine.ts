@@ -88,7 +88,7 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
     messages: context.messages,
     model: context.model,
     reason: context.recovery.compaction ?? "overflow",
-    estimatedTokens: estimatedTokens(context.messages),
+    estimatedTokens: estimatedTokens(context),
   }),
   finishTurn: turnSnapshot,
   // R24, R25: a sequential batch preflights the call in progress, a parallel one every call.
@@ -153,7 +153,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
   ] as const;
 }
 
-type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted";
+type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted" | "foundNothingToCompact";
 
 /** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
@@ -353,20 +353,38 @@ export const runMachine = setup({
       enqueue.emit({ type: "output_limit_recovery", attempt, maxRecoveries: limit.maxRecoveries });
       enqueue.assign({ pending: context.pending.concat(message), recovery: { ...context.recovery, recoveries: attempt } });
     }),
-    startCompaction: assign(({ context }, { reason }: { reason: "overflow" | "threshold" }) => ({ recovery: { ...context.recovery, compaction: reason } })),
+    startCompaction: assign(({ context, event }, { reason }: { reason: "overflow" | "threshold" }) => ({
+      recovery: { ...context.recovery, compaction: reason, overflow: reason === "overflow" ? response(event) : null },
+    })),
+    // R62: the overflow nothing could shrink ends the request (and the run, prompt_too_long).
+    surfaceOverflow: enqueueActions(({ context, enqueue }) => {
+      const message = context.recovery.overflow!;
+      enqueue.emit({ type: "message_start", message });
+      enqueue.emit({ type: "message_end", message });
+      enqueue.assign({
+        ...appended(context, [message]),
+        turn: { ...context.turn, assistant: message },
+        request: { messages: null, llmMessages: null },
+        recovery: { ...settledRequest(context.recovery, message), compaction: null, overflow: null, overflowed: true },
+      });
+    }),
     // R62: the compacted transcript replaces the run's; what the run added starts again from it.
+    // (A compactor that found nothing to compact replaces nothing; the request goes on.)
     replaceTranscript: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, "step.compact.done");
       const reason = context.recovery.compaction ?? "overflow";
+      const recovery = { ...context.recovery, compaction: null, overflow: null, compacted: context.recovery.compacted || reason === "overflow" };
+      const messages = event.output;
+      if (messages === null) return void enqueue.assign({ recovery });
       const declared = new Map<string, string>();
-      applySystemMessages(declared, event.output);
-      enqueue.emit({ type: "transcript_replaced", messages: event.output, reason });
+      applySystemMessages(declared, messages);
+      enqueue.emit({ type: "transcript_replaced", messages, reason });
       enqueue.assign({
-        messages: event.output,
+        messages,
         newMessages: [],
         declared: [...declared],
         request: { messages: null, llmMessages: null },
-        recovery: { ...context.recovery, compaction: null, compacted: context.recovery.compacted || reason === "overflow" },
+        recovery: { ...recovery, compactedLength: messages.length },
       });
     }),
     // R28: a truncated response's calls are rejected, never executed.
@@ -538,9 +556,10 @@ export const runMachine = setup({
     // R62: proactive compaction at a turn boundary.
     exceedsCompactThreshold: ({ context }) => {
       const threshold = context.settings.recovery.compact?.thresholdTokens ?? null;
-      return threshold !== null && !context.aborted && estimatedTokens(context.messages) > threshold;
+      return threshold !== null && !context.aborted && estimatedTokens(context) > threshold;
     },
-    compactedProactively: ({ context }) => context.recovery.compaction === "threshold",
+    // R62: the compactor returned the transcript as it was.
+    foundNothingToCompact: ({ event }) => reply(event, "compact") === null,
     // R61: the turn's answer was cut off without calls; recover, or give up after maxRecoveries.
     recoversOutputLimit: ({ context }) => {
       const limit = context.settings.recovery.outputLimit;
@@ -635,6 +654,8 @@ export const runMachine = setup({
           ...step("compact"),
           on: {
             "step.compact.done": [
+              // Nothing to compact: the overflow surfaces at once (prompt_too_long).
+              ...toTurnEnd("foundNothingToCompact", ["surfaceOverflow"]),
               { guard: "hasTransformContext", target: "requesting.transformingContext", actions: "replaceTranscript" },
               { target: "requesting.convertingToLlm", actions: "replaceTranscript" },
             ],

@@ -72,6 +72,10 @@ export interface RecoveryState {
   compacted: boolean;
   /** R62: why the compaction in progress runs. */
   compaction: "overflow" | "threshold" | null;
+  /** R62: the withheld overflow a compaction answers (surfaced if the compactor finds nothing to compact). */
+  overflow: AssistantMessage | null;
+  /** R62: the length of the last replacement: usage measured before it no longer sizes the transcript. */
+  compactedLength: number;
   /** R62: the surfaced failure was a second overflow (the run ends with `prompt_too_long`). */
   overflowed: boolean;
 }

@@ -77,8 +77,8 @@ export interface StepJobs {
   drawBackoff: { input: { ceilingMs: number }; output: number };
   /** R60: waits until `until` on the injected clock (a restored wait resumes with what was left); ends early when the run aborts. */
   waitForRetry: { input: { until: number }; output: null };
-  /** R62: the configured compactor's replacement transcript, as plain data. */
-  compact: { input: { messages: AgentMessage[]; model: Model; reason: "overflow" | "threshold"; estimatedTokens: number }; output: AgentMessage[] };
+  /** R62: the configured compactor's replacement transcript, as plain data; `null` when it returned the transcript itself (nothing to compact). */
+  compact: { input: { messages: AgentMessage[]; model: Model; reason: "overflow" | "threshold"; estimatedTokens: number }; output: AgentMessage[] | null };
   finishTurn: { input: TurnSnapshot; output: "continue" | "end" | null };
   /**
    * R21, R24, R25: each call in source order: its `tool_execution_start`, then (once the sink has

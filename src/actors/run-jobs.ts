@@ -3,7 +3,8 @@
  * returns into plain data for the machine (R13: converted where it enters). Executable tools stay
  * in the runtime's registry.
  */
-import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, AssistantMessage, Message, Model } from "../types.js";
+import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest } from "../types.js";
+import { streamCompletion } from "../recovery/stream-completion.js";
 import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
 import type { StepJobs } from "../../machines/steps.js";
@@ -46,10 +47,15 @@ export const runJobs = {
   // R60: full jitter, from the injected random source (R13).
   drawBackoff: (runtime: RunRuntime, { ceilingMs }: Input<"drawBackoff">) => Math.floor(runtime.random() * ceilingMs),
   waitForRetry: (runtime: RunRuntime, { until }: Input<"waitForRetry">, { signal }: JobScope) => waitUntil(runtime.clock, until, signal),
-  async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<AgentMessage[]> {
-    const compactor = runtime.config.compact!.compactor;
-    const messages = await compactor({ ...request, complete: (llmMessages, options) => completeOnce(runtime, request.model, llmMessages, signal, options) }, signal);
-    return plainMessages(checkTransformedMessages(messages, "compact.compactor"));
+  async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<AgentMessage[] | null> {
+    // R62: one plain request with the run's stream function, key and options (no reasoning: a summary
+    // needs none); the key is resolved per request, as for the run's own (R40).
+    const complete: CompactRequest["complete"] = async (messages, options) => {
+      const apiKey = (runtime.config.getApiKey ? checkApiKey(await runtime.config.getApiKey(request.model.provider)) : undefined) ?? runtime.config.apiKey;
+      return streamCompletion(runtime.streamFn, request.model, { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
+    };
+    const messages = await runtime.config.compact!.compactor({ ...request, complete }, signal);
+    return messages === request.messages ? null : plainMessages(checkTransformedMessages(messages, "compact.compactor"));
   },
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);
@@ -70,25 +76,6 @@ function waitUntil(clock: Clock, until: number, signal: AbortSignal): Promise<nu
     const cancel = clock.setTimer(ms, done);
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-/**
- * R62: the one model request a compactor may make (`CompactRequest.complete`): the run's stream
- * function, key and stream options, no events, nothing added to the transcript.
- */
-async function completeOnce(runtime: RunRuntime, model: Model, messages: Message[], signal: AbortSignal, options?: { maxTokens?: number }): Promise<AssistantMessage> {
-  const apiKey = (runtime.config.getApiKey ? await runtime.config.getApiKey(model.provider) : undefined) ?? runtime.config.apiKey;
-  const stream = await runtime.streamFn(model, { messages }, {
-    ...runtime.streamOptions,
-    ...(apiKey !== undefined ? { apiKey } : {}),
-    ...(options?.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    signal,
-  });
-  for await (const event of stream) {
-    if (event.type === "done") return event.message;
-    if (event.type === "error") return event.error;
-  }
-  return stream.result();
 }
 
 const contextOf = (runtime: RunRuntime, messages: AgentMessage[]): AgentContext => ({ messages, tools: runtime.tools.list });

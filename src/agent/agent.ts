@@ -8,6 +8,9 @@
 import { createActor, type Actor, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
+  RetrySettings,
+  OutputLimitSettings,
+  CompactSettings,
   AnyAgentEvent,
   AgentEndReason,
   RunBudget,
@@ -80,6 +83,12 @@ export class Agent {
   toolExecution: ToolExecutionMode;
   /** SPEC R63: each run's limits; read when a run starts. */
   budget?: RunBudget;
+  /** SPEC R60–R62, R65, R67: recovery settings, read when a run starts (see `AgentLoopConfig`). */
+  retry?: RetrySettings;
+  outputLimit?: OutputLimitSettings;
+  compact?: CompactSettings;
+  toolTimeoutMs?: number;
+  abortGraceMs?: number;
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
@@ -134,6 +143,11 @@ export class Agent {
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
     this.toolExecution = options.toolExecution ?? "parallel";
     this.budget = options.budget;
+    this.retry = options.retry;
+    this.outputLimit = options.outputLimit;
+    this.compact = options.compact;
+    this.toolTimeoutMs = options.toolTimeoutMs;
+    this.abortGraceMs = options.abortGraceMs;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
     this.transport = options.transport;
@@ -161,6 +175,8 @@ export class Agent {
       this.session,
       (event, signal) => this.deliver(event, signal),
       () => this.view.clear(),
+      options.clock,
+      options.random,
     );
     bindSession(this.session, this.runtime);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
@@ -315,7 +331,7 @@ export class Agent {
       hooks: this,
       streamOptions: this,
       toolExecution: this.toolExecution,
-      budget: this.budget,
+      settings: this,
       model: context.model,
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),

@@ -1,4 +1,4 @@
-import type { AgentLoopConfig, AgentMessage, Message, Model, RunBudget, ThinkingLevel, ToolExecutionMode } from "../types.js";
+import type { AgentLoopConfig, AgentMessage, Message, Model, ThinkingLevel, ToolExecutionMode } from "../types.js";
 import type { QueueName } from "./queue-batch.js";
 import { requestIdentity } from "../identity/index.js";
 import type { AgentHooks, AgentStreamOptions } from "./types.js";
@@ -14,6 +14,8 @@ const STREAM_OPTION_KEYS = [
   "identity",
 ] as const satisfies readonly (keyof AgentStreamOptions)[];
 
+const LOOP_SETTING_KEYS = ["budget", "retry", "outputLimit", "compact", "toolTimeoutMs", "abortGraceMs"] as const satisfies readonly (keyof AgentLoopConfig)[];
+
 /** The reference's default: the four message roles a provider understands; app-defined ones are dropped. */
 export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
   return messages.filter((message): message is Message => {
@@ -26,7 +28,8 @@ export interface LoopConfigArgs {
   hooks: AgentHooks;
   streamOptions: AgentStreamOptions;
   toolExecution: ToolExecutionMode;
-  budget?: RunBudget;
+  /** The loop settings the Agent passes through as they are (R60–R67). */
+  settings: Pick<AgentLoopConfig, "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs">;
   model: Model;
   thinkingLevel: ThinkingLevel;
   /** Takes the next batch of a queue (R53); the run polls it at every drain point. */
@@ -47,7 +50,10 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
     getFollowUpMessages: async () => args.drain("followUp"),
   };
   if (args.thinkingLevel !== "off") config.reasoning = args.thinkingLevel;
-  if (args.budget) config.budget = args.budget;
+  for (const key of LOOP_SETTING_KEYS) {
+    const value = args.settings[key];
+    if (value !== undefined) Object.assign(config, { [key]: value });
+  }
   if (hooks.transformContext) config.transformContext = hooks.transformContext;
   if (hooks.getApiKey) config.getApiKey = hooks.getApiKey;
   if (hooks.beforeToolCall) config.beforeToolCall = hooks.beforeToolCall;

@@ -11,7 +11,7 @@ import type { QueueName, SessionEvent } from "../../machines/session.machine.js"
 import type { RunContext, RunInput } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
-import { systemClock, type Clock } from "../loop/clock.js";
+import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
 import { registerRunHost } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
@@ -66,6 +66,7 @@ export class SessionRuntime {
     /** Called when the session is idle again, before `prompt()` settles. */
     private readonly onIdle: () => void,
     clock?: Clock,
+    private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
     registerRunHost(host, (owner) => this.runtimeFor(owner));
@@ -125,6 +126,7 @@ export class SessionRuntime {
       streamFn: run.plan.streamFn,
       tools: run.plan.tools,
       clock: this.clock,
+      ...(this.random ? { random: this.random } : {}),
       sink: (event) => {
         if (event.type === "message_end") run.ended.push(event.message);
         return this.dispatch(event, runtime.signal);

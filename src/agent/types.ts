@@ -19,7 +19,11 @@ import type {
   StreamFn,
   ThinkingLevel,
   ToolExecutionMode,
+  RetrySettings,
+  OutputLimitSettings,
+  CompactSettings,
 } from "../types.js";
+import type { Clock, RandomSource } from "../loop/clock.js";
 
 /**
  * The Agent's state. `systemPrompt` is replayed from the transcript's system messages (change it
@@ -108,6 +112,19 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   toolExecution?: ToolExecutionMode;
   /** SPEC R63: each run's limits (see `AgentLoopConfig.budget`); `agent.lastEndReason` says which one ended it. */
   budget?: RunBudget;
+  /** SPEC R60: retry transient failures (see `AgentLoopConfig.retry`). */
+  retry?: RetrySettings;
+  /** SPEC R61: output-limit recovery (see `AgentLoopConfig.outputLimit`). */
+  outputLimit?: OutputLimitSettings;
+  /** SPEC R62: compaction (see `AgentLoopConfig.compact`); `state.messages` follows each `transcript_replaced`. */
+  compact?: CompactSettings;
+  /** SPEC R65: every call's default timeout, in ms. */
+  toolTimeoutMs?: number;
+  /** SPEC R67: how long an aborted run waits for app code that ignores its signal. */
+  abortGraceMs?: number;
+  /** SPEC R13: the runs' clock and random source (timestamps, timers, backoff jitter); default: the system's. */
+  clock?: Clock;
+  random?: RandomSource;
   /** Any XState inspection observer; it sees the session, its runs and their tool calls. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }

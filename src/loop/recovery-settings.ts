@@ -37,7 +37,7 @@ export function recoverySettings(config: AgentLoopConfig): RecoverySettings {
 
 function compactSettings(compact: NonNullable<AgentLoopConfig["compact"]>): NonNullable<RecoverySettings["compact"]> {
   if (typeof compact !== "object" || typeof compact.compactor !== "function") throw new AgentInputError("compact.compactor", "compact.compactor must be a function (e.g. summarizingCompactor())");
-  return { thresholdTokens: compact.thresholdTokens === undefined ? null : count("compact.thresholdTokens", compact.thresholdTokens, 0, 1) };
+  return { thresholdTokens: compact.thresholdTokens === undefined ? null : count("compact.thresholdTokens", compact.thresholdTokens, 0, 0) };
 }
 
 function count(field: string, value: unknown, fallback: number, min: number): number {

@@ -562,20 +562,13 @@ describe("R67: through the Agent", () => {
     const hang = stubborn("hang");
     let requests = 0;
     const script = scriptedStreamFn([calls("hang"), answer("never"), answer("second run")]);
+    const clock = manualClock();
     const agent = new Agent({
       initialState: { model: scriptedModel, tools: [hang.tool] },
       streamFn: (...args) => (requests++, script(...args)),
+      abortGraceMs: GRACE,
+      clock: clock.clock,
     });
-    // AgentOptions has no abortGraceMs yet (the lead wires it, see the report): the run plan gets it here.
-    const clock = manualClock();
-    const host = agent as unknown as { runPlan: (plan: unknown) => { config: AgentLoopConfig }; runtime: { clock: Clock } };
-    const plan = host.runPlan.bind(agent);
-    host.runPlan = (continuation) => {
-      const built = plan(continuation);
-      return { ...built, config: { ...built.config, abortGraceMs: GRACE } };
-    };
-    // The Agent takes no clock option either: its session runtime's clock drives the run's timers.
-    (host.runtime as { clock: Clock }).clock = clock.clock;
 
     const first = agent.prompt("go");
     await until(() => hang.state.started);

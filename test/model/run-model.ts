@@ -35,7 +35,7 @@ function recoveryConfig(variant: RunVariant, compactor: Compactor): Partial<Agen
   return {
     retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
     outputLimit: { maxRecoveries: 1 },
-    compact: { compactor, ...(variant.recovery === "threshold" ? { thresholdTokens: 1 } : {}) },
+    compact: { compactor, ...(variant.recovery === "threshold" ? { thresholdTokens: 0 } : {}) },
   };
 }
 
@@ -87,7 +87,7 @@ export const runVariants: RunVariant[] = [
   },
   {
     name: "R60–R62: recovery on, compaction on overflow, prepareRequest + prepareNextTurn, sequential",
-    hooks: { ...noHooks, prepareRequest: true, prepareNextTurn: true },
+    hooks: { ...noHooks, prepareRequest: true, prepareNextTurn: true, finishTurn: true },
     toolExecution: "sequential",
     recovery: "overflow",
   },
@@ -192,7 +192,8 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
       return [done("waitForRetry", null)];
     case "turn.compactingOnOverflow":
     case "turn.compactingProactively":
-      return [done("compact", context.messages), failed("compact")];
+      // Nothing to compact (the transcript itself back), a replacement, or a compactor that throws.
+      return [done("compact", null), done("compact", context.messages.slice()), failed("compact")];
     case "turn.finishingTurn":
       return [
         done("finishTurn", null),
@@ -402,7 +403,7 @@ export function planOf(path: RunPath): Plan {
       }
       case "turn.compactingOnOverflow":
       case "turn.compactingProactively":
-        plan.compact.push(isFailed ? "throw" : "none");
+        plan.compact.push(isFailed ? "throw" : event.output === null ? "none" : "msg");
         break;
       case "turn.finishingTurn":
         plan.finishTurn.push(isFailed ? "throw" : ((event.output as "end" | "continue" | null) ?? "none"));
@@ -447,7 +448,10 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
     model: scriptedModel,
     toolExecution: variant.toolExecution,
     ...(variant.budget ? { budget: variant.budget } : {}),
-    ...recoveryConfig(variant, async ({ messages }) => (compact() === "throw" ? thrown("compact") : messages)),
+    ...recoveryConfig(variant, async ({ messages }) => {
+      const d = compact();
+      return d === "throw" ? thrown("compact") : d === "msg" ? messages.slice() : messages;
+    }),
     convertToLlm: (messages) => (convert() === "throw" ? thrown("convertToLlm") : (messages as Message[])),
   };
   if (hooks.getSteeringMessages) {
