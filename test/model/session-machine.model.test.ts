@@ -131,6 +131,29 @@ const scenarios: Record<string, Scenario> = {
     expect(restored.state.messages.map((message) => message.role)).toEqual(run.agent.state.messages.map((message) => message.role));
   },
 
+  async "R61, R62: an escalated answer is taken back and a compacted transcript replaces state.messages"(coverage) {
+    const run = traced(
+      coverage,
+      [
+        { content: [text("cut off")], stopReason: "length" },
+        answer("whole answer"),
+        { failure: "prompt_too_long" },
+        answer("after compaction"),
+      ],
+      {
+        outputLimit: {},
+        // Keeps the last message only: the one prompt that overflowed.
+        compact: { compactor: async ({ messages }) => messages.slice(-1) },
+      },
+    );
+    await run.agent.prompt("first");
+    expect(run.agent.state.messages.map((m) => (m.role === "assistant" ? `assistant:${(m.content[0] as { text: string }).text}` : m.role))).toEqual(["user", "assistant:whole answer"]);
+    await run.agent.prompt("second");
+    expect(run.agent.state.messages.map((m) => (m.role === "assistant" ? `assistant:${(m.content[0] as { text: string }).text}` : m.role))).toEqual(["user", "assistant:after compaction"]);
+    expect(run.agent.lastEndReason).toBe("completed");
+    await ended(run.agent);
+  },
+
   async "abort mid-tool"(coverage) {
     const slow = tool("slow", async (_id, _args, signal) => {
       await untilAborted(signal);

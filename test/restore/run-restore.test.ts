@@ -11,10 +11,11 @@ import { createActor, toPromise, type AnyActorRef } from "xstate";
 import { agentEvents, createAgentRunLogic, type AnyAgentEvent, type AgentMessage } from "../../src/index.js";
 import { comparable, newWorld, scenarioInput, scenarioOptions, type World } from "./scenario.js";
 import { scenarioBOptions } from "./scenario-b.js";
+import { scenarioCOptions } from "./scenario-c.js";
 import { runMachine } from "../../machines/run.machine.js";
 
-type Scenario = "a" | "b";
-const optionsOf = (scenario: Scenario, world: World) => (scenario === "a" ? scenarioOptions(world) : scenarioBOptions(world));
+type Scenario = "a" | "b" | "c";
+const optionsOf = (scenario: Scenario, world: World) => (scenario === "a" ? scenarioOptions(world) : scenario === "b" ? scenarioBOptions(world) : scenarioCOptions(world));
 
 interface RestorePoint {
   /** The persisted snapshot, as JSON text. */
@@ -126,7 +127,7 @@ function resultsPerCall(messages: AgentMessage[]): Map<string, number> {
 const flatten = (value: unknown): string => (typeof value === "string" ? value : Object.entries(value as Record<string, unknown>).map(([key, inner]) => `${key}.${flatten(inner)}`)[0]);
 
 describe("R13: restore at any point", () => {
-  it.each(["a", "b"] as const)("R13: every restore point of scenario %s finishes as the uninterrupted run", async (scenario) => {
+  it.each(["a", "b", "c"] as const)("R13: every restore point of scenario %s finishes as the uninterrupted run", async (scenario) => {
     const original = record(scenario);
     const output = await toPromise(original.actor);
     expect(original.points.length).toBeGreaterThan(10);
@@ -148,9 +149,9 @@ describe("R13: restore at any point", () => {
     expect(checked).toBe(original.points.length);
   });
 
-  it("R13: the two scenarios' restore points cover every state of the run machine", async () => {
+  it("R13: the three scenarios' restore points cover every state of the run machine", async () => {
     const visited: string[] = [];
-    for (const scenario of ["a", "b"] as const) {
+    for (const scenario of ["a", "b", "c"] as const) {
       const original = record(scenario);
       await toPromise(original.actor);
       visited.push(...original.points.map((point) => point.state));
@@ -159,7 +160,7 @@ describe("R13: restore at any point", () => {
       Object.keys(node.states).length === 0 ? [path] : Object.entries(node.states as Record<string, never>).flatMap(([key, child]) => leaves(child, [...path, key]));
     const all = leaves(runMachine.root as never, []).map((path) => path.join("."));
     // Transient states (eventless transitions only) and the final one never stand in a snapshot of a running run.
-    const transient = new Set(["starting", "turn.injectingMessages", "turn.rejectingTruncatedCalls", "turn.endingTurn", "choosingNextStep", "choosingAfterFollowUps", "continuingAsDecided", "failing", "done"]);
+    const transient = new Set(["starting", "turn.injectingMessages", "turn.rejectingTruncatedCalls", "turn.endingTurn", "choosingNextStep", "choosingAfterFollowUps", "continuingAsDecided", "recoveringOutputLimit", "failing", "done"]);
     const seen = new Set(visited.map((state) => flatten(JSON.parse(state))));
     expect(all.filter((state) => !transient.has(state) && !seen.has(state))).toEqual([]);
   });
@@ -167,6 +168,7 @@ describe("R13: restore at any point", () => {
   it.each([
     ["a", "runningInParallel"],
     ["b", "finishingTurn"],
+    ["c", "backingOff"],
   ] as const)("R13: scenario %s persisted in %s restores in a fresh process", async (scenario, state) => {
     const original = record(scenario);
     const output = await toPromise(original.actor);

@@ -14,9 +14,11 @@ export interface World {
   followedUp: boolean;
   /** Executions per tool-call id, across the original run and every restore. */
   executions: Record<string, number>;
+  /** What a scenario's model already did once (scenario C's failures). */
+  flags: string[];
 }
 
-export const newWorld = (): World => ({ steered: false, followedUp: false, executions: {} });
+export const newWorld = (): World => ({ steered: false, followedUp: false, executions: {}, flags: [] });
 
 /** A clock that reads the same everywhere, so a restored run's records equal the original's. */
 export const fixedClock: Clock = { now: () => 1_800_000_000_000, monotonic: () => 0, setTimer: (ms, fire) => systemClock.setTimer(ms, fire) };
