@@ -131,7 +131,7 @@ export const MAX_WIDTH = Math.floor((README_WIDTH * STYLE.stateFont) / 11);
  * ends the search. Every attempt is deterministic, so the choice is too.
  */
 const TIGHT: LayoutOptions = { "elk.spacing.nodeNode": "10", "elk.spacing.edgeNode": "6", "elk.spacing.edgeEdge": "4" };
-const ATTEMPTS: LayoutOptions[] = [1, 2, 3, 4, 5, 6, 7, 8].flatMap((seed): LayoutOptions[] => [
+const ATTEMPTS: LayoutOptions[] = Array.from({ length: 16 }, (_, i) => i + 1).flatMap((seed): LayoutOptions[] => [
   { "elk.randomSeed": String(seed) },
   { "elk.randomSeed": String(seed), ...TIGHT },
 ]);
