@@ -19,10 +19,13 @@ export const idleRecovery: RecoveryState = {
   compactedLength: 0,
 };
 
-/** R60–R62: a response was accepted (or surfaced): the request's retries, escalation and compaction are over. */
+/**
+ * R60–R62: a response was accepted (or surfaced): the request's retries and compaction are over.
+ * (R61's escalated limit stays for the rest of the run: escalation happens once.)
+ */
 export function settledRequest(recovery: RecoveryState, message: AssistantMessage): RecoveryState {
   const overloads = message.stopReason === "error" ? recovery.overloads : 0;
-  return { ...recovery, failedAttempts: 0, overloads, retry: null, maxTokens: null, compacted: false };
+  return { ...recovery, failedAttempts: 0, overloads, retry: null, compacted: false };
 }
 
 /** R60: the ceiling of the next backoff: `baseDelayMs · 2^(failed attempts − 1)`, at most `maxDelayMs` (the draw is below it). */

@@ -374,17 +374,25 @@ export const runMachine = setup({
       assertEvent(event, "step.compact.done");
       const reason = context.recovery.compaction ?? "overflow";
       const recovery = { ...context.recovery, compaction: null, overflow: null, compacted: context.recovery.compacted || reason === "overflow" };
-      const messages = event.output;
-      if (messages === null) return void enqueue.assign({ recovery });
+      const replacement = event.output;
+      if (replacement === null) return void enqueue.assign({ recovery });
       const declared = new Map<string, string>();
-      applySystemMessages(declared, messages);
-      enqueue.emit({ type: "transcript_replaced", messages, reason });
+      applySystemMessages(declared, replacement);
+      enqueue.emit({ type: "transcript_replaced", messages: replacement, reason });
+      // R30: tools the replacement no longer declares (a compactor dropped their system message) are declared again.
+      const redeclared = declareToolChanges({ transcriptDeclared: declared, pending: [], tools: context.toolSet.tools, now: event.at });
+      applySystemMessages(declared, redeclared);
+      for (const message of redeclared) {
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+      }
+      const messages = redeclared.length === 0 ? replacement : replacement.concat(redeclared);
       enqueue.assign({
         messages,
-        newMessages: [],
+        newMessages: redeclared,
         declared: [...declared],
         request: { messages: null, llmMessages: null },
-        recovery: { ...recovery, compactedLength: messages.length },
+        recovery: { ...recovery, compactedLength: replacement.length },
       });
     }),
     // R28: a truncated response's calls are rejected, never executed.

@@ -64,7 +64,7 @@ export interface RecoveryState {
   overloads: number;
   /** R60: the withheld failure being retried, and when its wait ends (injected clock). */
   retry: { failure: ResponseFailure; message: AssistantMessage; until: number | null } | null;
-  /** R61: the escalated output limit of the request in progress. */
+  /** R61: the escalated output limit (once per run; later requests keep it). */
   maxTokens: number | null;
   /** R61: consecutive recovery messages. */
   recoveries: number;

@@ -26,33 +26,12 @@ import {
   type StreamFn,
 } from "../../src/index.js";
 import { assistantMessage, baseConfig, logEntry, ok, recorder, structureProblems, summary, tool, user } from "./helpers.js";
+import { manualClock } from "../support/manual-clock.js";
 
 const GRACE = 500;
 const TOOL_TEXT = `Operation aborted (the tool did not stop within ${GRACE} ms)`;
 const abandoned = (what: string) => `Operation aborted (${what} did not stop within ${GRACE} ms)`;
 
-/** A clock whose time moves only when the test says, with the timers set on it. */
-function manualClock(start = 1_000) {
-  let now = start;
-  const timers: { at: number; fire: () => void; ms: number }[] = [];
-  const clock: Clock = {
-    now: () => now,
-    monotonic: () => now,
-    setTimer: (ms, fire) => {
-      const timer = { at: now + ms, fire, ms };
-      timers.push(timer);
-      return () => void timers.splice(timers.indexOf(timer) >>> 0, 1);
-    },
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const timer of timers.filter((entry) => entry.at <= now)) {
-      timers.splice(timers.indexOf(timer), 1);
-      timer.fire();
-    }
-  };
-  return { clock, advance, timers };
-}
 
 /** Lets queued promise jobs and I/O callbacks run (no time passes on the run's clock). */
 const ticks = async (n = 3) => {

@@ -8,29 +8,8 @@ import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
 import { createAgentRunLogic, defaultConvertToLlm, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type Clock } from "../../src/index.js";
 import { baseConfig, user } from "./helpers.js";
+import { manualClock } from "../support/manual-clock.js";
 
-/** A clock whose time moves only when the test says, with the timers set on it. */
-function manualClock(start = 1_000) {
-  let now = start;
-  const timers: { at: number; fire: () => void; ms: number }[] = [];
-  const clock: Clock = {
-    now: () => now,
-    monotonic: () => now,
-    setTimer: (ms, fire) => {
-      const timer = { at: now + ms, fire, ms };
-      timers.push(timer);
-      return () => void timers.splice(timers.indexOf(timer) >>> 0, 1);
-    },
-  };
-  const advance = (ms: number) => {
-    now += ms;
-    for (const timer of timers.filter((entry) => entry.at <= now)) {
-      timers.splice(timers.indexOf(timer), 1);
-      timer.fire();
-    }
-  };
-  return { clock, advance, timers };
-}
 
 const settledTicks = () => new Promise((resolve) => setTimeout(resolve, 0));
 
