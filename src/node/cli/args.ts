@@ -193,8 +193,8 @@ Recovery (on by default):
       --no-compact     Keep the conversation as it is when it outgrows the model's context window
                        (default: summarize the older turns with the model and ask again)
       --compact-at <tokens>
-                       Also summarize them before a request once the conversation is estimated
-                       above this many tokens (off by default: it spends model calls)
+                       Also summarize older turns before a request once the conversation is
+                       estimated above this many tokens (off by default: it spends model calls)
 
 Keys, while the agent works:
   Enter                Send the typed line as a steering message (delivered after the current step)
