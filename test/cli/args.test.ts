@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
 
 /** Issue 17 item 7: what every run gets unless a flag says otherwise. */
-const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS };
+const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true };
 
 describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {
@@ -102,8 +102,32 @@ describe("issue 17 item 7: recovery flags (R60, R61, R67)", () => {
     [["--no-retry", "--max-attempts", "3"], "Options --no-retry and --max-attempts contradict each other; give one."],
     [["--abort-grace-ms", "100", "--no-abort-grace"], "Options --no-abort-grace and --abort-grace-ms contradict each other; give one."],
     [["--no-retry=yes"], "Option --no-retry takes no value."],
+    [["--compact-at", "0"], 'Option --compact-at needs a positive whole number (got "0").'],
+    [["--compact-at", "1e3.5"], 'Option --compact-at needs a positive whole number (got "1e3.5").'],
+    [["--compact-at"], "Option --compact-at needs a value."],
+    [["--no-compact", "--compact-at", "50000"], "Options --no-compact and --compact-at contradict each other; give one."],
+    [["--no-compact=1"], "Option --no-compact takes no value."],
     [["--offline=no"], "Option --offline takes no value."],
   ])("issue 17 item 7: %j is an error: %s", (argv, message) => {
     expect(parseCliArgs(argv)).toEqual({ kind: "error", message });
+  });
+});
+
+describe("issue 17 item 7: compaction flags (R62)", () => {
+  const options = (argv: string[]) => {
+    const parsed = parseCliArgs(argv);
+    if (parsed.kind !== "run") throw new Error(`not a run: ${JSON.stringify(parsed)}`);
+    return parsed.options;
+  };
+
+  it("R62: compaction on overflow is on by default, proactive compaction off", () => {
+    expect(options(["hi"])).toMatchObject({ compact: true });
+    expect(options(["hi"])).not.toHaveProperty("compactAtTokens");
+  });
+
+  it("R62: --no-compact turns it off; --compact-at TOKENS adds the proactive threshold", () => {
+    expect(options(["--no-compact", "hi"])).toMatchObject({ compact: false });
+    expect(options(["--compact-at", "50000", "hi"])).toMatchObject({ compact: true, compactAtTokens: 50_000 });
+    expect(options(["--compact-at=120000", "hi"])).toMatchObject({ compactAtTokens: 120_000 });
   });
 });

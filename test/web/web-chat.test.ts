@@ -295,7 +295,12 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
     const server = await startExampleServer({ port: 0 });
     try {
       const { page, errors, external } = await open(context, server);
-      expect(await page.evaluate(() => (window as unknown as { webChat: { recovery: unknown } }).webChat.recovery)).toEqual({ retry: {}, outputLimit: {}, abortGraceMs: 5000 });
+      // (The compactor is a function: the page reports its type, the rest as data.)
+      const recovery = await page.evaluate(() => {
+        const { compact, ...data } = (window as unknown as { webChat: { recovery: { compact?: { compactor: unknown } } } }).webChat.recovery;
+        return { ...data, compact: compact && { ...compact, compactor: typeof compact.compactor } };
+      });
+      expect(recovery).toEqual({ retry: {}, outputLimit: {}, compact: { compactor: "function" }, abortGraceMs: 5000 });
       // The loop does not emit these yet in a scripted run: a synthetic sequence, as the CLI's renderer tests do.
       const notes = await page.evaluate(() => {
         const { transcript } = (window as unknown as { webChat: { transcript: { handle(event: unknown): void; handleRuntime(event: unknown): void } } }).webChat;

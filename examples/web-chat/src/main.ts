@@ -2,7 +2,7 @@
  * The web chat: an `Agent` from xstate-agent-loop running in the page. The transcript is drawn
  * from the Agent's events; the side panel subscribes to the actors themselves.
  */
-import { Agent, isRuntimeEvent, proxyStreamFn, scriptedModel, type AgentEvent, type AgentLoopConfig, type AnyAgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
+import { Agent, isRuntimeEvent, proxyStreamFn, scriptedModel, summarizingCompactor, type AgentEvent, type AgentLoopConfig, type AnyAgentEvent, type Model, type UserMessage } from "xstate-agent-loop";
 import { demoHooks, demoStreamFn, demoTools, SYSTEM_PROMPT } from "./scenario.js";
 import { TranscriptView, type UserMessageKind } from "./transcript.js";
 import { mountMachinePanel } from "./machine-panel.js";
@@ -29,9 +29,15 @@ const inspection = new InspectorSwitch();
 
 // --- The Agent: this is all an app needs --------------------------------------------------------
 // Recovery, on as in the terminal agent: retry overloads, rate limits, 5xx and dropped connections
-// (SPEC R60), recover answers cut off by the output limit (R61), and give up on a tool or hook that
-// ignores an abort after 5 s (R67).
-const recovery: Pick<AgentLoopConfig, "retry" | "outputLimit" | "abortGraceMs"> = { retry: {}, outputLimit: {}, abortGraceMs: 5000 };
+// (SPEC R60), recover answers cut off by the output limit (R61), summarize older turns with the
+// model when the conversation outgrows the context window (R62; not proactively, which would spend
+// model calls before it is needed), and give up on a tool or hook that ignores an abort after 5 s (R67).
+const recovery: Pick<AgentLoopConfig, "retry" | "outputLimit" | "compact" | "abortGraceMs"> = {
+  retry: {},
+  outputLimit: {},
+  compact: { compactor: summarizingCompactor() },
+  abortGraceMs: 5000,
+};
 const agent = new Agent({
   initialState: { systemPrompt: SYSTEM_PROMPT, model: config.provider === "anthropic" ? config.model : scriptedModel, tools: demoTools },
   // Claude through the local proxy (the key stays on the server), or the offline scenario.

@@ -143,7 +143,7 @@ class CliSession {
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
-      // R60, R61, R67: on unless a flag turns them off.
+      // R60, R61, R62, R67: on unless a flag turns them off.
       ...recoveryConfig(options),
       inspect: (event) => {
         this.trace?.recorder.inspect(event);

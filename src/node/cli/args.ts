@@ -33,6 +33,10 @@ export interface CliOptions {
   outputLimitRecovery: boolean;
   /** SPEC R67: ms an abort waits for tools and hooks that ignore it; absent with `--no-abort-grace` (wait for them). */
   abortGraceMs?: number;
+  /** SPEC R62: summarize older turns when the prompt no longer fits the context window (default on; `--no-compact`). */
+  compact: boolean;
+  /** SPEC R62: also compact before a request above this many estimated tokens (`--compact-at`; off when absent: it spends model calls). */
+  compactAtTokens?: number;
 }
 
 /** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
@@ -69,6 +73,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         "no-output-recovery": { type: "boolean" },
         "abort-grace-ms": { type: "string" },
         "no-abort-grace": { type: "boolean" },
+        "no-compact": { type: "boolean" },
+        "compact-at": { type: "string" },
       },
     });
   } catch (error) {
@@ -90,8 +96,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   if (!THINKING_LEVELS.includes(thinking)) {
     return { kind: "error", message: `Unknown thinking level "${values.thinking}" (one of: ${THINKING_LEVELS.join(", ")}).` };
   }
-  // R63, R60, R67: limits are numbers; turns, attempts and milliseconds whole ones.
-  const number = (name: "max-turns" | "max-cost" | "max-attempts" | "abort-grace-ms", kind: "positive" | "whole" | "count"): number | string | undefined => {
+  // R63, R60, R67, R62: limits are numbers; turns, attempts, milliseconds and tokens whole ones.
+  const number = (name: "max-turns" | "max-cost" | "max-attempts" | "abort-grace-ms" | "compact-at", kind: "positive" | "whole" | "count"): number | string | undefined => {
     const raw = values[name];
     if (raw === undefined) return undefined;
     const value = Number(raw);
@@ -103,8 +109,9 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   const maxCostUsd = number("max-cost", "positive");
   const maxAttempts = number("max-attempts", "whole");
   const abortGraceMs = number("abort-grace-ms", "count");
-  for (const value of [maxTurns, maxCostUsd, maxAttempts, abortGraceMs]) if (typeof value === "string") return { kind: "error", message: value };
-  for (const [off, tuning] of [["no-retry", "max-attempts"], ["no-abort-grace", "abort-grace-ms"]] as const) {
+  const compactAtTokens = number("compact-at", "whole");
+  for (const value of [maxTurns, maxCostUsd, maxAttempts, abortGraceMs, compactAtTokens]) if (typeof value === "string") return { kind: "error", message: value };
+  for (const [off, tuning] of [["no-retry", "max-attempts"], ["no-abort-grace", "abort-grace-ms"], ["no-compact", "compact-at"]] as const) {
     if (values[off] && values[tuning] !== undefined) return { kind: "error", message: `Options --${off} and ${typed(tuning)} contradict each other; give one.` };
   }
   const prompt = positionals.join(" ").trim();
@@ -125,6 +132,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       ...(typeof maxAttempts === "number" ? { maxAttempts } : {}),
       outputLimitRecovery: values["no-output-recovery"] !== true,
       ...(values["no-abort-grace"] ? {} : { abortGraceMs: typeof abortGraceMs === "number" ? abortGraceMs : DEFAULT_ABORT_GRACE_MS }),
+      compact: values["no-compact"] !== true,
+      ...(typeof compactAtTokens === "number" ? { compactAtTokens } : {}),
     },
   };
 }
@@ -181,6 +190,11 @@ Recovery (on by default):
       --abort-grace-ms <ms>
                        How long an abort waits for a tool or hook that ignores it (default: ${DEFAULT_ABORT_GRACE_MS})
       --no-abort-grace Wait for them however long they take
+      --no-compact     Keep the conversation as it is when it outgrows the model's context window
+                       (default: summarize the older turns with the model and ask again)
+      --compact-at <tokens>
+                       Also summarize older turns before a request once the conversation is
+                       estimated above this many tokens (off by default: it spends model calls)
 
 Keys, while the agent works:
   Enter                Send the typed line as a steering message (delivered after the current step)

@@ -8,10 +8,12 @@
  * 3. save notes with write_file (the CLI's permission policy may block it);
  * 4. answer from the facts gathered.
  *
- * A later task (a follow-up, or the next prompt) digs into the file with the most matches.
+ * A later task (a follow-up, or the next prompt) digs into the file with the most matches. A
+ * compaction's summary request (R62: `--compact-at`, or an overflow) gets a plain-text summary.
  */
 import type { Message, Model, ScriptedBlock, ScriptedCall, ScriptedResponse, ToolResultMessage } from "../../index.js";
 import { scriptedModel, scriptedStreamFn, text, thinking, toolCall, type ScriptedStreamFn } from "../../index.js";
+import { DEFAULT_SUMMARY_INSTRUCTIONS } from "../../recovery/index.js";
 import type { ListFilesDetails, ReadFileDetails, SearchTextDetails } from "../tools/index.js";
 import { plural } from "./format.js";
 
@@ -37,7 +39,9 @@ export const DEMO_FOLLOW_UP = "Which file has the most matches? Show me the firs
 export function offlineDemoStreamFn(options: OfflineDemoOptions = {}): ScriptedStreamFn {
   const delayMs = options.delayMs ?? 8;
   return scriptedStreamFn((call) => {
-    const response = respond(call.context.messages.filter((message) => message.role !== "system"));
+    const response = isSummaryRequest(call.context.messages)
+      ? summaryTurn(call.context.messages)
+      : respond(call.context.messages.filter((message) => message.role !== "system"));
     return { delayMs, ...response, usage: estimateUsage(call, response) };
   });
 }
@@ -70,6 +74,32 @@ export function respond(messages: Message[]): Turn {
   if (!answered) return exploreTurn(task.prompt);
   if (!task.since.some((message) => message.role === "toolResult" && message.toolName === "write_file")) return writeTurn(task);
   return finalAnswer(task);
+}
+
+/** R62: the built-in compactor's request: its instructions as the system message, the conversation as text. */
+function isSummaryRequest(messages: Message[]): boolean {
+  return messages.some((message) => message.role === "system" && message.content === DEFAULT_SUMMARY_INSTRUCTIONS);
+}
+
+/**
+ * What the demo "remembers" of a conversation it is asked to summarize: the earlier summary, the
+ * user's requests and the tools used, read from the request's text (`[user]`, `[tool call NAME …]`
+ * headers), so a compacted session can still say what happened.
+ */
+export function summaryTurn(messages: Message[]): Turn {
+  const request = messages.map(userText).join("\n");
+  const previous = /<summary>\n([\s\S]*?)\n<\/summary>/.exec(request)?.[1];
+  const conversation = /<conversation>\n([\s\S]*)\n<\/conversation>/.exec(request)?.[1] ?? "";
+  const asked = [...conversation.matchAll(/^\[user\]\n(.+)$/gm)].map((match) => `"${quote(match[1])}"`);
+  const tools = new Map<string, number>();
+  for (const match of conversation.matchAll(/^\[tool call (\S+) id=/gm)) tools.set(match[1], (tools.get(match[1]) ?? 0) + 1);
+  const used = [...tools].map(([name, count]) => (count > 1 ? `${name} ×${count}` : name));
+  const lines = [
+    ...(previous ? [previous] : []),
+    ...(asked.length ? [`The user asked: ${asked.join("; ")}.`] : []),
+    used.length ? `The assistant used ${plural([...tools.values()].reduce((a, b) => a + b, 0), "tool call")} (${used.join(", ")}) and answered from their results.` : "The assistant answered without tools.",
+  ];
+  return { content: [text(lines.join("\n"))] };
 }
 
 function currentTask(messages: Message[]): Task {
