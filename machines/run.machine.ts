@@ -82,6 +82,7 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
     withhold: context.settings.recovery.retry !== null || context.settings.recovery.compact !== null,
     loopRetries: context.settings.recovery.retry !== null,
   }),
+  acquireRequestSlot: () => null,
   drawBackoff: (context) => ({ ceilingMs: backoffCeiling(context) }),
   waitForRetry: (context) => ({ until: context.recovery.retry!.until! }),
   compact: (context) => ({
@@ -164,6 +165,18 @@ function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
       actions,
     },
     { ...(when ? { guard: when } : {}), target: "#run.turn.endingTurn", actions },
+  ] as const;
+}
+
+/** The request's stream step, after its slot when a request limiter is configured. */
+function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A) {
+  return [
+    {
+      guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
+      target: "#run.turn.requesting.awaitingRequestSlot",
+      actions,
+    },
+    { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions },
   ] as const;
 }
 
@@ -533,6 +546,7 @@ export const runMachine = setup({
     hasPrepareRequest: ({ context }) => context.settings.hooks.prepareRequest,
     hasTransformContext: ({ context }) => context.settings.hooks.transformContext,
     hasGetApiKey: ({ context }) => context.settings.hooks.getApiKey,
+    hasRequestLimiter: ({ context }) => context.settings.hooks.requestLimiter,
     hasFinishTurn: ({ context }) => context.settings.hooks.finishTurn,
     hasGetSteeringMessages: ({ context }) => context.settings.hooks.getSteeringMessages,
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
@@ -693,13 +707,18 @@ export const runMachine = setup({
                 // R40: normalized on the way (only provider messages, in order, reach the stream function).
                 "step.convertToLlm.done": [
                   { guard: "hasGetApiKey", target: "resolvingApiKey", actions: "recordConverted" },
-                  { target: "streaming", actions: "recordConverted" },
+                  ...toStreaming(undefined, ["recordConverted"]),
                 ],
               },
             },
             resolvingApiKey: {
               ...step("resolveApiKey"),
-              on: { "step.resolveApiKey.done": "streaming" },
+              on: { "step.resolveApiKey.done": [...toStreaming(undefined, [])] },
+            },
+            // A shared request limiter: the request waits for its slot (held until its response ended).
+            awaitingRequestSlot: {
+              ...step("acquireRequestSlot"),
+              on: { "step.acquireRequestSlot.done": "streaming" },
             },
             // R60: the backoff is drawn (full jitter, the injected random source) …
             schedulingRetry: {
@@ -714,7 +733,7 @@ export const runMachine = setup({
                   // An abort during the wait ends the request as aborted; the withheld failure stays unseen.
                   ...toTurnEnd("isAborted", ["surfaceAbortedRetry"]),
                   { guard: "hasGetApiKey", target: "resolvingApiKey" },
-                  { target: "streaming" },
+                  ...toStreaming(undefined, []),
                 ],
               },
             },
@@ -730,7 +749,7 @@ export const runMachine = setup({
                   { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: { type: "startCompaction", params: { reason: "overflow" } } },
                   // R61: cut off by the output limit: discard it and ask again with the higher limit.
                   { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "resolvingApiKey", actions: "escalateOutputLimit" },
-                  { guard: "escalatesOutputLimit", target: "streaming", reenter: true, actions: "escalateOutputLimit" },
+                  ...toStreaming("escalatesOutputLimit", ["escalateOutputLimit"]),
                   ...toTurnEnd("responseFailed", [surfaceFailure, appendAssistant]),
                   { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
                   {

@@ -17,6 +17,8 @@ export interface HookFlags {
   finishTurn: boolean;
   beforeToolCall: boolean;
   afterToolCall: boolean;
+  /** Not a hook: a shared request limiter, whose slot each request waits for. */
+  requestLimiter: boolean;
 }
 
 /** The executable tool set as plain data: declarations (R30) and the names that force a sequential batch (R20). */

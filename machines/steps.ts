@@ -73,6 +73,8 @@ export interface StepJobs {
     input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel; maxTokens: number | null; withhold: boolean; loopRetries: boolean };
     output: StreamedResponse;
   };
+  /** Waits for a slot of the request limiter; the stream step holds it until its response ended. */
+  acquireRequestSlot: { input: null; output: null };
   /** R60: the backoff before the next attempt: a uniform draw below `ceilingMs` (full jitter), from the injected random source. */
   drawBackoff: { input: { ceilingMs: number }; output: number };
   /** R60: waits until `until` on the injected clock (a restored wait resumes with what was left); ends early when the run aborts. */

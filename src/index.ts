@@ -25,6 +25,7 @@ export { RestoreError } from "./loop/restore-error.js";
 export { systemClock, systemRandom, type Clock, type RandomSource } from "./loop/clock.js";
 export { toPlainData } from "./loop/plain-data.js";
 export { isRuntimeEvent } from "./loop/runtime-events.js";
+export { createRequestLimiter, type RequestLimiter, type RequestLimiterOptions, type RequestSlotRelease } from "./loop/request-limiter.js";
 export { classifyFailure, type FailureClassification } from "./loop/classify-failure.js";
 export { AgentEventStream } from "./bridge/event-stream.js";
 export { runMachine, type RunEvent } from "../machines/run.machine.js";

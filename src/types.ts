@@ -560,6 +560,11 @@ export interface AgentLoopConfig extends LoopStreamOptions {
    * `AgentEvent`s, awaited like the event sink. pi's sinks never see them.
    */
   onRuntimeEvent?: (event: AgentRuntimeEvent) => void | Promise<void>;
+  /**
+   * Shared by the runs of one process (`createRequestLimiter`): each request waits for a slot in
+   * the `awaitingRequestSlot` state and holds it until its response ended. A loop setting.
+   */
+  requestLimiter?: import("./loop/request-limiter.js").RequestLimiter;
 }
 
 // ---------------------------------------------------------------------------------------------

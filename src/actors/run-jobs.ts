@@ -44,6 +44,13 @@ export const runJobs = {
     return null;
   },
   streamResponse: (runtime: RunRuntime, request: Input<"streamResponse">, scope: JobScope) => streamResponse(runtime, request, scope),
+  async acquireRequestSlot(runtime: RunRuntime, _input: null, scope: JobScope): Promise<null> {
+    const release = await runtime.config.requestLimiter!.acquire(scope.signal);
+    // A cancelled wait (the state was left) gives its slot back at once.
+    if (scope.cancelled) release();
+    else runtime.requestSlot.held = release;
+    return null;
+  },
   // R60: full jitter, from the injected random source (R13).
   drawBackoff: (runtime: RunRuntime, { ceilingMs }: Input<"drawBackoff">) => Math.floor(runtime.random() * ceilingMs),
   waitForRetry: (runtime: RunRuntime, { until }: Input<"waitForRetry">, { signal }: JobScope) => waitUntil(runtime.clock, until, signal),

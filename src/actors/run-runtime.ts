@@ -12,6 +12,7 @@ import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
 import { streamOptionsOf } from "../loop/stream-options.js";
 import { routeEvents, type RuntimeEventSink } from "../loop/runtime-events.js";
+import type { RequestSlotRelease } from "../loop/request-limiter.js";
 import type { RunContext } from "../../machines/run.types.js";
 
 /** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
@@ -49,6 +50,8 @@ export interface RunRuntime {
   abortSignal(reason?: unknown): void;
   /** The key `getApiKey` resolved for the next request; cleared once used. Never in a machine. */
   apiKey: { next: string | undefined };
+  /** The request limiter's slot held for the next request (`awaitingRequestSlot`); released when its response ended. */
+  requestSlot: { held: RequestSlotRelease | undefined };
   /** What tool hooks see: the message that issued the calls and the current context. */
   hookContext(): { assistantMessage: AssistantMessage; context: AgentContext };
   /** Calls whose `tool_execution_start` was emitted (R55: each gets a result even if the run fails). */
@@ -106,6 +109,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     abort,
     abortSignal: (reason) => controller.abort(reason),
     apiKey: { next: undefined },
+    requestSlot: { held: undefined },
     startedCalls: new Set(),
     hookContext: () => {
       const context = (owner.getSnapshot() as { context: RunContext }).context;

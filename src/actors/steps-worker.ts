@@ -174,6 +174,9 @@ class StepRunner {
   }
 
   stop(): void {
+    // A slot taken for a request that will not come goes back to the limiter.
+    this.runtime.requestSlot.held?.();
+    this.runtime.requestSlot.held = undefined;
     this.cancelGrace?.();
     this.cancelGrace = undefined;
     for (const requester of [...this.current.keys()]) this.cancel(requester);

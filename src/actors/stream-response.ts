@@ -29,6 +29,22 @@ export class StreamFailure extends Error {
 export type StreamRequest = StepJobs["streamResponse"]["input"];
 
 export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
+  // The limiter's slot, held from `awaitingRequestSlot` (or taken now: a request re-issued after a restore).
+  const limiter = runtime.config.requestLimiter;
+  let release = runtime.requestSlot.held;
+  runtime.requestSlot.held = undefined;
+  if (limiter && !release) release = await limiter.acquire(scope.signal);
+  let tokens = 0;
+  try {
+    const response = await streamOnce(runtime, request, scope);
+    tokens = (response.message.usage?.input ?? 0) + (response.message.usage?.output ?? 0);
+    return response;
+  } finally {
+    release?.(tokens);
+  }
+}
+
+async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
   // Through the job: a stopped run's stream delivers nothing more.
   const push = (event: AnyAgentEvent) => scope.emit(event);
   const { signal } = scope;

@@ -89,6 +89,7 @@ export class Agent {
   compact?: CompactSettings;
   toolTimeoutMs?: number;
   abortGraceMs?: number;
+  requestLimiter?: AgentOptions["requestLimiter"];
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
@@ -148,6 +149,7 @@ export class Agent {
     this.compact = options.compact;
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.abortGraceMs = options.abortGraceMs;
+    this.requestLimiter = options.requestLimiter;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
     this.transport = options.transport;

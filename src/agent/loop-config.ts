@@ -14,7 +14,7 @@ const STREAM_OPTION_KEYS = [
   "identity",
 ] as const satisfies readonly (keyof AgentStreamOptions)[];
 
-const LOOP_SETTING_KEYS = ["budget", "retry", "outputLimit", "compact", "toolTimeoutMs", "abortGraceMs"] as const satisfies readonly (keyof AgentLoopConfig)[];
+const LOOP_SETTING_KEYS = ["budget", "retry", "outputLimit", "compact", "toolTimeoutMs", "abortGraceMs", "requestLimiter"] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 /** The reference's default: the four message roles a provider understands; app-defined ones are dropped. */
 export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
@@ -29,7 +29,7 @@ export interface LoopConfigArgs {
   streamOptions: AgentStreamOptions;
   toolExecution: ToolExecutionMode;
   /** The loop settings the Agent passes through as they are (R60–R67). */
-  settings: Pick<AgentLoopConfig, "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs">;
+  settings: Pick<AgentLoopConfig, "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs" | "requestLimiter">;
   model: Model;
   thinkingLevel: ThinkingLevel;
   /** Takes the next batch of a queue (R53); the run polls it at every drain point. */

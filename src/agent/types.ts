@@ -24,6 +24,7 @@ import type {
   CompactSettings,
 } from "../types.js";
 import type { Clock, RandomSource } from "../loop/clock.js";
+import type { RequestLimiter } from "../loop/request-limiter.js";
 
 /**
  * The Agent's state. `systemPrompt` is replayed from the transcript's system messages (change it
@@ -122,6 +123,8 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   toolTimeoutMs?: number;
   /** SPEC R67: how long an aborted run waits for app code that ignores its signal. */
   abortGraceMs?: number;
+  /** Shared by the Agents (and runs) of a process: each request waits for its slot (`createRequestLimiter`). */
+  requestLimiter?: RequestLimiter;
   /** SPEC R13: the runs' clock and random source (timestamps, timers, backoff jitter); default: the system's. */
   clock?: Clock;
   random?: RandomSource;

@@ -15,6 +15,7 @@ export function hookFlags(config: AgentLoopConfig): HookFlags {
     finishTurn: typeof config.finishTurn === "function",
     beforeToolCall: typeof config.beforeToolCall === "function",
     afterToolCall: typeof config.afterToolCall === "function",
+    requestLimiter: typeof config.requestLimiter?.acquire === "function",
   };
 }
 

@@ -21,6 +21,7 @@ const SUBJECT: Record<StepName, string> = {
   finishTurn: "finishTurn",
   // R60: the wait itself ends on the abort; only an app's random source could keep it.
   drawBackoff: "the random source",
+  acquireRequestSlot: "the request limiter",
   waitForRetry: "the retry wait",
   compact: "the compactor",
   // Preparation is synchronous: only beforeToolCall can keep a preflight waiting.

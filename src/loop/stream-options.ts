@@ -33,6 +33,7 @@ export const LOOP_CONFIG_KEYS = [
   "compact",
   "abortGraceMs",
   "onRuntimeEvent",
+  "requestLimiter",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);

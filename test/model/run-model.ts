@@ -8,7 +8,7 @@
 import { transition, type SnapshotFrom } from "xstate";
 import { getShortestPaths, type StatePath } from "xstate/graph";
 import type { AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, Compactor, Message, ScriptedResponse, ToolCall } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { createRequestLimiter, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { runMachine, type RunEvent } from "../../machines/run.machine.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
 import type { HookFlags, RunContext, RunInput, StreamedResponse } from "../../machines/run.types.js";
@@ -49,6 +49,7 @@ const noHooks: HookFlags = {
   finishTurn: false,
   beforeToolCall: false,
   afterToolCall: false,
+  requestLimiter: false,
 };
 const allHooks: HookFlags = Object.fromEntries(Object.keys(noHooks).map((key) => [key, true])) as unknown as HookFlags;
 
@@ -91,6 +92,13 @@ export const runVariants: RunVariant[] = [
     toolExecution: "sequential",
     recovery: "overflow",
   },
+  {
+    name: "request limiter + R60–R62 recovery + getApiKey, parallel",
+    hooks: { ...noHooks, requestLimiter: true, getApiKey: true },
+    toolExecution: "parallel",
+    recovery: "overflow",
+  },
+  { name: "request limiter, no hooks, parallel", hooks: { ...noHooks, requestLimiter: true }, toolExecution: "parallel", recovery: "overflow" },
   { name: "R62: proactive compaction + prepareRequest, parallel", hooks: { ...noHooks, prepareRequest: true }, toolExecution: "parallel", recovery: "threshold" },
 ];
 
@@ -190,6 +198,8 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
       return [done("drawBackoff", 0)];
     case "turn.requesting.backingOff":
       return [done("waitForRetry", null)];
+    case "turn.requesting.awaitingRequestSlot":
+      return [done("acquireRequestSlot", null)];
     case "turn.compactingOnOverflow":
     case "turn.compactingProactively":
       // Nothing to compact (the transcript itself back), a replacement, or a compactor that throws.
@@ -448,6 +458,7 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
     model: scriptedModel,
     toolExecution: variant.toolExecution,
     ...(variant.budget ? { budget: variant.budget } : {}),
+    ...(hooks.requestLimiter ? { requestLimiter: createRequestLimiter({ maxConcurrent: 1 }) } : {}),
     ...recoveryConfig(variant, async ({ messages }) => {
       const d = compact();
       return d === "throw" ? thrown("compact") : d === "msg" ? messages.slice() : messages;
