@@ -131,8 +131,10 @@ const attemptArb: fc.Arbitrary<Attempt> = fc.oneof(
 );
 
 const preludeArb: fc.Arbitrary<Attempt[]> = fc.oneof(
-  { arbitrary: fc.constant<Attempt[]>([]), weight: 3 },
-  { arbitrary: fc.array(attemptArb, { minLength: 1, maxLength: 3 }), weight: 1 },
+  { arbitrary: fc.constant<Attempt[]>([]), weight: 10 },
+  { arbitrary: fc.array(attemptArb, { minLength: 1, maxLength: 3 }), weight: 5 },
+  // R62: a second overflow after the compaction surfaces (prompt_too_long).
+  { arbitrary: fc.constant<Attempt[]>([{ kind: "overflow" }, { kind: "overflow" }]), weight: 1 },
 );
 
 const recoveryArb: fc.Arbitrary<RecoverySpec> = fc.record({
