@@ -382,6 +382,23 @@ describe("agent loop: properties", () => {
     }
   }, 30_000 + RUNS * 25);
 
+  it("R62/R61: the rebuilt-transcript check rejects a replacement or discard the final context does not show", () => {
+    const u = (content: string) => ({ role: "user", content, timestamp: 1 }) as never;
+    const a = { role: "assistant", content: [], stopReason: "length" } as never;
+    const events = [
+      { type: "message_end", message: u("hi") },
+      { type: "message_end", message: a },
+      { type: "message_discarded", message: a, reason: "output_limit_escalated" },
+      { type: "transcript_replaced", messages: [u("compacted 0")], reason: "overflow" },
+      { type: "message_end", message: u("next") },
+      { type: "agent_end", messages: [u("next")] },
+    ] as AnyAgentEvent[];
+    expect(transcriptProblems(events, [], [u("compacted 0"), u("next")])).toEqual([]);
+    expect(transcriptProblems(events, [], [u("hi"), u("next")])).toEqual(["the rebuilt transcript (2 messages) differs from the run's final context (2)"]);
+    const wrongEnd = [...events.slice(0, -1), { type: "agent_end", messages: [u("hi"), u("next")] }] as AnyAgentEvent[];
+    expect(transcriptProblems(wrongEnd, [])).toEqual(["the rebuilt transcript is not the last replacement (or the start) followed by agent_end.messages"]);
+  });
+
   it("the invariant checker rejects a malformed sequence", () => {
     const assistant = { role: "assistant", content: [{ type: "toolCall", id: "a", name: "t", arguments: {} }], stopReason: "toolUse" } as never;
     const problems = eventProblems([
