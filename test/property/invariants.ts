@@ -148,3 +148,26 @@ function checkTurn(turn: OpenTurn, end: Extract<AnyAgentEvent, { type: "turn_end
   const last = turn.assistants[turn.assistants.length - 1];
   if (last && !same(end.message, last)) add(i, "turn_end.message is not the turn's last assistant message");
 }
+
+/**
+ * SPEC "Recovery"'s invariant: the transcript rebuilt from the events (each `message_end` appended,
+ * each `transcript_replaced` replacing it, each `message_discarded` taking its message back) equals
+ * the run's final context, and that context is the last replacement (else `start`) followed by
+ * `agent_end.messages`. `finalContext`: what the run holds at the end (the run actor's
+ * `context.messages`), when the caller can observe it.
+ */
+export function transcriptProblems(events: readonly AnyAgentEvent[], start: readonly AgentMessage[], finalContext?: readonly AgentMessage[]): string[] {
+  const problems: string[] = [];
+  let transcript = [...start];
+  let base: readonly AgentMessage[] = start;
+  for (const event of events) {
+    if (event.type === "message_end") transcript.push(event.message);
+    else if (event.type === "transcript_replaced") transcript = [...(base = event.messages)];
+    else if (event.type === "message_discarded") transcript.pop();
+  }
+  const end = events[events.length - 1];
+  if (end?.type !== "agent_end") return problems;
+  if (!same(transcript, [...base, ...end.messages])) problems.push("the rebuilt transcript is not the last replacement (or the start) followed by agent_end.messages");
+  if (finalContext && !same(transcript, finalContext)) problems.push(`the rebuilt transcript (${transcript.length} messages) differs from the run's final context (${finalContext.length})`);
+  return problems;
+}

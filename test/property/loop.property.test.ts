@@ -1,17 +1,20 @@
 /**
  * Property-based tests of the whole loop: random scenarios (1–6 responses, 0–5 tool calls each,
- * random tool outcomes, hook decisions, queue arrivals, stop reasons, aborts; see scenario.ts) played
- * by the real runtime, checked against the invariants every run must keep.
+ * random tool outcomes, hook decisions, queue arrivals, stop reasons, aborts, and with recovery on
+ * (R60–R62: retry / outputLimit / compact each randomly configured) transient failures before and
+ * after content, truncations and overflows; see scenario.ts) played by the real runtime on a virtual
+ * clock, checked against the invariants every run must keep, the loop's own events included.
  *
  * Runs: FUZZ_RUNS (default 1000; `npm run test:fuzz` sets 20000). Seed: FUZZ_SEED, else random;
  * printed either way. A failure prints the seed, the path and the shrunk scenario (fast-check).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { eventProblems } from "./invariants.js";
+import { eventProblems, transcriptProblems } from "./invariants.js";
 import { playScenario, scenarioArb, type CallSpec, type ResponseSpec, type Scenario, type ScenarioRun } from "./scenario.js";
 import { liveActorProblems } from "../model/harness.js";
-import type { AgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
+import type { AgentEvent, AgentMessage, AnyAgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
+import { scriptedModel } from "../../src/index.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
@@ -21,6 +24,9 @@ export function scenarioProblems(scenario: Scenario, run: ScenarioRun): string[]
   const problems: string[] = [];
   if (run.rejection !== undefined) problems.push(`the loop rejected: ${String(run.rejection)}`);
   problems.push(...eventProblems(run.events, run.messages));
+  const finalContext = run.actor ? (run.actor.getSnapshot().context as { messages: AgentMessage[] }).messages : undefined;
+  problems.push(...transcriptProblems(run.events, [], finalContext));
+  problems.push(...recoveryProblems(scenario, run));
   if (run.lateEvents > 0) problems.push(`${run.lateEvents} events after the run settled`);
   problems.push(...(run.actor ? liveActorProblems(run.actor) : ["onActor was never called"]));
   problems.push(...run.hookProblems);
@@ -52,6 +58,107 @@ export function scenarioProblems(scenario: Scenario, run: ScenarioRun): string[]
 }
 
 type ToolEnd = Extract<AgentEvent, { type: "tool_execution_end" }>;
+
+const isAssistantEnd = (event: AnyAgentEvent | undefined): event is Extract<AnyAgentEvent, { type: "message_end" }> =>
+  event?.type === "message_end" && (event.message as { role: string }).role === "assistant";
+const hasCalls = (message: AssistantMessage) => message.content.some((block) => block.type === "toolCall");
+
+/**
+ * R60–R62, R66 as an oracle over the scenario's recovery settings and the attempts it scripted:
+ * the loop's events appear only for what is configured; only a transient failure before content is
+ * retried, numbered per request, after exactly the full-jitter backoff (or the retry-after) on the
+ * run's clock; an escalation discards the truncated answer it follows, once per request; recovery
+ * messages are the loop's, at most maxRecoveries in a row; a replacement is the compactor's output;
+ * the end reason follows the last response.
+ */
+function recoveryProblems(scenario: Scenario, run: ScenarioRun): string[] {
+  const problems: string[] = [];
+  const recovery = scenario.recovery;
+  const count = (type: string) => run.events.filter((event) => event.type === type).length;
+  // R66: emitted only when their mechanism is configured.
+  if (!recovery?.retry && count("retry_scheduled") > 0) problems.push("R66: retry_scheduled without retry");
+  if (!recovery?.outputLimit && count("message_discarded") + count("output_limit_escalated") + count("output_limit_recovery") > 0) problems.push("R66: output-limit events without outputLimit");
+  if (recovery?.outputLimit?.escalate === false && count("output_limit_escalated") > 0) problems.push("R61: escalated although the request already asked for the model's maximum");
+  if (!recovery?.compact && count("transcript_replaced") > 0) problems.push("R66: transcript_replaced without compact");
+
+  // R60: what was retried, its number within the request, and its delay.
+  let failedInRequest = 0;
+  let beforeLastEnd = 0;
+  let retryIndex = 0;
+  run.events.forEach((event, i) => {
+    if (isAssistantEnd(event)) [beforeLastEnd, failedInRequest] = [failedInRequest, 0];
+    // An escalation asks again within the same request (R61).
+    if (event.type === "message_discarded") failedInRequest = beforeLastEnd;
+    if (event.type !== "retry_scheduled") return;
+    failedInRequest++;
+    const { failed } = run.retries[retryIndex++] ?? { failed: null };
+    const retry = recovery?.retry;
+    if (!retry) return;
+    if (failed?.kind !== "transient" || failed.afterContent) problems.push(`R60: #${i} retried ${JSON.stringify(failed)}, not a transient failure before content`);
+    if (event.attempt !== failedInRequest + 1) problems.push(`R60: #${i} retry_scheduled.attempt ${event.attempt}, expected ${failedInRequest + 1}`);
+    if (event.attempt > retry.maxAttempts || event.maxAttempts !== retry.maxAttempts) problems.push(`R60: #${i} attempt ${event.attempt} of ${event.maxAttempts} (maxAttempts ${retry.maxAttempts})`);
+    const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (event.attempt - 2));
+    const expected = Math.max(Math.floor(recovery.jitter * ceiling), failed?.kind === "transient" ? (failed.retryAfterMs ?? 0) : 0);
+    if (event.delayMs !== expected) problems.push(`R60: #${i} delay ${event.delayMs} ms, expected ${expected} (ceiling ${ceiling}, jitter ${recovery.jitter})`);
+  });
+  // Each wait is one timer of its delay on the run's clock (a zero wait sets none).
+  const waits = run.retries.map(({ event }) => event.delayMs).filter((ms) => ms > 0);
+  if (run.abortedAt === null && JSON.stringify(run.timers) !== JSON.stringify(waits)) problems.push(`R60: timers ${JSON.stringify(run.timers)} for waits ${JSON.stringify(waits)}`);
+
+  // R61: an escalation discards the truncated answer just closed, then says so, once per request.
+  run.events.forEach((event, i) => {
+    if (event.type !== "message_discarded") return;
+    const before = run.events[i - 1];
+    const truncated = isAssistantEnd(before) && (before.message as AssistantMessage).stopReason === "length" && !hasCalls(before.message as AssistantMessage);
+    if (!truncated) problems.push(`R61: #${i} message_discarded does not follow a truncated answer without calls`);
+    const after = run.events[i + 1];
+    if (after?.type !== "output_limit_escalated" || after.toMaxTokens !== scriptedModel.maxTokens) problems.push(`R61: #${i} message_discarded not followed by output_limit_escalated to ${scriptedModel.maxTokens}`);
+    const previousEnd = run.events.slice(0, i - 1).map(isAssistantEnd).lastIndexOf(true);
+    if (previousEnd >= 0 && run.events[previousEnd + 1]?.type === "message_discarded") problems.push(`R61: #${i} a second escalation in one request`);
+  });
+  // R61: each recovery message follows its event, marked as the loop's; at most maxRecoveries in a row.
+  let inARow = 0;
+  run.events.forEach((event, i) => {
+    if (isAssistantEnd(event) && (event.message as AssistantMessage).stopReason !== "length") inARow = 0;
+    if (event.type !== "output_limit_recovery") return;
+    inARow++;
+    const limit = recovery?.outputLimit;
+    if (limit && (event.attempt !== inARow || event.maxRecoveries !== limit.maxRecoveries || inARow > limit.maxRecoveries)) {
+      problems.push(`R61: #${i} recovery ${event.attempt} of ${event.maxRecoveries}, expected ${inARow} of ${limit.maxRecoveries}`);
+    }
+    // Injected with the next turn's messages (after prepareNextTurn's, R4b), before its request.
+    const rest = run.events.slice(i + 1);
+    const nextRequest = rest.findIndex((e) => isAssistantEnd(e) || e.type === "agent_end");
+    const marked = rest
+      .slice(0, nextRequest < 0 ? undefined : nextRequest)
+      .some((e) => e.type === "message_end" && (e.message as { role: string }).role === "user" && (e.message as { recovery?: string }).recovery === "output_limit");
+    const closing = rest[nextRequest];
+    // (An abort, or a hook that threw (R56), may end the run before the next turn injects it.)
+    const endedFirst = closing?.type === "agent_end" || run.abortedAt !== null || ((closing as { message?: AssistantMessage })?.message?.errorMessage ?? "").includes("(scenario)");
+    if (!marked && !endedFirst) problems.push(`R61: #${i} output_limit_recovery not followed by the loop's recovery message before the next request`);
+  });
+
+  // R62: each replacement is what the compactor returned (one that found nothing replaces nothing).
+  const replacements = run.compactions.filter((compaction) => compaction.output !== compaction.input);
+  const replaced = run.events.filter((event) => event.type === "transcript_replaced");
+  if (run.abortedAt === null && JSON.stringify(replaced.map((event) => event.messages)) !== JSON.stringify(replacements.map((c) => c.output))) {
+    problems.push(`R62: transcript_replaced ${replaced.length} times for ${replacements.length} compactions that replaced`);
+  }
+  replaced.forEach((event) => {
+    if (!run.compactions.some((c) => c.reason === event.reason)) problems.push(`R62: transcript_replaced for ${event.reason} without such a compaction`);
+  });
+
+  // R63, R61, R62: the end reason follows the last response.
+  const end = run.events.at(-1);
+  const last = [...run.events].reverse().find(isAssistantEnd)?.message as AssistantMessage | undefined;
+  if (end?.type === "agent_end" && run.abortedAt === null && scenario.hookThrows === "none") {
+    if (end.reason === "max_output_tokens" && !(recovery?.outputLimit && last?.stopReason === "length" && !hasCalls(last))) problems.push("R61: max_output_tokens without a truncated last answer");
+    if (end.reason === "prompt_too_long" && !(recovery?.compact && last?.contextOverflow)) problems.push("R62: prompt_too_long without an overflowing last request");
+    if (recovery?.compact && last?.contextOverflow && end.reason !== "prompt_too_long") problems.push(`R62: the run ended on an overflow with reason ${end.reason}`);
+    if (!recovery?.compact && last?.contextOverflow && end.reason !== "error") problems.push(`R62: an overflow without compact ended with ${end.reason}`);
+  }
+  return problems;
+}
 
 /**
  * R24, R25, R28: the shape of each batch. Sequential (and truncated) batches run each call to its
@@ -192,7 +299,9 @@ function turnsOf(run: ScenarioRun): TurnSummary[] {
     if (!turn) continue;
     if (event.type === "message_end") {
       const message = event.message as { role: string; content?: unknown };
-      if (message.role === "user" && /^(steer|follow)/.test(String(message.content)) && !turn.response) {
+      // R61: the loop's recovery message is queued like steering.
+      const queued = /^(steer|follow)/.test(String(message.content)) || (message as { recovery?: string }).recovery === "output_limit";
+      if (message.role === "user" && queued && !turn.response) {
         turn.injected = true;
         turn.injectedOrder.push("b");
       }
@@ -233,7 +342,9 @@ function requestReasonProblems(scenario: Scenario, run: ScenarioRun): string[] {
       }
     } else if (!next && !turn.failed && turn.response && decision(k) !== "end") {
       if (answersResults(turn)) problems.push(`R9: the run ended with turn ${k}'s tool results unanswered`);
-      if (decision(k) === "continue") problems.push(`R10: turn ${k} decided continue but no request followed`);
+      // R61: exhausted output-limit recoveries end the run whatever finishTurn decided.
+      const endReason = (run.events.at(-1) as { reason?: string } | undefined)?.reason;
+      if (decision(k) === "continue" && endReason !== "max_output_tokens") problems.push(`R10: turn ${k} decided continue but no request followed`);
     }
   });
   return problems;
@@ -243,15 +354,50 @@ describe("agent loop: properties", () => {
   it(`every random scenario keeps the run invariants (${RUNS} runs, seed ${SEED})`, async () => {
     console.log(`property suite: ${RUNS} runs, seed ${SEED} (FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} to replay)`);
     const started = performance.now();
+    // How many runs exercised each recovery mechanism (R60–R62): the property must reach them.
+    const seen = { retry_scheduled: 0, message_discarded: 0, output_limit_recovery: 0, transcript_replaced: 0, backoffTimer: 0, retriesExhausted: 0, overflowCompacted: 0, promptTooLong: 0, maxOutputTokens: 0 };
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
         const run = await playScenario(scenario);
         expect(scenarioProblems(scenario, run).slice(0, 6)).toEqual([]);
+        for (const type of ["retry_scheduled", "message_discarded", "output_limit_recovery", "transcript_replaced"] as const) {
+          if (run.events.some((event) => event.type === type)) seen[type]++;
+        }
+        if (run.timers.length > 0) seen.backoffTimer++;
+        const last = [...run.events].reverse().find(isAssistantEnd)?.message as AssistantMessage | undefined;
+        if (scenario.recovery?.retry && last?.retry?.retryable) seen.retriesExhausted++;
+        if (run.events.some((event) => event.type === "transcript_replaced" && event.reason === "overflow")) seen.overflowCompacted++;
+        const reason = (run.events.at(-1) as { reason?: string } | undefined)?.reason;
+        if (reason === "prompt_too_long") seen.promptTooLong++;
+        if (reason === "max_output_tokens") seen.maxOutputTokens++;
       }),
       { numRuns: RUNS, seed: SEED },
     );
-    console.log(`property suite: ${RUNS} runs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`property suite: ${RUNS} runs in ${((performance.now() - started) / 1000).toFixed(1)} s; runs with ${JSON.stringify(seen)}`);
+    if (RUNS >= 500) {
+      for (const [what, runs] of Object.entries(seen)) {
+        const rare = what === "promptTooLong" || what === "maxOutputTokens";
+        expect(runs, `runs with ${what}`).toBeGreaterThan(rare ? 0 : RUNS / 250);
+      }
+    }
   }, 30_000 + RUNS * 25);
+
+  it("R62/R61: the rebuilt-transcript check rejects a replacement or discard the final context does not show", () => {
+    const u = (content: string) => ({ role: "user", content, timestamp: 1 }) as never;
+    const a = { role: "assistant", content: [], stopReason: "length" } as never;
+    const events = [
+      { type: "message_end", message: u("hi") },
+      { type: "message_end", message: a },
+      { type: "message_discarded", message: a, reason: "output_limit_escalated" },
+      { type: "transcript_replaced", messages: [u("compacted 0")], reason: "overflow" },
+      { type: "message_end", message: u("next") },
+      { type: "agent_end", messages: [u("next")] },
+    ] as AnyAgentEvent[];
+    expect(transcriptProblems(events, [], [u("compacted 0"), u("next")])).toEqual([]);
+    expect(transcriptProblems(events, [], [u("hi"), u("next")])).toEqual(["the rebuilt transcript (2 messages) differs from the run's final context (2)"]);
+    const wrongEnd = [...events.slice(0, -1), { type: "agent_end", messages: [u("hi"), u("next")] }] as AnyAgentEvent[];
+    expect(transcriptProblems(wrongEnd, [])).toEqual(["the rebuilt transcript is not the last replacement (or the start) followed by agent_end.messages"]);
+  });
 
   it("the invariant checker rejects a malformed sequence", () => {
     const assistant = { role: "assistant", content: [{ type: "toolCall", id: "a", name: "t", arguments: {} }], stopReason: "toolUse" } as never;

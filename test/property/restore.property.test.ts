@@ -15,7 +15,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { eventProblems } from "./invariants.js";
+import { eventProblems, transcriptProblems } from "./invariants.js";
+import type { AgentMessage } from "../../src/index.js";
 import { playRestoredScenario, scenarioArb, type RestoredScenarioRun } from "./scenario.js";
 import { liveActorProblems } from "../model/harness.js";
 
@@ -27,6 +28,9 @@ function restoreProblems(run: RestoredScenarioRun): string[] {
   const problems: string[] = [];
   if (run.rejection !== undefined) problems.push(`the run rejected: ${String(run.rejection)}`);
   problems.push(...eventProblems(run.events, run.messages));
+  // R62, R61 over both processes: the rebuilt transcript is the restored run's final context.
+  const finalContext = run.actor ? (run.actor.getSnapshot().context as { messages: AgentMessage[] }).messages : undefined;
+  problems.push(...transcriptProblems(run.events, [], finalContext));
   problems.push(...(run.actor ? liveActorProblems(run.actor) : ["no actor"]));
   if (run.strayEvents.length > 0) problems.push(`the stopped first process delivered ${run.strayEvents.map((e) => e.type).join(", ")}`);
   const twice = run.executed.filter((id, i) => run.executed.indexOf(id) !== i);

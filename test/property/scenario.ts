@@ -11,10 +11,14 @@ import type {
   AgentMessage,
   AgentTool,
   AgentToolResult,
+  AssistantMessage,
+  Clock,
+  Compactor,
   RunActor,
   ScriptedBlock,
   ScriptedResponse,
   ScriptedStreamFn,
+  TransientFailureKind,
 } from "../../src/index.js";
 import { createActor, toPromise, type InspectionEvent } from "xstate";
 import { agentEvents, createAgentRunLogic, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
@@ -41,7 +45,30 @@ export interface CallSpec {
   prepareThrows: boolean;
 }
 
+/**
+ * What one request for a response gets before the response itself (R60–R62): a transient failure
+ * (before content, or after it: never retried), an overflow, or a truncated answer without calls.
+ * The n-th request for a response plays its n-th attempt; once they are used up, the response.
+ */
+export type Attempt =
+  | { kind: "transient"; failure: TransientFailureKind; retryAfterMs: number | null; afterContent: boolean }
+  | { kind: "overflow" }
+  | { kind: "truncated" };
+
+/** The loop's recovery settings (R60–R62), each randomly on; null = all off. */
+export interface RecoverySpec {
+  retry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number } | null;
+  /** `escalate: false` asks for the model's maximum already (`maxTokens`), so nothing escalates. */
+  outputLimit: { escalate: boolean; maxRecoveries: number } | null;
+  /** With the scenario's deterministic compactor; `thresholdTokens` for proactive compaction. */
+  compact: { thresholdTokens: number | null } | null;
+  /** Every draw of the random source (the backoff's jitter). */
+  jitter: number;
+}
+
 export interface ResponseSpec {
+  /** Attempts played before the response (see Attempt). */
+  prelude: Attempt[];
   calls: CallSpec[];
   stop: "natural" | "length" | "error" | "aborted";
   /** Per-event delay of the scripted stream, ms. */
@@ -74,6 +101,7 @@ export interface Scenario {
   sink: "sync" | "resolved" | "macrotask";
   /** Milliseconds the tool hooks take. */
   hookDelay: number;
+  recovery: RecoverySpec | null;
 }
 
 const callArb: fc.Arbitrary<CallSpec> = fc.record({
@@ -88,7 +116,36 @@ const callArb: fc.Arbitrary<CallSpec> = fc.record({
   prepareThrows: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
 });
 
+const attemptArb: fc.Arbitrary<Attempt> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      kind: fc.constant("transient" as const),
+      failure: fc.constantFrom<TransientFailureKind>("overloaded", "rate_limited", "server_error", "connection", "stall"),
+      retryAfterMs: fc.constantFrom(null, null, 1, 4),
+      afterContent: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    }),
+    weight: 5,
+  },
+  { arbitrary: fc.constant<Attempt>({ kind: "overflow" }), weight: 2 },
+  { arbitrary: fc.constant<Attempt>({ kind: "truncated" }), weight: 2 },
+);
+
+const preludeArb: fc.Arbitrary<Attempt[]> = fc.oneof(
+  { arbitrary: fc.constant<Attempt[]>([]), weight: 10 },
+  { arbitrary: fc.array(attemptArb, { minLength: 1, maxLength: 3 }), weight: 5 },
+  // R62: a second overflow after the compaction surfaces (prompt_too_long).
+  { arbitrary: fc.constant<Attempt[]>([{ kind: "overflow" }, { kind: "overflow" }]), weight: 1 },
+);
+
+const recoveryArb: fc.Arbitrary<RecoverySpec> = fc.record({
+  retry: fc.option(fc.record({ maxAttempts: fc.integer({ min: 1, max: 4 }), baseDelayMs: fc.constantFrom(0, 1, 3), maxDelayMs: fc.constantFrom(2, 10) }), { nil: null, freq: 3 }),
+  outputLimit: fc.option(fc.record({ escalate: fc.boolean(), maxRecoveries: fc.integer({ min: 0, max: 3 }) }), { nil: null, freq: 3 }),
+  compact: fc.option(fc.record({ thresholdTokens: fc.constantFrom(null, null, 10, 60) }), { nil: null, freq: 3 }),
+  jitter: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+});
+
 const responseArb: fc.Arbitrary<ResponseSpec> = fc.record({
+  prelude: preludeArb,
   calls: fc.array(callArb, { minLength: 0, maxLength: 5 }),
   stop: fc.oneof(
     { arbitrary: fc.constant<ResponseSpec["stop"]>("natural"), weight: 12 },
@@ -121,6 +178,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   abortAt: fc.oneof({ arbitrary: fc.constant(null), weight: 2 }, { arbitrary: fc.integer({ min: -1, max: 80 }), weight: 1 }),
   sink: fc.constantFrom<Scenario["sink"]>("sync", "sync", "resolved", "macrotask"),
   hookDelay: fc.constantFrom(0, 0, 1),
+  recovery: fc.option(recoveryArb, { nil: null, freq: 2 }),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -158,6 +216,14 @@ export interface ScenarioRun {
   decisions: ("none" | "end" | "continue")[];
   /** Transcript-delta mismatches seen by hooks. */
   hookProblems: string[];
+  /** What each request played, in order: the response index `n` it was for and the attempt (null: the response). */
+  played: { n: number; attempt: Attempt | null }[];
+  /** Each retry_scheduled with the attempt the request just before it played (R60). */
+  retries: { event: Extract<AnyAgentEvent, { type: "retry_scheduled" }>; failed: Attempt | null }[];
+  /** The compactor's calls: why, and what it returned (the same array when it found nothing). */
+  compactions: { reason: string; input: AgentMessage[]; output: AgentMessage[] }[];
+  /** The delays of the timers the run set on its clock, in order. */
+  timers: number[];
 }
 
 const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 1 });
@@ -192,7 +258,76 @@ function newRecord(): ScenarioRun {
     preflights: [],
     decisions: [],
     hookProblems: [],
+    played: [],
+    retries: [],
+    compactions: [],
+    timers: [],
   };
+}
+
+/**
+ * The run's clock (R13): virtual time that moves only when a timer fires, a macrotask after it is
+ * set, so a backoff of any length costs no real time. Shared by both processes of a restore.
+ */
+export function virtualClock(record: { timers: number[] }): Clock {
+  let now = 1_000_000;
+  return {
+    now: () => now,
+    monotonic: () => now,
+    setTimer: (ms, fire) => {
+      record.timers.push(ms);
+      let live = true;
+      setImmediate(() => {
+        if (!live) return;
+        live = false;
+        now += ms;
+        fire();
+      });
+      return () => void (live = false);
+    },
+  };
+}
+
+/** The scenario compactor's summary of `count` responses (it stands for them in the response count). */
+const COMPACTED = /^compacted (\d+)$/;
+const compactedCount = (message: AgentMessage): number => {
+  const { role, content } = message as { role?: string; content?: unknown };
+  const match = role === "user" && typeof content === "string" ? COMPACTED.exec(content) : null;
+  return match ? Number(match[1]) : 0;
+};
+/** How many responses the transcript holds, those a compaction summarized included: the index of the one asked for next. */
+export const responseIndex = (messages: readonly AgentMessage[]): number =>
+  messages.reduce((n, message) => n + ((message as { role?: string }).role === "assistant" ? 1 : compactedCount(message)), 0);
+
+/**
+ * The transcript rebuilt from the events (R62, R61): each `message_end` appended, each
+ * `transcript_replaced` replacing it, each `message_discarded` taking the last message back.
+ */
+export function rebuiltTranscript(events: readonly AnyAgentEvent[], start: readonly AgentMessage[] = []): AgentMessage[] {
+  let transcript = [...start];
+  for (const event of events) {
+    if (event.type === "message_end") transcript.push(event.message);
+    else if (event.type === "transcript_replaced") transcript = [...event.messages];
+    else if (event.type === "message_discarded") transcript.pop();
+  }
+  return transcript;
+}
+
+/** What an attempt plays as a scripted response (R60–R62). */
+function attemptResponse(attempt: Attempt, delayMs: number): ScriptedResponse {
+  switch (attempt.kind) {
+    case "transient":
+      return {
+        failure: attempt.failure,
+        ...(attempt.retryAfterMs !== null ? { retryAfterMs: attempt.retryAfterMs } : {}),
+        ...(attempt.afterContent ? { afterContent: true, content: [text("partial")] } : {}),
+        delayMs,
+      };
+    case "overflow":
+      return { failure: "prompt_too_long", delayMs };
+    case "truncated":
+      return { content: [text("cut")], stopReason: "length", delayMs };
+  }
 }
 
 interface Implementations {
@@ -353,15 +488,59 @@ function implementations(scenario: Scenario, record: ScenarioRun, undelivered: R
     };
   }
 
-  // The response to the n-th request (n assistant messages so far), whichever process makes it:
-  // a restored run gets the same model responses (R13).
-  const stream = scriptedStreamFn(({ context }) => responses[context.messages.filter((m) => m.role === "assistant").length] ?? { content: [text("done")] });
+  const recovery = scenario.recovery;
+  if (recovery?.retry) config.retry = { ...recovery.retry };
+  if (recovery?.outputLimit) {
+    config.outputLimit = { maxRecoveries: recovery.outputLimit.maxRecoveries };
+    // The request already asks for the model's maximum: nothing to escalate to (R61).
+    if (!recovery.outputLimit.escalate) config.maxTokens = scriptedModel.maxTokens;
+  }
+  if (recovery?.compact) {
+    // Deterministic: everything before the last user message (a turn boundary: never between a
+    // call and its result) becomes one summary that counts the responses it stands for.
+    const compactor: Compactor = async (request) => {
+      entered("compactor");
+      const messages = request.messages;
+      let cut = -1;
+      for (let i = messages.length - 1; i > 0; i--) {
+        if ((messages[i] as { role?: string }).role === "user") {
+          cut = i;
+          break;
+        }
+      }
+      const output = cut <= 0 ? messages : [user(`compacted ${responseIndex(messages.slice(0, cut))}`), ...messages.slice(cut)];
+      record.compactions.push({ reason: request.reason, input: messages, output });
+      return output;
+    };
+    config.compact = { compactor, ...(recovery.compact.thresholdTokens !== null ? { thresholdTokens: recovery.compact.thresholdTokens } : {}) };
+  }
+
+  // The response to the n-th request (n responses so far), whichever process makes it: a restored
+  // run gets the same model responses (R13). Before it, the response's attempts, one per request
+  // for it (counted per process: a restored run plays them again).
+  const attemptsMade = new Map<number, number>();
+  const stream = scriptedStreamFn(({ context }) => {
+    const n = responseIndex(context.messages);
+    const k = attemptsMade.get(n) ?? 0;
+    attemptsMade.set(n, k + 1);
+    const prelude = recovery ? (scenario.responses[n]?.prelude ?? []) : [];
+    const attempt = k < prelude.length ? prelude[k] : null;
+    record.played.push({ n, attempt });
+    if (attempt) return attemptResponse(attempt, scenario.responses[n].delayMs);
+    return responses[n] ?? { content: [text("done")] };
+  });
   const streamFn: typeof stream = Object.assign(
     (...args: Parameters<typeof stream>) => {
       // R12, R40: each request sees exactly the transcript so far (identity convertToLlm and
       // transformContext): every message ended before it, in order.
-      const ended = record.events.flatMap((e) => (e.type === "message_end" ? [e.message] : []));
+      // With recovery, the transcript so far is the one rebuilt from the events (R62, R61).
+      const ended = rebuiltTranscript(record.events);
       if (JSON.stringify(args[1].messages) !== JSON.stringify(ended)) record.hookProblems.push(`request ${record.requests + 1} does not see the transcript so far`);
+      // R6, R60: a response shown as failed is the run's last; a withheld failure is never shown.
+      const lastAssistant = [...ended].reverse().find((m) => (m as { role?: string }).role === "assistant") as AssistantMessage | undefined;
+      if (lastAssistant && (lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted")) {
+        record.hookProblems.push(`request ${record.requests + 1} follows the failed response "${lastAssistant.errorMessage}"`);
+      }
       entered("the stream function");
       record.requests++;
       if (record.abortedAt !== null) record.requestsAfterAbort++;
@@ -379,6 +558,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
   const record = newRecord();
   const undelivered = new Set<AnyAgentEvent>();
   const { config, tools, streamFn } = implementations(scenario, record, undelivered);
+  const clock = virtualClock(record);
   if (scenario.abortAt === -1) {
     record.abortedAt = -1;
     controller.abort();
@@ -391,6 +571,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
       controller.abort();
     }
     record.events.push(event);
+    if (event.type === "retry_scheduled") record.retries.push({ event, failed: record.played.at(-1)?.attempt ?? null });
     if (scenario.sink === "resolved") return Promise.resolve();
     if (scenario.sink === "sync") return undefined;
     undelivered.add(event);
@@ -402,6 +583,8 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
     );
   };
 
+  // R66: the loop's own events into the same ordered record as pi's.
+  config.onRuntimeEvent = sink;
   try {
     record.messages = await runAgentLoop(
       [user("hi")],
@@ -410,7 +593,7 @@ export async function playScenario(scenario: Scenario): Promise<ScenarioRun> {
       sink,
       controller.signal,
       streamFn,
-      { onActor: (actor) => (record.actor = actor) },
+      { onActor: (actor) => (record.actor = actor), clock, random: () => scenario.recovery?.jitter ?? 0.5 },
     );
   } catch (error) {
     record.rejection = error;
@@ -441,12 +624,15 @@ export interface RestoredScenarioRun extends ScenarioRun {
 export async function playRestoredScenario(scenario: Scenario, restoreAt: number, inspect?: (event: InspectionEvent) => void): Promise<RestoredScenarioRun> {
   const record: RestoredScenarioRun = { ...newRecord(), restoredIn: null, strayEvents: [] };
   const none = new Set<AnyAgentEvent>();
+  // One clock for both processes (the world's time); the same random source in each.
+  const time = { clock: virtualClock(record), random: () => scenario.recovery?.jitter ?? 0.5 };
   const input = { prompts: [user("hi")], messages: [] };
   let current: RunActor | undefined;
   let stopped = false;
   const sink = (from: RunActor) => (event: AnyAgentEvent) => {
     if (from !== current || stopped) return void record.strayEvents.push(event);
     record.events.push(event);
+    if (event.type === "retry_scheduled") record.retries.push({ event, failed: record.played.at(-1)?.attempt ?? null });
     // After the push: the abort may make the run persist (and stop) at once.
     if (scenario.abortAt === record.events.length - 1 && record.abortedAt === null) {
       record.abortedAt = record.events.length - 1;
@@ -465,7 +651,7 @@ export async function playRestoredScenario(scenario: Scenario, restoreAt: number
 
   try {
     // (Typed as the run actor the invariants inspect: the embedded logic is the same machine.)
-    const first = createActor(createAgentRunLogic(implementations(scenario, record, none)), { input, inspect }) as unknown as RunActor;
+    const first = createActor(createAgentRunLogic({ ...implementations(scenario, record, none), ...time }), { input, inspect }) as unknown as RunActor;
     let macrosteps = 0;
     let persisted: string | undefined;
     first.subscribe((snapshot) => {
@@ -487,7 +673,7 @@ export async function playRestoredScenario(scenario: Scenario, restoreAt: number
     if (persisted === undefined) record.messages = output;
     else {
       stopped = false;
-      const second = createActor(createAgentRunLogic(implementations(scenario, record, none)), { snapshot: JSON.parse(persisted), input, inspect }) as unknown as RunActor;
+      const second = createActor(createAgentRunLogic({ ...implementations(scenario, record, none), ...time }), { snapshot: JSON.parse(persisted), input, inspect }) as unknown as RunActor;
       record.messages = await start(second);
     }
   } catch (error) {
