@@ -2,11 +2,11 @@
  * The third restore scenario (SPEC R13 inside R60–R62): an overloaded attempt withheld and retried
  * (schedulingRetry, backingOff), a truncated answer escalated and discarded, then kept with a
  * recovery message (recoveringOutputLimit), a proactive compaction above the token threshold, and
- * an overflow compacted and retried. What the model decides is read from the request and from the
+ * an overflow compacted and retried; every request waits for a request limiter's slot. What the model decides is read from the request and from the
  * world (plain data saved next to each snapshot), so a restored run meets the same model.
  */
 import type { AgentLoopConfig, AgentMessage, ScriptedResponse } from "../../src/index.js";
-import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text } from "../../src/index.js";
+import { createRequestLimiter, defaultConvertToLlm, scriptedModel, scriptedStreamFn, text } from "../../src/index.js";
 import type { AgentRunOptions } from "../../src/actors/run-runtime.js";
 import { fixedClock, userMessage, type World } from "./scenario.js";
 
@@ -28,6 +28,8 @@ export function scenarioCOptions(world: World): AgentRunOptions {
     retry: { baseDelayMs: 0, maxDelayMs: 0 },
     outputLimit: { maxRecoveries: 1 },
     compact: { compactor, thresholdTokens: 500 },
+    // Each request waits for its slot (awaitingRequestSlot).
+    requestLimiter: createRequestLimiter({ maxConcurrent: 1 }),
   };
   const streamFn = scriptedStreamFn((request) => {
     const messages = request.context.messages;
