@@ -43,6 +43,7 @@ import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
+import { checkLoopSettings } from "../boundary/run-arguments.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -143,6 +144,7 @@ export class Agent {
     this.prepareNextTurn = options.prepareNextTurn;
     this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
     this.toolExecution = options.toolExecution ?? "parallel";
+    checkLoopSettings(options, "");
     this.budget = options.budget;
     this.retry = options.retry;
     this.outputLimit = options.outputLimit;

@@ -26,6 +26,7 @@ import { hostedRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { checkRunArguments } from "./check-arguments.js";
 import { registerSubRunLogic } from "../actors/sub-runs.js";
+import { checkLoopSettings } from "../boundary/run-arguments.js";
 
 /** What an embedded run starts from. */
 export interface AgentRunInput {
@@ -67,6 +68,7 @@ export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
 }
 
 export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
+  checkLoopSettings(options.config ?? {}, "config.");
   const clock = options.clock ?? systemClock;
   const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options));
   // The machine's input is its own plain-data RunInput; an embedding app gives the public

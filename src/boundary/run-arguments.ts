@@ -11,6 +11,7 @@ import { checkModel } from "./model.js";
 import { checkSignal } from "./signal.js";
 import { checkTools } from "./tools.js";
 import { AgentInputError } from "./errors.js";
+import { recoverySettings } from "../loop/recovery-settings.js";
 
 export function checkLoopArguments(prompts: unknown, context: unknown, config: unknown, signal: unknown): void {
   checkSignal(signal, "signal");
@@ -21,8 +22,23 @@ export function checkLoopArguments(prompts: unknown, context: unknown, config: u
   }
   if (isRecord(config)) {
     checkModel(valueOf(config, "model"), "config.model");
-    checkDuration(valueOf(config, "abortGraceMs"), "config.abortGraceMs");
+    checkLoopSettings(config as Partial<AgentLoopConfig>, "config.");
   }
+}
+
+/**
+ * The loop settings (R60–R67, the request limiter), wherever they enter: a loop entry point's
+ * config, `createAgentRunLogic`'s, the Agent's options (`prefix` names the field's owner).
+ */
+export function checkLoopSettings(settings: Pick<Partial<AgentLoopConfig>, "retry" | "outputLimit" | "compact" | "maxTokens" | "abortGraceMs" | "toolTimeoutMs" | "requestLimiter">, prefix: string): void {
+  checkDuration(valueOf(settings, "abortGraceMs"), `${prefix}abortGraceMs`);
+  checkDuration(valueOf(settings, "toolTimeoutMs"), `${prefix}toolTimeoutMs`);
+  const limiter = valueOf(settings, "requestLimiter");
+  if (limiter !== undefined && !(isRecord(limiter) && typeof (limiter as { acquire?: unknown }).acquire === "function")) {
+    throw new AgentInputError(`${prefix}requestLimiter`, `${prefix}requestLimiter must be a limiter from createRequestLimiter(), got ${describeValue(limiter)}`);
+  }
+  // R60–R62: the same checks (and defaults) a run applies.
+  recoverySettings({ retry: settings.retry, outputLimit: settings.outputLimit, compact: settings.compact, maxTokens: settings.maxTokens } as AgentLoopConfig);
 }
 
 /** R67: a duration in ms (undefined: none); anything else would silently mean "wait for ever". */

@@ -443,3 +443,15 @@ function assistantText(value: string): AgentMessage {
     timestamp: 1,
   };
 }
+
+describe("R60–R67: malformed loop settings are typed errors where they enter", () => {
+  it("agentLoop, createAgentRunLogic and the Agent reject them before any event", async () => {
+    const { Agent, AgentInputError, agentLoop } = await import("../../src/index.js");
+    const bad: Partial<AgentLoopConfig>[] = [{ retry: { maxAttempts: 0 } }, { outputLimit: { maxRecoveries: -1 } }, { compact: { compactor: "no" as never } }, { abortGraceMs: Number.NaN }, { toolTimeoutMs: -5 }, { requestLimiter: {} as never }];
+    for (const settings of bad) {
+      expect(() => agentLoop([user("go")], { messages: [] }, baseConfig(settings), undefined, scriptedStreamFn([])), JSON.stringify(settings)).toThrow(AgentInputError);
+      expect(() => createAgentRunLogic({ streamFn: scriptedStreamFn([]), config: baseConfig(settings) }), JSON.stringify(settings)).toThrow(AgentInputError);
+      expect(() => new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn([]), ...(settings as object) }), JSON.stringify(settings)).toThrow(AgentInputError);
+    }
+  });
+});
