@@ -65,6 +65,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   let partial: AssistantMessage | undefined;
   /** `message_start` was emitted (with withholding, at the first content event). */
   let started = false;
+  /** R60: the withheld `start`'s message as it was then (providers grow the live partial in place). */
+  let held: AssistantMessage | undefined;
   let final: AssistantMessage | undefined;
   try {
     const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
@@ -79,7 +81,10 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       }
       if (event.type === "start") {
         partial = event.partial;
-        if (request.withhold) continue;
+        if (request.withhold) {
+          held = { ...partial, content: partial.content.slice() };
+          continue;
+        }
         started = true;
         const delivery = push({ type: "message_start", message: { ...partial } });
         if (delivery) await delivery;
@@ -90,7 +95,7 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       partial = event.partial;
       if (!started) {
         started = true;
-        await push({ type: "message_start", message: { ...partial } });
+        await push({ type: "message_start", message: held ?? { ...partial } });
       }
       // Each update its own shallow copy of the partial, as in the reference: a listener that
       // keeps one sees that update's message, not the live object.
