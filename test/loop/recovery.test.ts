@@ -457,16 +457,15 @@ describe("R60–R67: malformed loop settings are typed errors where they enter",
 });
 
 describe("R60: withholding changes nothing a clean response shows", () => {
-  it("R60: with retries on, a response that succeeds at once emits exactly the events of a run without them (message_start as the provider's start)", async () => {
+  it("R60: with retries on, a response that succeeds at once emits exactly the events of a run without them", async () => {
     const script = [{ content: [text("Hello there, friend")] }];
     const record = async (config: Partial<AgentLoopConfig>) => {
       const events: AnyAgentEvent[] = [];
       await runAgentLoop([user("go")], { messages: [] }, baseConfig(config), (event) => void events.push(event), undefined, scriptedStreamFn(script), { random: () => 0.5 });
       // Times differ between two runs; everything else must not.
-      return JSON.parse(JSON.stringify(events, (key, value) => (key === "timestamp" || key === "durationMs" ? 0 : value)));
+      return JSON.parse(JSON.stringify(events, (key, value) => (key === "timestamp" || key === "durationMs" ? undefined : value)));
     };
     const withheld = await record({ retry: {}, compact: { compactor: async ({ messages }) => messages } });
     expect(withheld).toEqual(await record({}));
-    expect(withheld.find((event: AnyAgentEvent) => event.type === "message_start" && (event.message as { role: string }).role === "assistant").message.content).toEqual([]);
   });
 });
