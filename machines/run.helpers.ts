@@ -17,6 +17,7 @@ export const idleRecovery: RecoveryState = {
   overflow: null,
   overflowed: false,
   compactedLength: 0,
+  proactiveOff: false,
 };
 
 /**

@@ -39,6 +39,7 @@ import {
   turnSpend,
 } from "./run.helpers.js";
 import { getPlaceholderFor } from "./placeholders.js";
+import { estimateTokens } from "../src/recovery/token-estimate.js";
 import type { createStepsWorker } from "../src/actors/steps-worker.js";
 import { toolCallMachine, type ToolCallInput } from "./tool-call.machine.js";
 import {
@@ -386,8 +387,13 @@ export const runMachine = setup({
     replaceTranscript: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, "step.compact.done");
       const reason = context.recovery.compaction ?? "overflow";
-      const recovery = { ...context.recovery, compaction: null, overflow: null, compacted: context.recovery.compacted || reason === "overflow" };
       const replacement = event.output;
+      // A proactive compaction that leaves the transcript above the threshold is not tried again this run (no thrashing).
+      const threshold = context.settings.recovery.compact?.thresholdTokens ?? null;
+      const proactiveOff =
+        context.recovery.proactiveOff ||
+        (reason === "threshold" && (replacement === null || estimateTokens(replacement, { usageFrom: replacement.length }) > (threshold ?? Infinity)));
+      const recovery = { ...context.recovery, compaction: null, overflow: null, compacted: context.recovery.compacted || reason === "overflow", proactiveOff };
       if (replacement === null) return void enqueue.assign({ recovery });
       const declared = new Map<string, string>();
       applySystemMessages(declared, replacement);
@@ -578,7 +584,7 @@ export const runMachine = setup({
     // R62: proactive compaction at a turn boundary.
     exceedsCompactThreshold: ({ context }) => {
       const threshold = context.settings.recovery.compact?.thresholdTokens ?? null;
-      return threshold !== null && !context.aborted && estimatedTokens(context) > threshold;
+      return threshold !== null && !context.aborted && !context.recovery.proactiveOff && estimatedTokens(context) > threshold;
     },
     // R62: the compactor returned the transcript as it was.
     foundNothingToCompact: ({ event }) => reply(event, "compact") === null,

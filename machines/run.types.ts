@@ -78,6 +78,8 @@ export interface RecoveryState {
   overflow: AssistantMessage | null;
   /** R62: the length of the last replacement: usage measured before it no longer sizes the transcript. */
   compactedLength: number;
+  /** R62: a proactive compaction could not bring the transcript under the threshold: no more for this run. */
+  proactiveOff: boolean;
   /** R62: the surfaced failure was a second overflow (the run ends with `prompt_too_long`). */
   overflowed: boolean;
 }

@@ -393,6 +393,23 @@ describe("R62: context overflow", () => {
     expect(stream.calls[1].context.messages.map((message) => message.role)).toEqual(["user", "user", "assistant", "toolResult", "system"]);
   });
 
+  it("R62: a proactive compaction that leaves the transcript above the threshold is not tried again in the run", async () => {
+    let calls = 0;
+    const stream = scriptedStreamFn([{ content: [toolCall("look", {}, "a")] }, { content: [toolCall("look", {}, "b")] }, { content: [text("done")] }]);
+    const events: AnyAgentEvent[] = [];
+    await runAgentLoop(
+      [user("a prompt long enough to be over ten tokens, surely")],
+      { messages: [], tools: [tool("look")] },
+      baseConfig({ compact: { thresholdTokens: 10, compactor: async ({ messages }) => (calls++, messages.slice()) }, onRuntimeEvent: (event) => void events.push(event) }),
+      (event) => void events.push(event),
+      undefined,
+      stream,
+    );
+    expect(calls).toBe(1);
+    expect(events.filter((event) => event.type === "transcript_replaced")).toHaveLength(1);
+    expect(stream.calls).toHaveLength(3);
+  });
+
   it("R62: the built-in summarizingCompactor over a transcript with parallel tool calls leaves no orphaned tool result", async () => {
     const turn = (n: number): AgentMessage[] => [
       user(`question ${n}`),
