@@ -61,7 +61,7 @@ export function initialRunContext(input: RunInput): RunContext {
     messages: input.messages,
     newMessages: [],
     declared: [],
-    toolSet: { tools: input.tools, sequentialTools: input.sequentialTools },
+    toolSet: { tools: input.tools, sequentialTools: input.sequentialTools, siblingCancellingTools: input.siblingCancellingTools },
     model: input.model,
     thinkingLevel: input.thinkingLevel,
     settings: {

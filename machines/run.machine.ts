@@ -17,7 +17,7 @@
 import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
-import { errorText, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
+import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../src/loop/abort-grace.js";
 import type { RunContext, RunInput, StreamedResponse, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
@@ -155,7 +155,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
   ] as const;
 }
 
-type Condition = "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted" | "foundNothingToCompact";
+type Condition = "cancelsLaterCalls" | "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted" | "foundNothingToCompact";
 
 /** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
@@ -455,6 +455,37 @@ export const runMachine = setup({
         enqueue.spawnChild("toolCall", { id: toolChildId(preflight.index), input });
       }
     }),
+    // R73: every call of the parallel batch still running settles as cancelled (its actor replies).
+    cancelRunningCalls: enqueueActions(({ context, event, enqueue }) => {
+      const { output } = event as ToolDoneEvent;
+      const batch = context.turn.batch!;
+      const cancel = { type: "call.cancel", failedTool: batch.calls[output.index].name, at: output.settledAt } as const;
+      batch.outcomes.forEach((outcome, index) => {
+        if (outcome === null) enqueue.sendTo(toolChildId(index), cancel);
+      });
+    }),
+    // R73: the sequential batch's later calls are not run: each gets its start, the cancelled result and its message.
+    cancelLaterCalls: enqueueActions(({ context, event, enqueue }) => {
+      const { output } = event as ToolDoneEvent;
+      const batch = context.turn.batch!;
+      const result = siblingCancelledResult(batch.calls[output.index].name);
+      const outcomes = batch.outcomes.slice();
+      const messages: ToolResultMessage[] = [];
+      for (let index = batch.cursor + 1; index < batch.calls.length; index++) {
+        const call = batch.calls[index];
+        outcomes[index] = { index, result, isError: true, settledAt: output.settledAt };
+        const message = toolResultMessage(call, result, true, undefined, output.settledAt);
+        enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+        enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+        enqueue.emit({ type: "message_start", message });
+        enqueue.emit({ type: "message_end", message });
+        messages.push(message);
+      }
+      enqueue.assign({
+        ...appended(context, messages),
+        turn: { ...context.turn, batch: { ...batch, outcomes, cursor: batch.calls.length - 1 }, toolResults: context.turn.toolResults.concat(messages) },
+      });
+    }),
     // R24: the next call of a sequential batch.
     advanceCursor: assign(({ context }) => {
       const batch = context.turn.batch!;
@@ -595,6 +626,12 @@ export const runMachine = setup({
     },
     outputLimitExhausted: ({ context }) => context.settings.recovery.outputLimit !== null && endedTruncated(context),
     isAborted: ({ context }) => context.aborted,
+    // R73: the call's own execute failed and its tool cancels the rest of the batch.
+    cancelsSiblings: ({ context, event }) => {
+      const outcome = (event as ToolDoneEvent).output;
+      return outcome.executionFailed === true && context.toolSet.siblingCancellingTools.includes(context.turn.batch!.calls[outcome.index].name);
+    },
+    cancelsLaterCalls: and(["cancelsSiblings", "hasLaterCall"]),
     // R24: does a sequential batch have a call after the one in progress?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
     // R21: every call the preflight saw ended with an immediate result (nothing to execute).
@@ -799,6 +836,8 @@ export const runMachine = setup({
             runningSequentially: {
               on: {
                 "xstate.done.actor.*": [
+                  // R73: its tool cancels on error, so the later calls are not run.
+                  ...toTurnEnd("cancelsLaterCalls", [...settle("done", true), "cancelLaterCalls"]),
                   { guard: "hasLaterCall", target: "preflightingCall", actions: [...settle("done", true), "advanceCursor"] },
                   ...toTurnEnd(undefined, settle("done", true)),
                 ],
@@ -824,6 +863,8 @@ export const runMachine = setup({
               on: {
                 "xstate.done.actor.*": [
                   ...toTurnEnd("settlesLastCall", [...settle("done", false), "appendResults"]),
+                  // R73: its tool cancels on error: the calls still running are cancelled.
+                  { guard: "cancelsSiblings", actions: [...settle("done", false), "cancelRunningCalls"] },
                   { actions: settle("done", false) },
                 ],
                 "xstate.error.actor.*": [

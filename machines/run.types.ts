@@ -25,6 +25,8 @@ export interface HookFlags {
 export interface ToolSetData {
   tools: KeyedToolDecl[];
   sequentialTools: string[];
+  /** R73: the tools whose failed `execute` cancels the rest of the batch. */
+  siblingCancellingTools: string[];
 }
 
 /** What a run starts from. Built by `runInput` (src/api/run-input.ts) from the caller's config. */
@@ -110,6 +112,8 @@ export interface ToolCallOutcome {
   durationMs?: number;
   /** When the call settled, on the injected clock (its result message's timestamp). */
   settledAt: number;
+  /** R73: the call's own `execute` failed (thrown or `isError`), whatever `afterToolCall` made of it. */
+  executionFailed?: true;
 }
 
 /** The tool batch of the current turn. */

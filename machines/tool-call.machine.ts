@@ -6,6 +6,9 @@
  *   executing ─▶ finalizing ─▶ settled
  *       └─────────────────────────▲  (no afterToolCall, or the call did not run)
  *
+ * `call.cancel` (R73: a sibling whose tool cancels on error failed) settles it at once from
+ * `executing` or `finalizing`; leaving the state aborts its job's signal.
+ *
  * Each step that runs app code is a state that asks the run's step worker (`steps.ts`) for its
  * job and leaves on the reply: `execute`, then `afterToolCall` when it is configured and the tool
  * ran. No app code runs in a transition (R15). The output is the call's one result (R26); the run
@@ -14,9 +17,9 @@
  * Context and input are plain data: the call finds the run's worker as its parent's `steps`
  * child, so a restored call is wired again without any actor reference in its context (R13).
  */
-import { assign, setup, type AnyActorRef } from "xstate";
+import { assertEvent, assign, setup, type AnyActorRef } from "xstate";
 import type { AgentToolResult, ToolCall } from "../src/types.js";
-import { applyAfterToolCall, errorResult, errorText } from "../src/loop/tool-results.js";
+import { applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/loop/tool-results.js";
 import type { ToolCallOutcome } from "./run.types.js";
 import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
 
@@ -40,9 +43,19 @@ export interface ToolCallContext extends ToolCallInput {
   isError: boolean;
   durationMs?: number;
   settledAt: number;
+  /** R73: `execute` itself failed. */
+  executionFailed: boolean;
 }
 
-export type ToolCallEvent = StepReply | StepReissue;
+/** R73: the run cancels the call: a sibling whose tool cancels on error failed. */
+export interface CallCancel {
+  type: "call.cancel";
+  /** The failed sibling's tool (its name is in the cancelled result). */
+  failedTool: string;
+  at: number;
+}
+
+export type ToolCallEvent = StepReply | StepReissue | CallCancel;
 
 type ToolStepName = "executeToolCall" | "finalizeToolCall";
 
@@ -98,7 +111,13 @@ export const toolCallMachine = setup({
       isError: outcome.isError,
       durationMs: outcome.durationMs,
       settledAt: timeOf(event, context.startedAt),
+      executionFailed: outcome.executed && outcome.isError,
     })),
+    // R73: cancelled because a sibling failed; its own outcome (if it still comes) is dropped.
+    settleAsCancelled: assign(({ event }) => {
+      assertEvent(event, "call.cancel");
+      return { result: siblingCancelledResult(event.failedTool), isError: true, settledAt: event.at, executionFailed: false };
+    }),
     applyAfterToolCall: assign(({ context, event }) => ({
       ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
@@ -119,6 +138,7 @@ export const toolCallMachine = setup({
     result: null,
     isError: false,
     settledAt: input.startedAt,
+    executionFailed: false,
   }),
   initial: "executing",
   on: {
@@ -135,12 +155,13 @@ export const toolCallMachine = setup({
           { guard: "isFinalized", target: "finalizing", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
           { target: "settled", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
         ],
+        "call.cancel": { target: "settled", actions: "settleAsCancelled" },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
     finalizing: {
       ...step("finalizeToolCall"),
-      on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" } },
+      on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" }, "call.cancel": { target: "settled", actions: "settleAsCancelled" } },
     },
     // R22, R26: exactly one result.
     settled: { type: "final" },
@@ -151,5 +172,6 @@ export const toolCallMachine = setup({
     isError: context.isError,
     ...(context.durationMs !== undefined ? { durationMs: context.durationMs } : {}),
     settledAt: context.settledAt,
+    ...(context.executionFailed ? { executionFailed: true as const } : {}),
   }),
 });

@@ -368,6 +368,12 @@ export interface AgentTool<TParams = any, TDetails = any> {
    * timed out after N ms` (no `afterToolCall`), its signal aborts, and its late outcome is dropped.
    */
   timeoutMs?: number;
+  /**
+   * SPEC R73: when this tool's own `execute` fails (throws or returns `isError`; not a validation
+   * failure or a block), the batch's other running calls are aborted and its calls not yet started
+   * are not run; each of them gets `Cancelled: sibling tool call NAME failed`. The turn goes on.
+   */
+  cancelSiblingsOnError?: boolean;
 }
 
 export interface AgentContext {

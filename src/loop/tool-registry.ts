@@ -11,7 +11,7 @@ import type { ToolSetData } from "../../machines/run.types.js";
 export class ToolRegistry {
   private byName = new Map<string, AgentTool>();
   private current: AgentTool[] = [];
-  private plain: ToolSetData = { tools: [], sequentialTools: [] };
+  private plain: ToolSetData = { tools: [], sequentialTools: [], siblingCancellingTools: [] };
 
   constructor(tools: readonly AgentTool[] | undefined) {
     this.replace(tools ?? []);
@@ -51,6 +51,7 @@ export class ToolRegistry {
     this.plain = {
       tools: this.current.map((tool) => keyedToolDecl(toolDeclaration(tool))),
       sequentialTools: this.current.filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
+      siblingCancellingTools: this.current.filter((tool) => tool.cancelSiblingsOnError === true).map((tool) => tool.name),
     };
     return this.plain;
   }

@@ -19,6 +19,9 @@ export const abortedResult = (): AgentToolResult => errorResult(ABORTED_TEXT);
 export const toolNotFoundResult = (name: string): AgentToolResult => errorResult(`Tool ${name} not found`);
 
 /** R13: an execution in flight at a snapshot whose tool is not `replay: "safe"` is not run again. */
+/** R73: a call cancelled because a sibling whose tool says `cancelSiblingsOnError` failed. */
+export const siblingCancelledResult = (failedTool: string): AgentToolResult => errorResult(`Cancelled: sibling tool call ${failedTool} failed`);
+
 export const interruptedResult = (name: string): AgentToolResult =>
   errorResult(`Tool ${name} was interrupted before it finished; its outcome is unknown, so it was not run again.`);
 

@@ -147,6 +147,65 @@ export const directedRuns: Record<string, Directed> = {
     return problems;
   },
 
+  // R73: a call whose tool cancels on error fails: the parallel batch's running calls are
+  // cancelled (from executing, and from finalizing while afterToolCall runs), the sequential
+  // batch's later calls are not run (with and without finishTurn).
+  ...Object.fromEntries(
+    (
+      [
+        ["parallel, a sibling executing", "parallel", false],
+        ["parallel, a sibling in afterToolCall", "parallel", true],
+        ["sequential", "sequential", false],
+        ["sequential (finishTurn)", "sequential", true],
+      ] as const
+    ).map(([label, toolExecution, hook]) => [
+      `R73: a failed call cancels its siblings (${label})`,
+      (async (coverage) => {
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const mk = (name: string, execute: AgentTool["execute"], extra: Partial<AgentTool> = {}): AgentTool => ({ name, label: name, description: name, parameters: { type: "object", properties: {} }, execute, ...extra });
+        const tools = [
+          mk("waits", (_id, _args, signal) => (toolExecution === "parallel" && !hook ? (release(), new Promise(() => signal?.addEventListener("abort", () => {}))) : Promise.resolve(ok("done")))),
+          mk(
+            "fails",
+            async () => {
+              if (toolExecution === "parallel") await gate;
+              throw new Error("failed");
+            },
+            { cancelSiblingsOnError: true },
+          ),
+          mk("later", async () => ok("never")),
+        ];
+        const calls = toolExecution === "parallel" ? ["waits", "fails"] : ["fails", "later"];
+        const run = await runLoop({
+          prompts: [user("hi")],
+          context: { messages: [], tools },
+          config: {
+            ...base,
+            toolExecution,
+            ...(hook && toolExecution === "parallel"
+              ? {
+                  afterToolCall: async ({ toolCall: call }) => {
+                    if (call.name !== "waits") return undefined;
+                    release();
+                    return new Promise<undefined>(() => {});
+                  },
+                }
+              : {}),
+            ...(hook && toolExecution === "sequential" ? { finishTurn: async () => undefined } : {}),
+          },
+          streamFn: scriptedStreamFn([{ content: calls.map((name, i) => toolCall(name, {}, `k${i}`)) }, { content: [text("after")] }]),
+          coverage,
+        });
+        const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+        const results = run.messages.filter((m) => m.role === "toolResult").map((m) => (m as { content: { text: string }[] }).content[0].text);
+        const expected = toolExecution === "parallel" ? ["Cancelled: sibling tool call fails failed", "failed"] : ["failed", "Cancelled: sibling tool call fails failed"];
+        if (JSON.stringify(results) !== JSON.stringify(expected)) problems.push(`R73: results ${JSON.stringify(results)}`);
+        return problems;
+      }) satisfies Directed,
+    ]),
+  ),
+
   // R13: persisted while finishTurn is in flight; the restored worker re-issues it, the new
   // process's finishTurn answers, and the run ends as it would have.
   async "step.reissue: restored while the run waits in finishTurn"(coverage) {

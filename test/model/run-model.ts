@@ -264,6 +264,7 @@ export function runInputFor(variant: RunVariant): RunInput {
     messages: [],
     tools: [],
     sequentialTools: [],
+    siblingCancellingTools: [],
     model: scriptedModel,
     thinkingLevel: "off",
     toolExecution: variant.toolExecution,
