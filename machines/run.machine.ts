@@ -169,6 +169,14 @@ function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
   ] as const;
 }
 
+/** R40: a request starts with transformContext when configured, else with convertToLlm. */
+function toRequest<const A>(actions: A) {
+  return [
+    { guard: "hasTransformContext", target: "#run.turn.requesting.transformingContext", actions },
+    { target: "#run.turn.requesting.convertingToLlm", actions },
+  ] as const;
+}
+
 /** The request's stream step, after its slot when a request limiter is configured. */
 function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A) {
   return [
@@ -699,8 +707,7 @@ export const runMachine = setup({
             // R62: proactive compaction above the token threshold.
             { guard: "exceedsCompactThreshold", target: "compactingProactively", actions: { type: "startCompaction", params: { reason: "threshold" } } },
             { guard: "hasPrepareRequest", target: "preparingRequest" },
-            { guard: "hasTransformContext", target: "requesting.transformingContext" },
-            { target: "requesting.convertingToLlm" },
+            ...toRequest([]),
           ],
         },
         // R62: the transcript grew past the threshold; compact it before this turn's request.
@@ -709,8 +716,7 @@ export const runMachine = setup({
           on: {
             "step.compact.done": [
               { guard: "hasPrepareRequest", target: "preparingRequest", actions: "replaceTranscript" },
-              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: "replaceTranscript" },
-              { target: "requesting.convertingToLlm", actions: "replaceTranscript" },
+              ...toRequest(["replaceTranscript"]),
             ],
           },
         },
@@ -721,8 +727,7 @@ export const runMachine = setup({
             "step.compact.done": [
               // Nothing to compact: the overflow surfaces at once (prompt_too_long).
               ...toTurnEnd("foundNothingToCompact", ["surfaceOverflow"]),
-              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: "replaceTranscript" },
-              { target: "requesting.convertingToLlm", actions: "replaceTranscript" },
+              ...toRequest(["replaceTranscript"]),
             ],
           },
         },
@@ -730,10 +735,7 @@ export const runMachine = setup({
         preparingRequest: {
           ...step("prepareRequest"),
           on: {
-            "step.prepareRequest.done": [
-              { guard: "hasTransformContext", target: "requesting.transformingContext", actions: applyUpdateFrom("prepareRequest") },
-              { target: "requesting.convertingToLlm", actions: applyUpdateFrom("prepareRequest") },
-            ],
+            "step.prepareRequest.done": [...toRequest([applyUpdateFrom("prepareRequest")])],
           },
         },
         // R40: transformContext → convertToLlm → normalize → getApiKey → stream.
