@@ -26,6 +26,8 @@ export const idleRecovery: RecoveryState = {
  */
 export function settledRequest(recovery: RecoveryState, message: AssistantMessage): RecoveryState {
   const overloads = message.stopReason === "error" ? recovery.overloads : 0;
+  // The common case, nothing to reset, keeps the object (no copy per response).
+  if (recovery.failedAttempts === 0 && recovery.retry === null && !recovery.compacted && recovery.overloads === overloads) return recovery;
   return { ...recovery, failedAttempts: 0, overloads, retry: null, compacted: false };
 }
 

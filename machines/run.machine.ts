@@ -362,11 +362,11 @@ export const runMachine = setup({
       enqueue.assign({ recovery: { ...context.recovery, maxTokens: toMaxTokens } });
     }),
     // R61: consecutive truncated answers; the count resets with any answer that was not cut off.
-    countTruncations: assign(({ context }) =>
-      context.settings.recovery.outputLimit === null || endedTruncated(context) || context.recovery.recoveries === 0
-        ? {}
-        : { recovery: { ...context.recovery, recoveries: 0 } },
-    ),
+    countTruncations: enqueueActions(({ context, enqueue }) => {
+      // (Assigned only when it changes: every assign copies the context.)
+      if (context.recovery.recoveries === 0 || endedTruncated(context)) return;
+      enqueue.assign({ recovery: { ...context.recovery, recoveries: 0 } });
+    }),
     // R61: the recovery message, marked as the loop's, waits for the next turn like steering.
     queueRecoveryMessage: enqueueActions(({ context, enqueue }) => {
       const limit = context.settings.recovery.outputLimit!;

@@ -31,9 +31,10 @@ export type StreamRequest = StepJobs["streamResponse"]["input"];
 export async function streamResponse(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
   // The limiter's slot, held from `awaitingRequestSlot` (or taken now: a request re-issued after a restore).
   const limiter = runtime.config.requestLimiter;
+  if (!limiter) return streamOnce(runtime, request, scope);
   let release = runtime.requestSlot.held;
   runtime.requestSlot.held = undefined;
-  if (limiter && !release) release = await limiter.acquire(scope.signal);
+  release ??= await limiter.acquire(scope.signal);
   let tokens = 0;
   try {
     const response = await streamOnce(runtime, request, scope);
