@@ -233,6 +233,7 @@ export class Agent {
     if (snapshot.status !== "active" || !snapshot.matches("idle")) return;
     this.parked = snapshot.context;
     this.live = undefined;
+    this.runtime.detach();
     session.stop();
   }
 

@@ -81,6 +81,11 @@ export class SessionRuntime {
     registerRunHost(host, this.hostRuntime);
   }
 
+  /** The session actor is dropped (an idle Agent keeps none). */
+  detach(): void {
+    this.host = undefined;
+  }
+
   private get session(): SessionHost {
     if (!this.host) throw new Error("agent: the session runtime has no session actor");
     return this.host;
