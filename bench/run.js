@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { runAgentLoop as statechartLoop, Agent as StatechartAgent } from "../dist/index.js";
 import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
-import { concurrentPrompts, convertToLlm, deltaStream, model, newAgent, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
+import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, newAgent, prompt, promptsOnOneAgent, promptsThroughLoop, runToolTurns, transcript } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const loops = { statechart: statechartLoop, reference: referenceLoop };
@@ -100,7 +100,7 @@ function measureGInProcess(impl) {
 
 /** (f), (h), (g): the Agent classes side by side (issue 19). */
 async function measureScale() {
-  const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+  const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 5);
   const kb = (bytes) => `${(bytes / 1024).toFixed(2)} KB`;
   const lines = [];
   // (f): alternating rounds; the second thousand against the first, on our side.
@@ -112,6 +112,12 @@ async function measureScale() {
   const referenceGrowth = median(laps.reference.map(([first, second]) => second / first));
   lines.push(verdictLine({ ...f, target: 2.0 }));
   lines.push(`${"".padEnd(52)} second thousand / first: statechart ${growth.toFixed(2)} (target <= 1.15) ${growth <= 1.15 ? "PASS" : "MISS"}, reference ${referenceGrowth.toFixed(2)}`);
+  // What the run machine alone takes for the same runs (no Agent, no session): the floor under (f).
+  const loopLaps = { statechart: [], reference: [] };
+  const fLoop = await measure("    the same 2,000 runs through runAgentLoop", async (loop, impl) => loopLaps[impl].push(await promptsThroughLoop(loop, 2000)), SCALE_ROUNDS);
+  lines.push(infoLine(fLoop));
+  const loopGrowth = (impl) => median(loopLaps[impl].map(([first, second]) => second / first)).toFixed(2);
+  lines.push(`${"".padEnd(52)} second thousand / first: statechart ${loopGrowth("statechart")}, reference ${loopGrowth("reference")}`);
   // (h): the Agents are created outside the timed part (concurrentPrompts times the prompts only).
   const elapsed = { statechart: [], reference: [] };
   await measure("warm-up", async (_loop, impl) => void (await concurrentPrompts(agentClasses[impl], 500)), 1);
@@ -119,12 +125,18 @@ async function measureScale() {
   const hs = median(elapsed.statechart);
   const hr = median(elapsed.reference);
   lines.push(verdictLine({ ...h, statechart: hs, reference: hr, ratio: hs / hr, target: 2.5 }));
+  const hLoop = await measure(`    the same ${AGENTS.toLocaleString("en")} runs through runAgentLoop`, (loop) => concurrentLoopRuns(loop, AGENTS), SCALE_ROUNDS);
+  lines.push(infoLine(hLoop));
   // (g): a fresh process per implementation.
   const g = { statechart: measureGInProcess("statechart"), reference: measureGInProcess("reference") };
   const aboveTranscript = g.statechart.idle - g.statechart.idleTranscript;
   lines.push(`(g) heap per idle Agent (${AGENTS.toLocaleString("en")} Agents, after gc()): statechart ${kb(g.statechart.idle)} (${kb(aboveTranscript)} above its transcript of ${kb(g.statechart.idleTranscript)}), reference ${kb(g.reference.idle)}  (target <= 3 KB above) ${aboveTranscript <= 3072 ? "PASS" : "MISS"}`);
   lines.push(`(g) heap per Agent after one prompt: statechart ${kb(g.statechart.prompted)} (transcript ${kb(g.statechart.transcript)}), reference ${kb(g.reference.prompted)}  (target <= 5 KB) ${g.statechart.prompted <= 5120 ? "PASS" : "MISS"}`);
   return lines;
+}
+
+function infoLine(r) {
+  return `${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (the run machine's part)`;
 }
 
 function verdictLine(r) {

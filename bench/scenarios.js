@@ -127,3 +127,33 @@ export async function concurrentPrompts(AgentClass, count) {
   for (const agent of agents) if (agent.state.messages.length !== 2) throw new Error("bench (h): an Agent did not get its answer");
   return elapsed;
 }
+
+/**
+ * The run machine's part of (f): `count` one-turn runs through `runAgentLoop`, one after another,
+ * each starting from the transcript the runs before it left (the messages are appended in place:
+ * both loops copy the transcript they are given).
+ */
+export async function promptsThroughLoop(loop, count) {
+  const messages = [];
+  const stream = answerStream();
+  const laps = [];
+  let lap = performance.now();
+  for (let i = 1; i <= count; i++) {
+    const added = await loop([{ role: "user", content: `prompt ${i}`, timestamp: 0 }], { messages, tools: [] }, turnConfig, () => {}, undefined, stream);
+    for (const message of added) messages.push(message);
+    if (i % 1000 === 0) {
+      const now = performance.now();
+      laps.push(now - lap);
+      lap = now;
+    }
+  }
+  return laps;
+}
+
+/** The run machine's part of (h): `count` one-turn runs through `runAgentLoop` at once. */
+export async function concurrentLoopRuns(loop, count) {
+  const stream = answerStream();
+  const runs = [];
+  for (let i = 0; i < count; i++) runs.push(loop([{ role: "user", content: `prompt ${i}`, timestamp: 0 }], { messages: [], tools: [] }, turnConfig, () => {}, undefined, stream));
+  await Promise.all(runs);
+}
