@@ -194,7 +194,12 @@ export class Agent {
     // R13: a session persisted mid-run resumes that run with this Agent's hooks, tools and stream function.
     const busy = restored !== undefined && !session.getSnapshot().matches("idle");
     const resumed = busy ? resumedRunMessages(session) : undefined;
-    if (busy) this.runtime.resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false }), resumed ?? []).catch(() => {});
+    if (busy) {
+      this.runtime
+        .resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false }), resumed ?? [])
+        .catch(() => {})
+        .finally(() => this.park());
+    }
     session.start();
     if (resumed) session.send({ type: "run.resume", messages: resumed });
     if (restored !== undefined) redeliverFinishedChildren(session);
@@ -237,9 +242,11 @@ export class Agent {
     session.stop();
   }
 
-  /** Events for the session: a parked session wakes for them (and parks again after the next run). */
+  /** Events for the session: a parked session wakes for one and, idle still, parks again. */
   private send(event: SessionEvent): void {
+    const parked = this.live === undefined;
     this.session.send(event);
+    if (parked) this.park();
   }
 
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */

@@ -5,7 +5,7 @@
  * identity with the reference's (run as a black box).
  */
 import { describe, expect, it } from "vitest";
-import type { InspectionEvent } from "xstate";
+import type { AnyActorRef, InspectionEvent } from "xstate";
 import { Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
 import { Agent, scriptedModel, scriptedStreamFn, text, type AgentMessage } from "../../src/index.js";
 import type { Script } from "../../src/index.js";
@@ -39,7 +39,7 @@ describe("issue 19.1: an idle Agent keeps its session as plain data", () => {
   it("issue 19.1, R13: a persisted snapshot keeps the transcript it was taken with; two restores of it are independent", async () => {
     const { agent: original } = agent(answers("a", "later"));
     await original.prompt("one");
-    const snapshot = original.getPersistedSnapshot() as { context: { messages: AgentMessage[] } };
+    const snapshot = original.getPersistedSnapshot() as unknown as { context: { messages: AgentMessage[] } };
     await original.prompt("two");
     expect(texts(snapshot.context.messages)).toEqual(["user:one", "assistant:a"]);
 
@@ -50,6 +50,20 @@ describe("issue 19.1: an idle Agent keeps its session as plain data", () => {
     expect(texts(first.state.messages)).toEqual(["user:one", "assistant:a", "user:x", "assistant:first"]);
     expect(texts(second.state.messages)).toEqual(["user:one", "assistant:a", "user:y", "assistant:second"]);
     expect(texts(snapshot.context.messages)).toEqual(["user:one", "assistant:a"]);
+  });
+
+  it("issue 19.1, R13: an Agent restored mid-run finishes that run, then takes the next prompt", async () => {
+    const { agent: original } = agent(answers("a"));
+    let snapshot: unknown;
+    original.subscribe((event) => {
+      if (event.type === "message_end" && event.message.role === "user") snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
+    });
+    await original.prompt("one");
+    const restored = Agent.restore(snapshot, { streamFn: scriptedStreamFn(answers("resumed", "next")) });
+    expect(restored.state.isStreaming).toBe(true);
+    await restored.waitForIdle();
+    await restored.prompt("two");
+    expect(texts(restored.state.messages)).toEqual(["user:one", "assistant:resumed", "user:two", "assistant:next"]);
   });
 
   it("issue 19.1: what is set or queued while idle between runs reaches the next run", async () => {
@@ -104,7 +118,7 @@ describe("issue 19.1: an idle Agent keeps its session as plain data", () => {
   it("issue 19.1: an inspected Agent keeps one session actor across its runs", async () => {
     const sessions = new Set<string>();
     const inspect = (event: InspectionEvent) => {
-      if (event.type === "@xstate.actor" && event.actorRef.id === "session") sessions.add(event.actorRef.sessionId);
+      if (event.type === "@xstate.actor" && (event.actorRef as AnyActorRef).id === "session") sessions.add(event.actorRef.sessionId);
     };
     const subject = new Agent({ streamFn: scriptedStreamFn(answers("a", "b")), initialState: { model: scriptedModel }, inspect });
     await subject.prompt("one");
