@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { AnyActorRef, InspectionEvent } from "xstate";
 import { Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
-import { Agent, scriptedModel, scriptedStreamFn, text, type AgentMessage } from "../../src/index.js";
+import { Agent, defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, type AgentMessage } from "../../src/index.js";
 import type { Script } from "../../src/index.js";
 import { textOf } from "../loop/helpers.js";
 import { requestTails, says } from "./helpers.js";
@@ -125,5 +125,18 @@ describe("issue 19.1: an idle Agent keeps its session as plain data", () => {
     await subject.prompt("two");
     expect(sessions.size).toBe(1);
     expect(subject.state.messages).toHaveLength(4);
+  });
+});
+
+describe("issue 19.1: defaultConvertToLlm per request", () => {
+  it("issue 19.1: keeps provider messages in order, drops app-defined ones wherever they are, and returns a new array", () => {
+    const custom = (n: number) => ({ role: "note", text: `n${n}`, timestamp: n }) as unknown as AgentMessage;
+    const provider = [says("a"), { role: "assistant", content: [text("b")] } as unknown as AgentMessage, { role: "toolResult", content: [] } as unknown as AgentMessage, { role: "system", content: "s" } as unknown as AgentMessage];
+    const transcripts = [[], provider, [custom(0), ...provider], [...provider, custom(1)], [provider[0], custom(2), provider[1], custom(3), custom(4), provider[2]], [custom(5)]];
+    for (const messages of transcripts) {
+      const converted = defaultConvertToLlm(messages);
+      expect(converted).toEqual(messages.filter((message) => (message as { role: string }).role !== "note"));
+      expect(converted).not.toBe(messages);
+    }
   });
 });
