@@ -2,9 +2,9 @@
 // side by side in one process, same stream function, tools and sink. Medians over alternating rounds.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { runAgentLoop as statechartLoop } from "../dist/index.js";
-import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
-import { convertToLlm, deltaStream, model, prompt, runToolTurns, transcript } from "./scenarios.js";
+import { runAgentLoop as statechartLoop, Agent as StatechartAgent } from "../dist/index.js";
+import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
+import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, newAgent, prompt, promptsOnOneAgent, promptsThroughLoop, runToolTurns, transcript } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const loops = { statechart: statechartLoop, reference: referenceLoop };
@@ -28,17 +28,17 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ["gc"] });
 const settleGcEntries = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-async function measure(name, body) {
+async function measure(name, body, rounds = ROUNDS) {
   const times = { statechart: [], reference: [] };
   const gcShare = { statechart: [], reference: [] };
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? ["statechart", "reference"] : ["reference", "statechart"];
     for (const impl of order) {
       global.gc?.();
       await settleGcEntries();
       gcTime = 0;
       const start = performance.now();
-      await body(loops[impl]);
+      await body(loops[impl], impl);
       const elapsed = performance.now() - start;
       await settleGcEntries();
       times[impl].push(elapsed);
@@ -57,11 +57,96 @@ function heapAfter() {
 }
 
 // (a) in a process of its own: `BENCH_ONLY=a node --expose-gc bench/run.js` prints one JSON line.
+const agentClasses = { statechart: StatechartAgent, reference: ReferenceAgent };
 const measureA = () => measure("(a) 1,000 runs x 5 turns x 3 parallel tools", (loop) => runToolTurns(loop, 1000));
 if (process.env.BENCH_ONLY === "a") {
   await runToolTurns(statechartLoop, 200);
   await runToolTurns(referenceLoop, 200);
   console.log(JSON.stringify(await measureA()));
+  process.exit(0);
+}
+
+/**
+ * (g) in a process of its own per implementation (`BENCH_ONLY=g BENCH_IMPL=statechart`): heap per
+ * Agent, idle and after one prompt, over AGENTS Agents after gc(), and what their transcripts
+ * alone take (the same messages, cloned, held in plain arrays).
+ */
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
+if (process.env.BENCH_ONLY === "g") {
+  const AgentClass = agentClasses[process.env.BENCH_IMPL];
+  // Warm-up: modules, the provided machine, JIT, with Agents that are then dropped.
+  const warm = Array.from({ length: 200 }, () => newAgent(AgentClass));
+  await Promise.all(warm.map((agent) => agent.prompt("warm")));
+  warm.length = 0;
+  const base = heapAfter();
+  const agents = [];
+  for (let i = 0; i < AGENTS; i++) agents.push(newAgent(AgentClass));
+  const idleHeap = heapAfter();
+  let clones = agents.map((agent) => structuredClone(agent.state.messages));
+  const idleTranscript = (heapAfter() - idleHeap) / AGENTS;
+  clones = [];
+  await Promise.all(agents.map((agent, i) => agent.prompt(`prompt ${i}`)));
+  const promptedHeap = heapAfter();
+  clones = agents.map((agent) => structuredClone(agent.state.messages));
+  const transcriptBytes = (heapAfter() - promptedHeap) / AGENTS;
+  console.log(JSON.stringify({ idle: (idleHeap - base) / AGENTS, idleTranscript, prompted: (promptedHeap - base) / AGENTS, transcript: transcriptBytes, held: agents.length + clones.length }));
+  process.exit(0);
+}
+function measureGInProcess(impl) {
+  const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_ONLY: "g", BENCH_IMPL: impl }, encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`bench (g) process failed: ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split("\n").at(-1));
+}
+
+/** (f), (h), (g): the Agent classes side by side (issue 19). */
+async function measureScale() {
+  const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 5);
+  const kb = (bytes) => `${(bytes / 1024).toFixed(2)} KB`;
+  const lines = [];
+  // (f): alternating rounds; the second thousand against the first, on our side.
+  await promptsOnOneAgent(StatechartAgent, 1000);
+  await promptsOnOneAgent(ReferenceAgent, 1000);
+  const laps = { statechart: [], reference: [] };
+  const f = await measure("(f) 2,000 prompts on one Agent", async (_loop, impl) => laps[impl].push(await promptsOnOneAgent(agentClasses[impl], 2000)), SCALE_ROUNDS);
+  const growth = median(laps.statechart.map(([first, second]) => second / first));
+  const referenceGrowth = median(laps.reference.map(([first, second]) => second / first));
+  lines.push(verdictLine({ ...f, target: 2.0 }));
+  lines.push(`${"".padEnd(52)} second thousand / first: statechart ${growth.toFixed(2)} (target <= 1.15) ${growth <= 1.15 ? "PASS" : "MISS"}, reference ${referenceGrowth.toFixed(2)}`);
+  // What the run machine alone takes for the same runs (no Agent, no session): the floor under (f).
+  const loopLaps = { statechart: [], reference: [] };
+  const fLoop = await measure("    the same 2,000 runs through runAgentLoop", async (loop, impl) => loopLaps[impl].push(await promptsThroughLoop(loop, 2000)), SCALE_ROUNDS);
+  lines.push(infoLine(fLoop));
+  const loopGrowth = (impl) => median(loopLaps[impl].map(([first, second]) => second / first)).toFixed(2);
+  lines.push(`${"".padEnd(52)} second thousand / first: statechart ${loopGrowth("statechart")}, reference ${loopGrowth("reference")}`);
+  // (h): the Agents are created outside the timed part (concurrentPrompts times the prompts only).
+  const elapsed = { statechart: [], reference: [] };
+  await measure("warm-up", async (_loop, impl) => void (await concurrentPrompts(agentClasses[impl], 500)), 1);
+  const h = await measure(`(h) ${AGENTS.toLocaleString("en")} concurrent one-turn prompts`, async (_loop, impl) => elapsed[impl].push(await concurrentPrompts(agentClasses[impl], AGENTS)), SCALE_ROUNDS);
+  const hs = median(elapsed.statechart);
+  const hr = median(elapsed.reference);
+  lines.push(verdictLine({ ...h, statechart: hs, reference: hr, ratio: hs / hr, target: 2.5 }));
+  const hLoop = await measure(`    the same ${AGENTS.toLocaleString("en")} runs through runAgentLoop`, (loop) => concurrentLoopRuns(loop, AGENTS), SCALE_ROUNDS);
+  lines.push(infoLine(hLoop));
+  // (g): a fresh process per implementation.
+  const g = { statechart: measureGInProcess("statechart"), reference: measureGInProcess("reference") };
+  const aboveTranscript = g.statechart.idle - g.statechart.idleTranscript;
+  lines.push(`(g) heap per idle Agent (${AGENTS.toLocaleString("en")} Agents, after gc()): statechart ${kb(g.statechart.idle)} (${kb(aboveTranscript)} above its transcript of ${kb(g.statechart.idleTranscript)}), reference ${kb(g.reference.idle)}  (target <= 3 KB above) ${aboveTranscript <= 3072 ? "PASS" : "MISS"}`);
+  lines.push(`(g) heap per Agent after one prompt: statechart ${kb(g.statechart.prompted)} (transcript ${kb(g.statechart.transcript)}), reference ${kb(g.reference.prompted)}  (target <= 5 KB) ${g.statechart.prompted <= 5120 ? "PASS" : "MISS"}`);
+  return lines;
+}
+
+function infoLine(r) {
+  return `${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (the run machine's part)`;
+}
+
+function verdictLine(r) {
+  const verdict = r.ratio <= r.target ? "PASS" : "MISS";
+  return `${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (target <= ${r.target})  ${verdict}`;
+}
+
+if (process.env.BENCH_ONLY === "scale") {
+  console.log(`\nAgents at scale, statechart / reference (node ${process.version})\n`);
+  for (const line of await measureScale()) console.log(line);
   process.exit(0);
 }
 
@@ -106,3 +191,6 @@ const heap10k = heapAfter();
 const growth = (heap10k - heap1k) / heap1k;
 console.log(`\nheap after 1,000 runs of (a): ${(heap1k / 1e6).toFixed(1)} MB; after 10,000: ${(heap10k / 1e6).toFixed(1)} MB; growth ${(growth * 100).toFixed(1)}%  (target <= 10%)  ${growth <= 0.1 ? "PASS" : "MISS"}`);
 if (!global.gc) console.log("(run with node --expose-gc for meaningful heap figures)");
+
+console.log("");
+for (const line of await measureScale()) console.log(line);

@@ -76,3 +76,84 @@ export async function runToolTurns(loop, runs) {
     await loop(prompt(), { messages: [], tools: turnTools }, turnConfig, () => {}, undefined, toolTurnsStream());
   }
 }
+
+// --- Sessions at scale (issue 19): (f), (g), (h) drive both Agent classes the same way. ---
+
+/**
+ * A one-turn text answer; each request gets its own message object (as a provider would), so a
+ * transcript's heap is real and not one shared object.
+ */
+export function answerStream() {
+  let request = 0;
+  return () => {
+    const message = { role: "assistant", content: [{ type: "text", text: `answer ${request++}` }], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: "stop", timestamp: 0 };
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield { type: "start", partial: message };
+        yield { type: "done", reason: "stop", message };
+      },
+      result: async () => message,
+    };
+  };
+}
+
+/** An Agent of `AgentClass` (ours or the reference's) on the bench model and a one-turn answer stream. */
+export const newAgent = (AgentClass, streamFn = answerStream()) => new AgentClass({ initialState: { model }, streamFn });
+
+/** (f) `count` prompts one after another on one Agent; resolves with each thousand's time (ms). */
+export async function promptsOnOneAgent(AgentClass, count) {
+  const agent = newAgent(AgentClass);
+  const laps = [];
+  let lap = performance.now();
+  for (let i = 1; i <= count; i++) {
+    await agent.prompt(`prompt ${i}`);
+    if (i % 1000 === 0) {
+      const now = performance.now();
+      laps.push(now - lap);
+      lap = now;
+    }
+  }
+  if (agent.state.messages.length !== 2 * count) throw new Error(`bench (f): ${agent.state.messages.length} messages, expected ${2 * count}`);
+  return laps;
+}
+
+/** (h) `count` Agents, each given one prompt, all at once; resolves when every one settled. */
+export async function concurrentPrompts(AgentClass, count) {
+  const agents = [];
+  for (let i = 0; i < count; i++) agents.push(newAgent(AgentClass));
+  const start = performance.now();
+  await Promise.all(agents.map((agent, i) => agent.prompt(`prompt ${i}`)));
+  const elapsed = performance.now() - start;
+  for (const agent of agents) if (agent.state.messages.length !== 2) throw new Error("bench (h): an Agent did not get its answer");
+  return elapsed;
+}
+
+/**
+ * The run machine's part of (f): `count` one-turn runs through `runAgentLoop`, one after another,
+ * each starting from the transcript the runs before it left (the messages are appended in place:
+ * both loops copy the transcript they are given).
+ */
+export async function promptsThroughLoop(loop, count) {
+  const messages = [];
+  const stream = answerStream();
+  const laps = [];
+  let lap = performance.now();
+  for (let i = 1; i <= count; i++) {
+    const added = await loop([{ role: "user", content: `prompt ${i}`, timestamp: 0 }], { messages, tools: [] }, turnConfig, () => {}, undefined, stream);
+    for (const message of added) messages.push(message);
+    if (i % 1000 === 0) {
+      const now = performance.now();
+      laps.push(now - lap);
+      lap = now;
+    }
+  }
+  return laps;
+}
+
+/** The run machine's part of (h): `count` one-turn runs through `runAgentLoop` at once. */
+export async function concurrentLoopRuns(loop, count) {
+  const stream = answerStream();
+  const runs = [];
+  for (let i = 0; i < count; i++) runs.push(loop([{ role: "user", content: `prompt ${i}`, timestamp: 0 }], { messages: [], tools: [] }, turnConfig, () => {}, undefined, stream));
+  await Promise.all(runs);
+}

@@ -34,6 +34,12 @@ export interface SessionInput {
   thinkingLevel: ThinkingLevel;
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
+  /**
+   * An idle session's whole context, as it was when its actor was dropped (issue 19: an idle
+   * Agent keeps no actor, only this); the session starts idle with it, and the other fields are
+   * ignored. Plain data, taken as it is (a snapshot would be walked in depth on restore).
+   */
+  context?: SessionContext;
 }
 
 export interface SessionContext {
@@ -157,9 +163,14 @@ export const sessionMachine = setup({
       assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
+    // Appended in place, as the reference's `state.messages` is: a copy per message made the
+    // transcript O(n²) (issue 19). Whoever keeps a transcript beyond this session copies it
+    // (`Agent.getPersistedSnapshot`, restore); replacing it (reset, setMessages, compaction,
+    // adopting a run's output) makes a new array.
     appendMessage: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
-      return { messages: context.messages.concat([event.message]), usage: addMessageUsage(context.usage, event.message) };
+      context.messages.push(event.message);
+      return { usage: addMessageUsage(context.usage, event.message) };
     }),
     // The reference keeps the error of the last failed turn until the next run starts.
     recordTurnError: assign(({ context, event }) => {
@@ -175,17 +186,7 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: "session",
-  context: ({ input }) => ({
-    messages: input.messages,
-    model: input.model,
-    thinkingLevel: input.thinkingLevel,
-    queues: emptyQueues(),
-    modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
-    errorMessage: null,
-    usage: emptyUsage(),
-    runStart: input.messages.length,
-    failure: [],
-  }),
+  context: ({ input }) => input.context ?? initialSessionContext(input),
   // R53: queues and state can change at any time; a running run sees them at its next drain point.
   on: {
     "queue.steer": { actions: "enqueue" },
@@ -266,6 +267,21 @@ export const sessionMachine = setup({
     },
   },
 });
+
+/** A new session's context. */
+export function initialSessionContext(input: SessionInput): SessionContext {
+  return {
+    messages: input.messages,
+    model: input.model,
+    thinkingLevel: input.thinkingLevel,
+    queues: emptyQueues(),
+    modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
+    errorMessage: null,
+    usage: emptyUsage(),
+    runStart: input.messages.length,
+    failure: [],
+  };
+}
 
 /** The queues after the first `count` messages of `queue` left it. */
 function dequeued(context: SessionContext, queue: QueueName, count: number): Record<QueueName, AgentMessage[]> {

@@ -4,6 +4,11 @@
  * (transcript, model, thinking level, queues, usage) and the lifecycle; this class holds what
  * cannot enter a machine (listeners, hooks, tools, the stream function) and turns method calls
  * into session events.
+ *
+ * Issue 19: an idle Agent keeps no session actor, only the session's context (plain data); the
+ * actor is made again from it when a run starts or an event needs the machine, and dropped when
+ * the session is idle again. An Agent with an `inspect` observer, or whose `actor` was asked
+ * for, keeps its actor for good (what the inspector or the app holds stays the Agent's actor).
  */
 import { createActor, type Actor, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
@@ -25,13 +30,14 @@ import type {
   ToolExecutionMode,
   Usage,
 } from "../types.js";
-import type { QueueName, sessionMachine, SessionContext } from "../../machines/session.machine.js";
-import { nextBatch } from "../../machines/session.machine.js";
+import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionInput } from "../../machines/session.machine.js";
+import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
 import { bindSession, providedSessionMachine } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
+import { detachedSnapshot } from "./detached-snapshot.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
@@ -103,16 +109,21 @@ export class Agent {
 
   /** Current state; see `AgentState`. */
   readonly state: AgentState;
-  /** Every event of every run, as it reaches the Agent (after the state update, before the listeners). */
-  readonly events$: Observable<AgentEvent>;
-
-  private readonly session: SessionActor;
+  /** The session actor while it lives (see the class comment); `parked` otherwise. */
+  private live: SessionActor | undefined;
+  /** The idle session's context while no actor lives. */
+  private parked: SessionContext | undefined;
+  /** The actor lives for good: an inspector watches it, or the app holds it. */
+  private pinned: boolean;
+  private readonly inspect: AgentOptions["inspect"];
   private readonly runtime: SessionRuntime;
   private readonly listeners = new Set<Listener>();
+  /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
-  private readonly events = new Subject<AgentEvent>();
+  /** Made when `events$` is first asked for. */
+  private events: Subject<AgentEvent> | undefined;
   private tools: AgentTool[];
-  private replay: { messages: AgentMessage[]; systemPrompt: string } | undefined;
+  private replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
   private endReason: AgentEndReason | undefined;
 
   /**
@@ -161,43 +172,96 @@ export class Agent {
     this.onProviderStreamEvent = options.onProviderStreamEvent;
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
-    this.events$ = this.events.asObservable();
+    this.inspect = options.inspect;
+    this.pinned = options.inspect !== undefined;
 
-    this.session = createActor(providedSessionMachine(), {
-      id: "session",
-      ...(restored !== undefined ? { snapshot: restored as Snapshot<unknown> } : {}),
-      input: {
-        messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
-        model: initial.model ?? unknownModel,
-        thinkingLevel: initial.thinkingLevel ?? "off",
-        steeringMode: options.steeringMode,
-        followUpMode: options.followUpMode,
-      },
-      inspect: options.inspect,
-    });
+    const input: SessionInput = {
+      messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
+      model: initial.model ?? unknownModel,
+      thinkingLevel: initial.thinkingLevel ?? "off",
+      steeringMode: options.steeringMode,
+      followUpMode: options.followUpMode,
+    };
     this.runtime = new SessionRuntime(
-      this.session,
+      undefined,
       (event, signal) => this.deliver(event, signal),
       () => this.view.clear(),
       options.clock,
       options.random,
     );
-    bindSession(this.session, this.runtime);
-    // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
-    this.session.subscribe({ error: (error) => this.runtime.crash(error) });
+    this.state = stateView(this);
+    if (restored === undefined && !this.pinned) {
+      this.parked = initialSessionContext(input);
+      return;
+    }
+    const session = this.wake(restored !== undefined ? { snapshot: detachedSnapshot(restored), input } : { input }, false);
     // R13: a session persisted mid-run resumes that run with this Agent's hooks, tools and stream function.
-    const busy = restored !== undefined && !this.session.getSnapshot().matches("idle");
-    const resumed = busy ? resumedRunMessages(this.session) : undefined;
-    if (busy) this.runtime.resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false }), resumed ?? []).catch(() => {});
-    this.session.start();
-    if (resumed) this.session.send({ type: "run.resume", messages: resumed });
-    if (restored !== undefined) redeliverFinishedChildren(this.session);
-    this.state = this.stateView();
+    const busy = restored !== undefined && !session.getSnapshot().matches("idle");
+    const resumed = busy ? resumedRunMessages(session) : undefined;
+    if (busy) {
+      this.runtime
+        .resume(this.runPlan({ prompts: null, skipInitialSteeringPoll: false }), resumed ?? [])
+        .catch(() => {})
+        .finally(() => this.park());
+    }
+    session.start();
+    if (resumed) session.send({ type: "run.resume", messages: resumed });
+    if (restored !== undefined) redeliverFinishedChildren(session);
+    this.park();
+  }
+
+  /** A session actor, from a snapshot or input (the parked context when neither is given), bound to this Agent's runtime; started unless `start` is false. */
+  private wake(from: { snapshot: Snapshot<unknown>; input: SessionInput } | { input: SessionInput } | undefined, start = true): SessionActor {
+    const parked = this.parked;
+    const session = createActor(providedSessionMachine(), {
+      id: "session",
+      input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
+      ...(from && "snapshot" in from ? { snapshot: from.snapshot } : {}),
+      ...(this.inspect ? { inspect: this.inspect } : {}),
+    });
+    bindSession(session, this.runtime);
+    this.runtime.attach(session);
+    // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
+    session.subscribe({ error: (error) => this.runtime.crash(error) });
+    this.live = session;
+    this.parked = undefined;
+    if (start) session.start();
+    return session;
+  }
+
+  /** The live session actor, made from the parked context if there is none. */
+  private get session(): SessionActor {
+    return this.live ?? this.wake(undefined);
+  }
+
+  /** Drops the actor of an idle session, keeping its context (unless pinned, or the session failed). */
+  private park(): void {
+    const session = this.live;
+    if (this.pinned || !session) return;
+    const snapshot = session.getSnapshot();
+    if (snapshot.status !== "active" || !snapshot.matches("idle")) return;
+    this.parked = snapshot.context;
+    this.live = undefined;
+    this.runtime.detach();
+    session.stop();
+  }
+
+  /** Events for the session: a parked session wakes for one and, idle still, parks again. */
+  private send(event: SessionEvent): void {
+    const parked = this.live === undefined;
+    this.session.send(event);
+    if (parked) this.park();
   }
 
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
   get actor(): SessionActor {
+    this.pinned = true;
     return this.session;
+  }
+
+  /** Every event of every run, as it reaches the Agent (after the state update, before the listeners). */
+  get events$(): Observable<AgentEvent> {
+    return (this.events ??= new Subject<AgentEvent>()).asObservable();
   }
 
   /** R63: why the last run ended (its `agent_end.reason`); undefined before the first run ends. */
@@ -226,33 +290,33 @@ export class Agent {
     return this.context.modes.steering;
   }
   set steeringMode(mode: QueueMode) {
-    this.session.send({ type: "queue.setMode", queue: "steering", mode });
+    this.send({ type: "queue.setMode", queue: "steering", mode });
   }
   get followUpMode(): QueueMode {
     return this.context.modes.followUp;
   }
   set followUpMode(mode: QueueMode) {
-    this.session.send({ type: "queue.setMode", queue: "followUp", mode });
+    this.send({ type: "queue.setMode", queue: "followUp", mode });
   }
 
   /** Queue a message for the next drain point after the current turn (or the next run's start). */
   steer(message: AgentMessage): void {
     checkMessage(message, "steer(message)");
-    this.session.send({ type: "queue.steer", message });
+    this.send({ type: "queue.steer", message });
   }
   /** Queue a message for when the agent would otherwise stop. */
   followUp(message: AgentMessage): void {
     checkMessage(message, "followUp(message)");
-    this.session.send({ type: "queue.followUp", message });
+    this.send({ type: "queue.followUp", message });
   }
   clearSteeringQueue(): void {
-    this.session.send({ type: "queue.clear", queue: "steering" });
+    this.send({ type: "queue.clear", queue: "steering" });
   }
   clearFollowUpQueue(): void {
-    this.session.send({ type: "queue.clear", queue: "followUp" });
+    this.send({ type: "queue.clear", queue: "followUp" });
   }
   clearAllQueues(): void {
-    this.session.send({ type: "queue.clear", queue: "all" });
+    this.send({ type: "queue.clear", queue: "all" });
   }
   hasQueuedMessages(): boolean {
     const { queues } = this.context;
@@ -273,7 +337,7 @@ export class Agent {
 
   /** Aborts the current run, if any (R29, R6: it still ends with turn_end and agent_end). */
   abort(): void {
-    this.session.send({ type: "run.abort" });
+    this.send({ type: "run.abort" });
   }
 
   /** Resolves when no run is active and the `agent_end` listeners have settled. */
@@ -284,7 +348,7 @@ export class Agent {
   /** R54: keeps one system message with the replayed prompt and tools; clears the queues. */
   reset(): void {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
-    this.session.send({ type: "session.reset" });
+    this.send({ type: "session.reset" });
     this.view.clear();
   }
 
@@ -308,16 +372,21 @@ export class Agent {
   // --- Internals -----------------------------------------------------------------------------
 
   private get context(): SessionContext {
-    return this.session.getSnapshot().context;
+    return this.live ? this.live.getSnapshot().context : this.parked!;
   }
 
   private get busy(): boolean {
-    return !this.session.getSnapshot().matches("idle");
+    return this.live !== undefined && !this.live.getSnapshot().matches("idle");
   }
 
-  /** R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back. */
+  /**
+   * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back. Its
+   * transcript is a copy (the session appends to its own in place).
+   */
   getPersistedSnapshot(): Snapshot<unknown> {
-    return this.session.getPersistedSnapshot();
+    // A parked session is persisted by an actor made for it and never started.
+    const session = this.live ?? createActor(providedSessionMachine(), { id: "session", input: { context: this.parked } as SessionInput });
+    return detachedSnapshot(session.getPersistedSnapshot());
   }
 
   private run(plan: Continuation): Promise<void> {
@@ -325,7 +394,7 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
-    return this.runtime.start(this.runPlan(plan));
+    return this.runtime.start(this.runPlan(plan)).finally(() => this.park());
   }
 
   /** What a run of this Agent is made of: its hooks, tools and stream function as they are now. */
@@ -354,7 +423,7 @@ export class Agent {
   /** A drain point of the run (R53): takes the next batch out of the session's queue. */
   private drain(queue: QueueName): AgentMessage[] {
     const batch = nextBatch(this.context, queue);
-    if (batch.length > 0) this.session.send({ type: "queue.take", queue, count: batch.length });
+    if (batch.length > 0) this.send({ type: "queue.take", queue, count: batch.length });
     return batch;
   }
 
@@ -362,75 +431,96 @@ export class Agent {
   private async deliver(event: AnyAgentEvent, signal: AbortSignal): Promise<void> {
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
-      if (event.type === "transcript_replaced") this.session.send({ type: "run.transcriptReplaced", messages: event.messages });
+      if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
       // R61: the truncated answer it closed is taken back.
-      else if (event.type === "message_discarded") this.session.send({ type: "run.messageDiscarded" });
+      else if (event.type === "message_discarded") this.send({ type: "run.messageDiscarded" });
       for (const { listener, runtimeEvents } of this.listeners) if (runtimeEvents) await listener(event, signal);
       return;
     }
     this.view.apply(event);
     if (event.type === "agent_end") this.endReason = event.reason;
-    if (event.type === "message_end") this.session.send({ type: "run.messageEnd", message: event.message });
-    else if (event.type === "turn_end") this.session.send({ type: "run.turnEnd", message: event.message });
-    this.events.next(event);
+    if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
+    else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
+    this.events?.next(event);
     for (const { listener } of this.listeners) await listener(event, signal);
   }
 
+  /** The replayed system prompt, cached per transcript array and length (it grows in place). */
   private systemPrompt(): string {
     const messages = this.context.messages;
-    if (this.replay?.messages !== messages) this.replay = { messages, systemPrompt: replayTranscript(messages).systemPrompt };
-    return this.replay.systemPrompt;
+    const replay = this.replay;
+    if (replay?.messages !== messages || replay.length !== messages.length) {
+      this.replay = { messages, length: messages.length, systemPrompt: replayTranscript(messages).systemPrompt };
+    }
+    return this.replay!.systemPrompt;
   }
 
-  private stateView(): AgentState {
-    const agent = this;
-    return {
-      get systemPrompt() {
-        return agent.systemPrompt();
-      },
-      get model() {
-        return agent.context.model;
-      },
-      set model(model: Model) {
-        checkModel(model, "state.model");
-        agent.session.send({ type: "session.setModel", model });
-      },
-      get thinkingLevel() {
-        return agent.context.thinkingLevel;
-      },
-      set thinkingLevel(thinkingLevel: ThinkingLevel) {
-        agent.session.send({ type: "session.setThinkingLevel", thinkingLevel });
-      },
-      get tools() {
-        return agent.tools;
-      },
-      set tools(tools: AgentTool[]) {
-        agent.tools = (checkTools(tools, "state.tools") ?? []).slice();
-      },
-      get messages() {
-        return agent.context.messages;
-      },
-      set messages(messages: AgentMessage[]) {
-        checkMessages(messages, "state.messages");
-        agent.session.send({ type: "session.setMessages", messages: messages.slice() });
-      },
-      get isStreaming() {
-        return agent.busy;
-      },
-      get streamingMessage() {
-        return agent.view.streamingMessage;
-      },
-      get pendingToolCalls() {
-        return agent.view.pendingToolCalls;
-      },
-      get errorMessage() {
-        return agent.context.errorMessage ?? undefined;
-      },
-    };
+  /** `state.messages = …` */
+  private setMessages(messages: AgentMessage[]): void {
+    checkMessages(messages, "state.messages");
+    this.send({ type: "session.setMessages", messages: messages.slice() });
+  }
+
+  /** `state.model = …` */
+  private setModel(model: Model): void {
+    checkModel(model, "state.model");
+    this.send({ type: "session.setModel", model });
+  }
+
+  /** `state.thinkingLevel = …` */
+  private setThinkingLevel(thinkingLevel: ThinkingLevel): void {
+    this.send({ type: "session.setThinkingLevel", thinkingLevel });
+  }
+
+  /** `state.tools = …` */
+  private setTools(tools: AgentTool[]): void {
+    this.tools = (checkTools(tools, "state.tools") ?? []).slice();
   }
 }
 
 interface Listener {
   listener: AgentRuntimeListener;
   runtimeEvents: boolean;
+}
+
+const AGENT = Symbol("agent");
+const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
+
+/**
+ * Shared by every `Agent.state`; `this` is the state object, which holds its Agent under a hidden
+ * key. (Element access reaches the Agent's private members: this is its own view.)
+ */
+const stateProperties: PropertyDescriptorMap = {
+  systemPrompt: { get: function (this: object) { return agentOf(this)["systemPrompt"](); } },
+  model: {
+    get: function (this: object) { return agentOf(this)["context"].model; },
+    set: function (this: object, model: Model) { agentOf(this)["setModel"](model); },
+  },
+  thinkingLevel: {
+    get: function (this: object) { return agentOf(this)["context"].thinkingLevel; },
+    set: function (this: object, thinkingLevel: ThinkingLevel) { agentOf(this)["setThinkingLevel"](thinkingLevel); },
+  },
+  tools: {
+    get: function (this: object) { return agentOf(this)["tools"]; },
+    set: function (this: object, tools: AgentTool[]) { agentOf(this)["setTools"](tools); },
+  },
+  messages: {
+    get: function (this: object) { return agentOf(this)["context"].messages; },
+    set: function (this: object, messages: AgentMessage[]) { agentOf(this)["setMessages"](messages); },
+  },
+  isStreaming: { get: function (this: object) { return agentOf(this)["busy"]; } },
+  streamingMessage: { get: function (this: object) { return agentOf(this)["view"].streamingMessage; } },
+  pendingToolCalls: { get: function (this: object) { return agentOf(this)["view"].pendingToolCalls; } },
+  errorMessage: { get: function (this: object) { return agentOf(this)["context"].errorMessage ?? undefined; } },
+};
+for (const descriptor of Object.values(stateProperties)) Object.assign(descriptor, { enumerable: true, configurable: true });
+
+/**
+ * `Agent.state`: own enumerable accessors, as the reference's object literal has, but shared
+ * functions instead of 18 closures per Agent (a third of an idle Agent's heap, issue 19).
+ */
+function stateView(agent: Agent): AgentState {
+  const state = Object.defineProperties({}, stateProperties);
+  Object.defineProperty(state, AGENT, { value: agent });
+  return state as AgentState;
 }

@@ -1,5 +1,8 @@
 import type { AgentEvent, AgentMessage } from "../types.js";
 
+/** No tool call pending: one set for every idle Agent (the view replaces, never mutates, its set). */
+const none: ReadonlySet<string> = new Set();
+
 /**
  * What changes on every delta (`streamingMessage`) or tool start/end (`pendingToolCalls`): kept in
  * the runtime, not in the session machine, so stream deltas never become machine events.
@@ -8,7 +11,7 @@ export class LiveView {
   /** The message between its `message_start` and `message_end` (partial, for an assistant). */
   streamingMessage: AgentMessage | undefined;
   /** Ids of the tool calls between `tool_execution_start` and `tool_execution_end`. */
-  pendingToolCalls: ReadonlySet<string> = new Set();
+  pendingToolCalls: ReadonlySet<string> = none;
 
   apply(event: AgentEvent): void {
     switch (event.type) {
@@ -36,6 +39,6 @@ export class LiveView {
 
   clear(): void {
     this.streamingMessage = undefined;
-    if (this.pendingToolCalls.size > 0) this.pendingToolCalls = new Set();
+    this.pendingToolCalls = none;
   }
 }

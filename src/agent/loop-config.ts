@@ -16,12 +16,24 @@ const STREAM_OPTION_KEYS = [
 
 const LOOP_SETTING_KEYS = ["budget", "retry", "outputLimit", "compact", "toolTimeoutMs", "abortGraceMs", "requestLimiter"] as const satisfies readonly (keyof AgentLoopConfig)[];
 
+const isProviderMessage = (message: AgentMessage): message is Message => {
+  const role = (message as { role?: unknown }).role;
+  return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
+};
+
 /** The reference's default: the four message roles a provider understands; app-defined ones are dropped. */
 export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
-  return messages.filter((message): message is Message => {
-    const role = (message as { role?: unknown }).role;
-    return role === "user" || role === "assistant" || role === "toolResult" || role === "system";
-  });
+  // This runs over the whole transcript for every request (issue 19). Most transcripts hold only
+  // provider messages: scanning first and copying with `slice` is about twice as fast as `filter`.
+  let i = 0;
+  while (i < messages.length && isProviderMessage(messages[i])) i++;
+  if (i === messages.length) return messages.slice() as Message[];
+  const kept = messages.slice(0, i) as Message[];
+  for (i++; i < messages.length; i++) {
+    const message = messages[i];
+    if (isProviderMessage(message)) kept.push(message);
+  }
+  return kept;
 }
 
 export interface LoopConfigArgs {

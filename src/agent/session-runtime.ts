@@ -60,8 +60,11 @@ export class SessionRuntime {
   /** Timestamps of the runs' inputs and of R55's failure message. */
   private readonly clock: Clock;
 
+  private host: SessionHost | undefined;
+  private readonly hostRuntime = (owner: AnyActorRef): RunRuntime => this.runtimeFor(owner);
+
   constructor(
-    private readonly host: SessionHost,
+    host: SessionHost | undefined,
     private readonly dispatch: AgentDispatch,
     /** Called when the session is idle again, before `prompt()` settles. */
     private readonly onIdle: () => void,
@@ -69,7 +72,23 @@ export class SessionRuntime {
     private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
-    registerRunHost(host, (owner) => this.runtimeFor(owner));
+    if (host) this.attach(host);
+  }
+
+  /** The session actor this runtime serves from now on (an Agent makes a new one when it wakes from idle). */
+  attach(host: SessionHost): void {
+    this.host = host;
+    registerRunHost(host, this.hostRuntime);
+  }
+
+  /** The session actor is dropped (an idle Agent keeps none). */
+  detach(): void {
+    this.host = undefined;
+  }
+
+  private get session(): SessionHost {
+    if (!this.host) throw new Error("agent: the session runtime has no session actor");
+    return this.host;
   }
 
   /** The current run's abort signal. */
@@ -85,7 +104,7 @@ export class SessionRuntime {
   /** Sends `run.start`. Resolves when the session is idle again; rejects only when a listener threw twice (as the reference). */
   start(plan: RunPlan): Promise<void> {
     const done = this.activate(plan);
-    this.host.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    this.session.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
   }
 
@@ -200,7 +219,7 @@ export class SessionRuntime {
   private sinkFailed(run: ActiveRun, error: unknown): void {
     if (run !== this.active) return;
     const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
-    this.host.send({ type: "sink.failed", events: toPlainData(events) });
+    this.session.send({ type: "sink.failed", events: toPlainData(events) });
   }
 }
 
