@@ -201,7 +201,8 @@ export const sessionMachine = setup({
     "run.messageEnd": { actions: "appendMessage" },
     "run.turnEnd": { actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
-    "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages, runStart: ({ event }) => event.messages.length }) },
+    // (A copy: the session's transcript grows in place, and the event's array is the run's.)
+    "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages.slice(), runStart: ({ event }) => event.messages.length }) },
     "run.resume": { actions: "adoptResumedRun" },
   },
   initial: "idle",

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise } from "xstate";
-import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AnyAgentEvent, type AgentLoopConfig } from "../../src/index.js";
+import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AnyAgentEvent, type AgentLoopConfig, type AgentMessage } from "../../src/index.js";
 import { hostedRunMachine } from "../../src/api/start-run.js";
 import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
 import { SessionRuntime } from "../../src/agent/session-runtime.js";
@@ -148,7 +148,11 @@ const scenarios: Record<string, Scenario> = {
     );
     await run.agent.prompt("first");
     expect(run.agent.state.messages.map((m) => (m.role === "assistant" ? `assistant:${(m.content[0] as { text: string }).text}` : m.role))).toEqual(["user", "assistant:whole answer"]);
+    const replaced: AgentMessage[][] = [];
+    run.agent.subscribe((event) => void (event.type === "transcript_replaced" && replaced.push(event.messages)), { runtimeEvents: true });
     await run.agent.prompt("second");
+    // The event's transcript is the run's: the Agent's growing transcript must not write into it.
+    expect(replaced.map((messages) => messages.length)).toEqual([1]);
     expect(run.agent.state.messages.map((m) => (m.role === "assistant" ? `assistant:${(m.content[0] as { text: string }).text}` : m.role))).toEqual(["user", "assistant:after compaction"]);
     expect(run.agent.lastEndReason).toBe("completed");
     await ended(run.agent);
