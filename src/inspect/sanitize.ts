@@ -408,19 +408,28 @@ function snapshotWith(snapshot: unknown, o: Resolved): Record<string, unknown> {
  * ```
  */
 export function sanitizeInspectionEvent<E extends InspectionEvent>(event: E, options?: SanitizeOptions): E {
+  return inspectionEventWith(event, resolve(options));
+}
+
+/** `sanitizeInspectionEvent` without reuse (tests compare the two). */
+export function sanitizeInspectionEventAfresh<E extends InspectionEvent>(event: E, options?: SanitizeOptions): E {
+  return inspectionEventWith(event, resolveWithoutReuse(options));
+}
+
+function inspectionEventWith<E extends InspectionEvent>(event: E, o: Resolved): E {
   switch (event.type) {
     case "@xstate.snapshot":
     case "@xstate.transition":
     case "@xstate.microstep":
       return {
         ...event,
-        event: sanitizeEvent(event.event, options),
-        snapshot: sanitizeSnapshot(event.snapshot, options) as never,
+        event: eventWith(event.event, o),
+        snapshot: snapshotWith(event.snapshot, o) as never,
       };
     case "@xstate.event":
-      return { ...event, event: sanitizeEvent(event.event, options) };
+      return { ...event, event: eventWith(event.event, o) };
     case "@xstate.action":
-      return { ...event, action: { type: event.action.type, params: sanitizeValue(event.action.params, options) } };
+      return { ...event, action: { type: event.action.type, params: walk(event.action.params, o, 0, []) } };
     default:
       return event;
   }
