@@ -94,6 +94,24 @@ describe("issue 19 item 2: the sanitizer reuses forms, and gives what it gave wi
     expect(json).not.toContain(PRIVATE);
   });
 
+  it("an observer may write, delete and copy the fields it gets; XState's own event is never touched", async () => {
+    const { inspections } = await recordRuns();
+    const raw = inspections.find((event) => event.type === "@xstate.snapshot")!;
+    const rawSnapshot = (raw as { snapshot: unknown }).snapshot;
+    let got: InspectionEvent | undefined;
+    sanitizingObserver((event) => void (got = event)).next(raw);
+    const event = got as unknown as Record<string, unknown>;
+    expect(Object.keys(event)).toEqual(Object.keys(raw));
+    expect(JSON.parse(JSON.stringify(event.snapshot))).toEqual(JSON.parse(JSON.stringify(sanitizeInspectionEventAfresh(raw).snapshot)));
+    event.snapshot = { replaced: true };
+    expect(event.snapshot).toEqual({ replaced: true });
+    delete event.event;
+    expect("event" in event).toBe(false);
+    expect(Object.keys(event)).not.toContain("event");
+    expect((raw as { snapshot: unknown }).snapshot).toBe(rawSnapshot);
+    expect((raw as { event?: unknown }).event).toBeDefined();
+  });
+
   it("an object mutated after it was sanitized never sends what was written into it", () => {
     const model = { id: "m", provider: "p", headers: { accept: "application/json" }, limits: [1, 2, 3, 4, 5, 6, 7, 8] };
     const options: SanitizeOptions = { secrets: [PRIVATE] };
