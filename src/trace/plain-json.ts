@@ -13,6 +13,19 @@ export const NOT_PLAIN: unique symbol = Symbol("not plain");
 /** Well under `toJsonSafe`'s own limit (100), so its `"[…]"` never has to be reproduced here. */
 const MAX_DEPTH = 64;
 
+/** `JSON.stringify(key)`, memoized: the same few key names come in every event. */
+let keys = new Map<string, string>();
+function keyJson(key: string): string {
+  let json = keys.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(key);
+    // Bounded: keys that are data (ids used as property names) must not grow it forever.
+    if (keys.size >= 10_000) keys = new Map();
+    keys.set(key, json);
+  }
+  return json;
+}
+
 /** The JSON of `value` at `depth`, or `undefined` where `JSON.stringify` would write nothing. */
 export function plainJson(value: unknown, depth: number, details: boolean, ancestors: object[] = []): string | undefined {
   switch (typeof value) {
@@ -50,7 +63,7 @@ export function plainJson(value: unknown, depth: number, details: boolean, ances
       // As `reduceEntry`: a credential's value is redacted unless it is empty.
       if (isSecretKey(key)) json = json === "null" || json === '""' ? json : '"[redacted]"';
       else if (image && key === "data") json = `"<${base64Bytes(record.data as string)} bytes>"`;
-      out += `${out.length === 1 ? "" : ","}${JSON.stringify(key)}:${json}`;
+      out += `${out.length === 1 ? "" : ","}${keyJson(key)}:${json}`;
     }
     return `${out}}`;
   } finally {
