@@ -34,8 +34,6 @@ export interface Reused {
   out: unknown;
   /** How many object levels the sanitized input spans below itself (0: only primitives inside). */
   height: number;
-  /** Whether sanitizing `out` again gives `out` (then `out` maps to itself too). */
-  stable: boolean;
 }
 
 export interface Resolved {

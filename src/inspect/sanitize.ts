@@ -123,19 +123,16 @@ export function sanitizeValueAfresh(value: unknown, options?: SanitizeOptions): 
  * (module state instead of a result object: this runs for every node of every snapshot):
  * `walkedHeight`, the object levels below it (-1 for a primitive); `walkedReusable`, whether its
  * result depends on nothing but the value (plain data, nothing cut by depth, no cycle, nothing
- * unreadable); `walkedStable`, whether sanitizing the result again gives it back (arrays and key
- * lists cut to their limit do not: the marker counts as an item the second time).
+ * unreadable).
  */
 let walkedHeight = -1;
 let walkedReusable = true;
-let walkedStable = true;
 /** Values walked (this one included), to keep only forms that cost more to make than to look up. */
 let walkedWeight = 1;
 
-function walked<T>(result: T, height: number, reusable: boolean, stable: boolean, weight = 1): T {
+function walked<T>(result: T, height: number, reusable: boolean, weight = 1): T {
   walkedHeight = height;
   walkedReusable = reusable;
-  walkedStable = stable;
   walkedWeight = weight;
   return result;
 }
@@ -150,34 +147,34 @@ function walk(value: unknown, o: Resolved, depth: number, ancestors: object[]): 
   switch (typeof value) {
     case "string":
       // Weighed by length too: redaction scans it.
-      return walked(cleanString(value, o), -1, true, true, 1 + (value.length >> 5));
+      return walked(cleanString(value, o), -1, true, 1 + (value.length >> 5));
     case "number":
-      return walked(Number.isFinite(value) ? value : null, -1, true, true);
+      return walked(Number.isFinite(value) ? value : null, -1, true);
     case "boolean":
-      return walked(value, -1, true, true);
+      return walked(value, -1, true);
     case "bigint":
-      return walked(value.toString(), -1, true, true);
+      return walked(value.toString(), -1, true);
     case "undefined":
     case "function":
     case "symbol":
-      return walked(undefined, -1, true, true);
+      return walked(undefined, -1, true);
   }
-  if (value === null) return walked(null, -1, true, true);
+  if (value === null) return walked(null, -1, true);
   // Anything may be in context or tool details: an immer draft revoked after its producer, a
   // getter or `toJSON` that throws. The observer runs inside the inspector (often in a deferred
   // callback), where a throw would crash the host: such a value becomes a marker instead.
   try {
     return walkObject(value as object, o, depth, ancestors);
   } catch {
-    return walked(UNREADABLE, -1, false, true);
+    return walked(UNREADABLE, -1, false);
   }
 }
 
 function walkObject(value: object, o: Resolved, depth: number, ancestors: object[]): unknown {
-  if (ancestors.includes(value)) return walked("[Circular]", -1, false, true);
+  if (ancestors.includes(value)) return walked("[Circular]", -1, false);
   const reused = o.reused?.get(value);
-  if (reused && depth + reused.height < o.maxDepth) return walked(reused.out, reused.height, true, reused.stable, MIN_REUSED_WEIGHT);
-  if (depth >= o.maxDepth) return walked("[…]", -1, false, true);
+  if (reused && depth + reused.height < o.maxDepth) return walked(reused.out, reused.height, true, MIN_REUSED_WEIGHT);
+  if (depth >= o.maxDepth) return walked("[…]", -1, false);
   const proto = Object.getPrototypeOf(value) as unknown;
   const isArray = Array.isArray(value);
   if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) return walkOther(value, o, depth, ancestors);
@@ -186,7 +183,7 @@ function walkObject(value: object, o: Resolved, depth: number, ancestors: object
   try {
     const out = isArray ? walkArray(value as unknown[], o, depth, ancestors) : walkRecord(value as Record<string, unknown>, o, depth, ancestors);
     if (walkedReusable && o.reused && walkedWeight >= MIN_REUSED_WEIGHT) {
-      o.reused.set(value, { out, height: walkedHeight, stable: walkedStable });
+      o.reused.set(value, { out, height: walkedHeight });
       Object.freeze(out);
     }
     return out;
@@ -215,19 +212,19 @@ function walkActorRef(ref: object, o: Resolved, depth: number, ancestors: object
   const height = walkedHeight + 1;
   const reusable = walkedReusable;
   if (reusable && o.reused) {
-    o.reused.set(ref, { out, height, stable: walkedStable });
+    o.reused.set(ref, { out, height });
     if (typeof out === "object" && out !== null) Object.freeze(out);
   }
-  return walked(out, height, reusable, walkedStable, 4);
+  return walked(out, height, reusable, 4);
 }
 
 function walkAny(value: object, o: Resolved, depth: number, ancestors: object[]): unknown {
   let object = value;
   if (object instanceof Error) {
     const name = walk(object.name, o, depth + 1, ancestors);
-    return walked({ name, message: walk(object.message, o, depth + 1, ancestors) }, 0, false, true, 3);
+    return walked({ name, message: walk(object.message, o, depth + 1, ancestors) }, 0, false, 3);
   }
-  if (object instanceof Date) return walked(Number.isNaN(object.getTime()) ? null : object.toISOString(), -1, false, true);
+  if (object instanceof Date) return walked(Number.isNaN(object.getTime()) ? null : object.toISOString(), -1, false);
   if (object instanceof Map) object = Object.fromEntries(object);
   else if (object instanceof Set) object = [...object];
   else {
@@ -237,14 +234,14 @@ function walkAny(value: object, o: Resolved, depth: number, ancestors: object[])
       // One level deeper: a `toJSON` that returns a fresh object with a `toJSON` must end.
       if (json !== object) {
         const out = walk(json, o, depth + 1, ancestors);
-        return walked(out, walkedHeight + 1, false, walkedStable, walkedWeight);
+        return walked(out, walkedHeight + 1, false, walkedWeight);
       }
     }
   }
   ancestors.push(object);
   try {
     const out = Array.isArray(object) ? walkArray(object, o, depth, ancestors) : walkRecord(object as Record<string, unknown>, o, depth, ancestors);
-    return walked(out, walkedHeight, false, walkedStable, walkedWeight);
+    return walked(out, walkedHeight, false, walkedWeight);
   } finally {
     ancestors.pop();
   }
@@ -255,23 +252,21 @@ function walkArray(array: unknown[], o: Resolved, depth: number, ancestors: obje
   if (o.summarize && isHistory(array)) {
     const summary = summarize(array, o);
     Object.freeze(summary.last);
-    return walked(summary, 1, true, o.previewChars <= o.maxStringChars, array.length);
+    return walked(summary, 1, true, array.length);
   }
   const limit = o.summarize ? o.maxArrayItems : Infinity;
   let height = 0;
   let reusable = true;
-  let stable = array.length <= limit;
   let weight = 1;
   const out = array.slice(0, limit).map((item) => {
     const copy = walk(item, o, depth + 1, ancestors);
     height = Math.max(height, walkedHeight + 1);
     weight += walkedWeight;
     reusable &&= walkedReusable;
-    stable &&= walkedStable;
     return copy === undefined ? null : copy;
   });
   if (array.length > limit) out.push(`… ${array.length - limit} more`);
-  return walked(out, height, reusable, stable, weight);
+  return walked(out, height, reusable, weight);
 }
 
 function walkRecord(record: Record<string, unknown>, o: Resolved, depth: number, ancestors: object[]): object {
@@ -280,7 +275,6 @@ function walkRecord(record: Record<string, unknown>, o: Resolved, depth: number,
   const limit = o.summarize ? o.maxArrayItems * 4 : Infinity;
   let height = 0;
   let reusable = true;
-  let stable = keys.length <= limit;
   let weight = 1 + keys.length;
   const count = Math.min(keys.length, limit);
   for (let i = 0; i < count; i++) {
@@ -304,14 +298,13 @@ function walkRecord(record: Record<string, unknown>, o: Resolved, depth: number,
       copy = walk(item, o, depth + 1, ancestors);
       height = Math.max(height, walkedHeight + 1);
       reusable &&= walkedReusable;
-      stable &&= walkedStable;
-      weight += walkedWeight - 1;
+        weight += walkedWeight - 1;
       if (key === "details" && o.summarize) copy = truncateDetails(copy, o.maxDetailsChars);
     }
     if (copy !== undefined) out[name] = copy;
   }
   if (keys.length > limit) out["…"] = `${keys.length - limit} more keys`;
-  return walked(out, height, reusable, stable, weight);
+  return walked(out, height, reusable, weight);
 }
 
 /** Whether a key's value is redacted; memoized per options, key names repeat in every snapshot. */
