@@ -194,3 +194,48 @@ if (!global.gc) console.log("(run with node --expose-gc for meaningful heap figu
 
 console.log("");
 for (const line of await measureScale()) console.log(line);
+// (i) issue 19: bench (a) with an inspector attached, against (a) without one, in this process,
+// alternating rounds. The sanitizing observer's target ignores what it gets (as measured on main);
+// a second target reads every field (each is sanitized when first read), printed for information.
+{
+  const { sanitizingObserver } = await import("../dist/inspect.js");
+  const { createTraceRecorder } = await import("../dist/src/trace/index.js");
+  const RUNS_I = 1000;
+  const attach = (make) => async () => {
+    const { sink, inspect } = make();
+    const loop = (prompts, context, config, _sink, signal, stream) => statechartLoop(prompts, context, config, sink, signal, stream, inspect ? { inspect } : undefined);
+    await runToolTurns(loop, RUNS_I);
+  };
+  const variants = {
+    none: attach(() => ({ sink: () => {} })),
+    sanitizing: attach(() => ({ sink: () => {}, inspect: sanitizingObserver(() => {}) })),
+    reading: attach(() => ({ sink: () => {}, inspect: sanitizingObserver((e) => void [e.snapshot, e.event, e.action]) })),
+    trace: attach(() => {
+      let bytes = 0;
+      const recorder = createTraceRecorder({ write: (line) => void (bytes += line.length), secrets: ["sk-bench-secret-key"] });
+      return { sink: (event) => recorder.recordEvent(event), inspect: recorder.inspect };
+    }),
+  };
+  const timesI = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  for (const body of Object.values(variants)) await body();
+  for (let round = 0; round < ROUNDS; round++) {
+    const names = Object.keys(variants);
+    for (const name of round % 2 === 0 ? names : names.reverse()) {
+      global.gc?.();
+      const start = performance.now();
+      await variants[name]();
+      timesI[name].push(performance.now() - start);
+    }
+  }
+  const none = median(timesI.none);
+  console.log(`\n(i) bench (a) with an inspector attached, against (a) without (${RUNS_I} runs, medians of ${ROUNDS} alternating rounds): none ${(none / RUNS_I).toFixed(2)} ms per run`);
+  for (const [name, label, target] of [
+    ["sanitizing", "sanitizingObserver (target ignores events)", 1.5],
+    ["trace", "trace recorder on", 1.3],
+    ["reading", "sanitizingObserver (target reads every field)", null],
+  ]) {
+    const ratio = median(timesI[name]) / none;
+    const verdict = target === null ? "(information)" : `(target <= ${target})  ${ratio <= target ? "PASS" : "MISS"}`;
+    console.log(`    ${label.padEnd(48)} ${(median(timesI[name]) / RUNS_I).toFixed(2).padStart(6)} ms per run  ratio ${ratio.toFixed(2)}  ${verdict}`);
+  }
+}

@@ -15,6 +15,7 @@ import {
   type SanitizeOptions,
   type StatelyWireEvent,
 } from "./sanitize.js";
+import { sanitizeInspectionEventLazily } from "./lazy-inspection-event.js";
 
 type WebSocketInspectorOptions = NonNullable<Parameters<typeof createWebSocketInspector>[0]>;
 type BrowserInspectorOptions = NonNullable<Parameters<typeof createBrowserInspector>[0]>;
@@ -100,7 +101,10 @@ function sanitizingHooks(
 }
 
 /**
- * Wraps any inspection observer so it receives sanitized events (`sanitizeInspectionEvent`).
+ * Wraps any inspection observer so it receives sanitized events (`sanitizeInspectionEvent`), each
+ * field sanitized when the observer first reads it, and every plain object sanitized once (its
+ * form is reused while it stays in context): the cost follows what the observer reads and what
+ * changed, not the size of the context.
  */
 export function sanitizingObserver(
   target: Observer<InspectionEvent> | ((event: InspectionEvent) => void),
@@ -111,7 +115,7 @@ export function sanitizingObserver(
     // Sanitizing never throws (unreadable values become markers); the target's own throw is
     // contained too, so an observer can never end the host process.
     next: neverThrow(
-      (event: InspectionEvent) => next(sanitizeInspectionEvent(event, options)),
+      (event: InspectionEvent) => next(sanitizeInspectionEventLazily(event, options)),
       () => undefined,
     ),
     ...(typeof target === "function" ? {} : { error: target.error?.bind(target), complete: target.complete?.bind(target) }),

@@ -3,13 +3,16 @@ import { SECRET_PATTERNS } from "../boundary/secret-keys.js";
 
 export { toJsonSafe } from "../loop/plain-data.js";
 
+/** Matches wherever one of the patterns does: one scan tells that most lines need none of them. */
+const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.source).join("|"));
+
 /**
  * Replaces every occurrence of the given secrets, and anything shaped like a credential (an
  * Anthropic or other `sk-` key, a bearer token; the inspector's sanitizer uses the same patterns).
  */
 export function redact(line: string, secrets: readonly string[]): string {
   let out = line;
-  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
+  if (ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
   for (const secret of secrets) {
     if (secret.length >= 4) out = out.split(secret).join("[redacted]");
   }

@@ -19,6 +19,7 @@ import type { InspectionEvent } from "xstate";
 import type { AgentEvent } from "../types.js";
 import { redact, toJsonSafe } from "./json.js";
 import { reduceEventForTrace } from "./reduce.js";
+import { createEventJson } from "./event-json.js";
 import { TRACE_FORMAT, TRACE_VERSION, type TraceRecord, type TraceStateRecord } from "./format.js";
 
 export interface TraceRecorderOptions {
@@ -60,13 +61,18 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
   let stateRun = 0;
   const runActors = new Map<string, number>();
 
-  const emit = (record: Unstamped) => {
+  const stamp = () => {
     // The header is the origin of the clock.
     const t = seq === 0 ? 0 : Math.round((clock() - t0) * 1000) / 1000;
+    return { seq: seq++, t };
+  };
+  const emit = (record: Unstamped) => {
+    const { seq, t } = stamp();
     const { type, ...fields } = record;
-    const line = JSON.stringify({ type, seq: seq++, t, ...fields });
+    const line = JSON.stringify({ type, seq, t, ...fields });
     options.write(`${redact(line, secrets)}\n`);
   };
+  const eventJson = createEventJson(secrets);
 
   emit({
     type: "trace",
@@ -105,20 +111,24 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       actor = "session";
       run = currentRun();
     } else return;
-    emit({
-      type: "state",
-      run,
-      actor,
-      value: toJsonSafe(snapshot.value) ?? null,
-      status: snapshot.status ?? "active",
-      cause: String(inspection.event?.type ?? ""),
-    });
+    // What `emit` writes for this record, without building it first (51 of them per five turns).
+    const { seq, t } = stamp();
+    const fields = [run, actor, toJsonSafe(snapshot.value) ?? null, snapshot.status ?? "active", String(inspection.event?.type ?? "")].map((field) => JSON.stringify(field));
+    const line = `{"type":"state","seq":${seq},"t":${JSON.stringify(t)},"run":${fields[0]},"actor":${fields[1]},"value":${fields[2]},"status":${fields[3]},"cause":${fields[4]}}`;
+    options.write(`${redact(line, secrets)}\n`);
   };
 
   const recordEvent = (event: AgentEvent, run?: number) => {
     if (run !== undefined) eventRun = run;
     else if (event.type === "agent_start") eventRun++;
-    emit({ type: "event", run: run ?? Math.max(eventRun, 1), event: reduceEventForTrace(event) });
+    const recordRun = run ?? Math.max(eventRun, 1);
+    // The same line as `emit` would write, its messages' JSON reused (event-json.ts).
+    const json = eventJson(event);
+    if (json === undefined) emit({ type: "event", run: recordRun, event: reduceEventForTrace(event) });
+    else {
+      const { seq, t } = stamp();
+      options.write(`{"type":"event","seq":${seq},"t":${JSON.stringify(t)},"run":${JSON.stringify(recordRun)},"event":${json}}\n`);
+    }
   };
 
   const note = (text: string) => emit({ type: "note", run: currentRun(), text });

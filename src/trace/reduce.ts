@@ -21,18 +21,35 @@ export function reduceEventForTrace(event: AgentEvent): JsonObject & { type: str
   return replaceImageData(copy) as JsonObject & { type: string };
 }
 
-function replaceImageData(value: JsonValue): JsonValue {
+/** The reductions below a JSON-safe copy: image data, and credentials by key name. */
+export function replaceImageData(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(replaceImageData);
   if (value === null || typeof value !== "object") return value;
   const object = value as JsonObject;
   const out: JsonObject = {};
-  for (const [key, item] of Object.entries(object)) {
-    if (isSecretKeyName(key)) out[key] = item === null || item === "" ? item : "[redacted]";
-    // Tool details are the tool's own business (kept as returned, credentials aside).
-    else out[key] = key === "details" ? redactSecretKeys(item) : replaceImageData(item);
-  }
+  for (const [key, item] of Object.entries(object)) out[key] = reduceEntry(key, item);
   if (out.type === "image" && typeof out.data === "string") out.data = `<${base64Bytes(out.data)} bytes>`;
   return out;
+}
+
+/** `isSecretKeyName`, memoized: the same few key names come in every event. */
+const secretKeyNames = new Map<string, boolean>();
+export function isSecretKey(key: string): boolean {
+  let secret = secretKeyNames.get(key);
+  if (secret === undefined) {
+    secret = isSecretKeyName(key);
+    // Bounded: keys that are data (ids used as property names) must not grow it forever.
+    if (secretKeyNames.size >= 10_000) secretKeyNames.clear();
+    secretKeyNames.set(key, secret);
+  }
+  return secret;
+}
+
+/** The reduced value of `key` in an object. */
+export function reduceEntry(key: string, item: JsonValue): JsonValue {
+  if (isSecretKey(key)) return item === null || item === "" ? item : "[redacted]";
+  // Tool details are the tool's own business (kept as returned, credentials aside).
+  return key === "details" ? redactSecretKeys(item) : replaceImageData(item);
 }
 
 function redactSecretKeys(value: JsonValue): JsonValue {
@@ -40,7 +57,7 @@ function redactSecretKeys(value: JsonValue): JsonValue {
   if (value === null || typeof value !== "object") return value;
   const out: JsonObject = {};
   for (const [key, item] of Object.entries(value as JsonObject)) {
-    out[key] = isSecretKeyName(key) ? (item === null || item === "" ? item : "[redacted]") : redactSecretKeys(item);
+    out[key] = isSecretKey(key) ? (item === null || item === "" ? item : "[redacted]") : redactSecretKeys(item);
   }
   return out;
 }

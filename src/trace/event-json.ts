@@ -1,0 +1,150 @@
+/**
+ * The JSON of an agent event as the trace stores it (`reduceEventForTrace`, then `redact`), with
+ * the JSON of each message kept by identity: a message is written in its `message_start`,
+ * `message_end`, `turn_end` and `agent_end`, and `agent_end` carries the whole run, so without this
+ * the recorder serialized every message about four times. Messages that reached an event are
+ * immutable (R13: plain data, appended, never edited in place); one mutated anyway is written as
+ * it was when first recorded, never with a secret put into it later. Output is byte-for-byte what
+ * `redact(JSON.stringify(reduceEventForTrace(event)), secrets)` gives (test/cli/trace.test.ts).
+ * The top-level `replaceImageData` of `reduceEventForTrace` is applied here key by key, and the
+ * `partial` of a `message_update` is never copied (it was copied, then deleted, on every delta).
+ */
+import type { AgentEvent, JsonValue } from "../types.js";
+import { redact, toJsonSafe } from "./json.js";
+import { isSecretKey, reduceEntry, replaceImageData } from "./reduce.js";
+import { plainJson } from "./plain-json.js";
+
+/**
+ * Whether redacting each piece of a line gives what redacting the line whole does. The patterns
+ * cannot match across JSON punctuation; a secret can if it holds some, or if it could be part of
+ * the record's own fields (`"type":"event","seq":12,…`). With such a secret, lines are redacted
+ * whole, as before.
+ */
+function splittable(secrets: readonly string[]): boolean {
+  return secrets.every((secret) => secret.length < 4 || !(/[\s"\\,:{}[\]]/.test(secret) || /^[\d.eE+-]+$/.test(secret) || "type event seq run".includes(secret)));
+}
+
+/**
+ * The event's JSON, reduced and redacted, or `undefined` when the line must be built and redacted
+ * whole (see `splittable`; events that are not plain objects).
+ */
+export type EventJson = (event: AgentEvent) => string | undefined;
+
+export function createEventJson(secrets: readonly string[]): EventJson {
+  let fragments = new WeakMap<object, string>();
+  let seen: readonly string[] = [...secrets];
+  let piecewise = splittable(seen);
+
+  /** A caller may change its `secrets` array in place: then nothing written before is reused. */
+  const checkSecrets = () => {
+    if (seen.length === secrets.length && seen.every((secret, i) => secret === secrets[i])) return;
+    seen = [...secrets];
+    fragments = new WeakMap();
+    keys = new Map();
+    piecewise = splittable(seen);
+  };
+
+  const json = (value: JsonValue) => redact(JSON.stringify(value), secrets);
+
+  /** A top-level key's JSON, redacted; the same dozen keys come in every event. */
+  let keys = new Map<string, string>();
+  const keyJson = (key: string): string => {
+    let out = keys.get(key);
+    if (out === undefined) {
+      out = redact(JSON.stringify(key), secrets);
+      if (keys.size >= 1_000) keys = new Map();
+      keys.set(key, out);
+    }
+    return out;
+  };
+
+  /** The general path: a JSON-safe copy, reduced, at its real place (cycles, depth). */
+  const general = (value: unknown, ancestors: object[]): string | undefined => {
+    const copy = toJsonSafe(value, ancestors);
+    return copy === undefined ? undefined : json(replaceImageData(copy));
+  };
+
+  /** The reduced JSON of a value at `ancestors` (redacted), or `undefined` when JSON has none. */
+  const piece = (value: unknown, ancestors: object[]): string | undefined => {
+    try {
+      if (!isMessage(value)) {
+        const plain = plainJson(value, ancestors.length, false);
+        return plain === undefined ? undefined : redact(plain, secrets);
+      }
+      let fragment = fragments.get(value);
+      if (fragment === undefined) {
+        // Written as if at the deepest place a message has in an event, so valid at any.
+        fragment = redact(plainJson(value, 2, false)!, secrets);
+        fragments.set(value, fragment);
+      }
+      return fragment;
+    } catch {
+      // NOT_PLAIN, or a getter or Proxy trap that threw: the general path copes with both.
+      return general(value, ancestors);
+    }
+  };
+
+  return (event) => {
+    checkSecrets();
+    if (!piecewise || !isPlainRecord(event) || (event as { type: unknown }).type === "image") return undefined;
+    const record = event as unknown as Record<string, unknown>;
+    const update = event.type === "message_update";
+    if (update && record.message === undefined) return undefined;
+    const ancestors = [record];
+    const parts: string[] = [];
+    for (const key of Object.keys(record)) {
+      let value: unknown;
+      try {
+        value = record[key];
+      } catch {
+        value = "[unreadable]";
+      }
+      let out: string | undefined;
+      if (update && key === "message") out = '{"role":"assistant","partial":true}';
+      else if (update && key === "assistantMessageEvent") out = withoutPartial(value, ancestors, secrets);
+      else if (isSecretKey(key) || key === "details") {
+        const copy = toJsonSafe(value, ancestors);
+        out = copy === undefined ? undefined : json(reduceEntry(key, copy));
+      } else if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
+        const inner = [record, value];
+        out = `[${Array.from(value, (item) => piece(item, inner) ?? "null").join(",")}]`;
+      } else out = piece(value, ancestors);
+      if (out !== undefined) parts.push(`${keyJson(key)}:${out}`);
+    }
+    return `{${parts.join(",")}}`;
+  };
+}
+
+/** `assistantMessageEvent` without its `partial` (never copied: it is the whole message so far). */
+function withoutPartial(value: unknown, ancestors: object[], secrets: readonly string[]): string | undefined {
+  if (!isPlainRecord(value)) {
+    const copy = toJsonSafe(value, ancestors);
+    if (copy === undefined) return undefined;
+    if (copy && typeof copy === "object" && !Array.isArray(copy)) delete (copy as { partial?: unknown }).partial;
+    return redact(JSON.stringify(replaceImageData(copy)), secrets);
+  }
+  const inner = [...ancestors, value];
+  const out: { [key: string]: JsonValue } = {};
+  for (const key of Object.keys(value)) {
+    if (key === "partial") continue;
+    let item: unknown;
+    try {
+      item = value[key];
+    } catch {
+      item = "[unreadable]";
+    }
+    const copy = toJsonSafe(item, inner);
+    if (copy !== undefined) out[key] = copy;
+  }
+  return redact(JSON.stringify(replaceImageData(out)), secrets);
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+}
+
+function isMessage(value: unknown): value is object {
+  return isPlainRecord(value) && typeof value.role === "string";
+}

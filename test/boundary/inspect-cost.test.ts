@@ -1,0 +1,210 @@
+/**
+ * Issue 19 item 2: the inspector's sanitizer and the trace recorder reuse what they already did
+ * (a sanitized form per object, a message's JSON per message). Reuse changes no output, and no
+ * secret gets through it: not one written into an object after it was sanitized, nor one added to
+ * the options afterwards.
+ */
+import { describe, expect, it } from "vitest";
+import type { InspectionEvent } from "xstate";
+import { runAgentLoop, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentMessage } from "../../src/index.js";
+import { sanitizeInspectionEvent, sanitizeValue, sanitizingObserver, type SanitizeOptions } from "../../src/inspect/index.js";
+import { sanitizeInspectionEventAfresh } from "../../src/inspect/sanitize.js";
+import { createTraceRecorder, reduceEventForTrace, redact } from "../../src/trace/index.js";
+import { createEventJson } from "../../src/trace/event-json.js";
+import { baseConfig, ok, tool, user } from "../loop/helpers.js";
+
+const API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuv";
+const PRIVATE = "hunter2-private-value";
+
+/**
+ * Two runs, the second continuing the first's transcript (its messages are the same objects),
+ * with tool details holding a credential, a Date, a Map, a cycle, a long string, images, and the
+ * API key and a caller's secret in the prompt.
+ */
+async function recordRuns() {
+  const inspections: InspectionEvent[] = [];
+  const events: AgentEvent[] = [];
+  const cyclic: Record<string, unknown> = { name: "loop" };
+  cyclic.self = cyclic;
+  const shot = tool("shot", async () =>
+    ok("shot", {
+      content: [
+        { type: "text", text: "ok" },
+        { type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+      ],
+      details: { token: "t0k3n", when: new Date(0), map: new Map([["a", 1]]), cyclic, note: `key ${API_KEY}`, big: "x".repeat(5_000) },
+    }),
+  );
+  let messages: AgentMessage[] = [];
+  for (const prompt of [`my key is ${API_KEY} and ${PRIVATE}`, "again"]) {
+    const added = await runAgentLoop(
+      [user(prompt)],
+      { messages, tools: [shot] },
+      baseConfig(),
+      (event) => void events.push(event),
+      undefined,
+      scriptedStreamFn([{ content: [toolCall("shot", { q: 1 }), toolCall("shot", { q: 2 })] }, { content: [text(`done ${"word ".repeat(40)}`)] }]),
+      { inspect: (event) => void inspections.push(event) },
+    );
+    messages = [...messages, ...added];
+  }
+  return { inspections, events };
+}
+
+const fields = (event: InspectionEvent) => {
+  const e = event as { snapshot?: unknown; event?: unknown; action?: unknown };
+  return { snapshot: e.snapshot, event: e.event, action: e.action };
+};
+
+describe("issue 19 item 2: the sanitizer reuses forms, and gives what it gave without", () => {
+  it("every inspection event of two runs sanitizes as it does afresh, and a second time to the same objects", async () => {
+    const { inspections } = await recordRuns();
+    const options: SanitizeOptions = { secrets: [PRIVATE] };
+    let reused = 0;
+    for (const event of inspections) {
+      const once = sanitizeInspectionEvent(event, options);
+      expect(fields(once)).toEqual(fields(sanitizeInspectionEventAfresh(event, options)));
+      const twice = sanitizeInspectionEvent(event, options);
+      expect(fields(twice)).toEqual(fields(once));
+      if (event.type === "@xstate.snapshot" && (twice as { snapshot: unknown }).snapshot === (once as { snapshot: unknown }).snapshot) reused++;
+    }
+    // The comparison above is about reuse: most snapshots came back as the very same object.
+    expect(reused).toBeGreaterThan(inspections.filter((event) => event.type === "@xstate.snapshot").length / 2);
+    const wire = JSON.stringify(inspections.map((event) => fields(sanitizeInspectionEvent(event, options))));
+    expect(wire).not.toContain(API_KEY);
+    expect(wire).not.toContain(PRIVATE);
+    expect(wire).not.toContain("t0k3n");
+  });
+
+  it("sanitizingObserver delivers the same fields, sanitized when first read", async () => {
+    const { inspections } = await recordRuns();
+    const options: SanitizeOptions = { secrets: [PRIVATE] };
+    const delivered: InspectionEvent[] = [];
+    const observer = sanitizingObserver((event) => void delivered.push(event), options);
+    for (const event of inspections) observer.next(event);
+    expect(delivered).toHaveLength(inspections.length);
+    delivered.forEach((event, i) => {
+      expect(event.type).toBe(inspections[i]!.type);
+      expect(fields(event)).toEqual(fields(sanitizeInspectionEventAfresh(inspections[i]!, options)));
+      // A spread copy and JSON see the sanitized fields too.
+      if ("snapshot" in event) expect({ ...event }.snapshot).toBe((event as { snapshot: unknown }).snapshot);
+    });
+    const json = JSON.stringify(delivered.map(fields));
+    expect(json).not.toContain(API_KEY);
+    expect(json).not.toContain(PRIVATE);
+  });
+
+  it("an observer may write, delete and copy the fields it gets; XState's own event is never touched", async () => {
+    const { inspections } = await recordRuns();
+    const raw = inspections.find((event) => event.type === "@xstate.snapshot")!;
+    const rawSnapshot = (raw as { snapshot: unknown }).snapshot;
+    let got: InspectionEvent | undefined;
+    sanitizingObserver((event) => void (got = event)).next(raw);
+    const event = got as unknown as Record<string, unknown>;
+    expect(Object.keys(event)).toEqual(Object.keys(raw));
+    expect(JSON.parse(JSON.stringify(event.snapshot))).toEqual(JSON.parse(JSON.stringify(sanitizeInspectionEventAfresh(raw).snapshot)));
+    event.snapshot = { replaced: true };
+    expect(event.snapshot).toEqual({ replaced: true });
+    delete event.event;
+    expect("event" in event).toBe(false);
+    expect(Object.keys(event)).not.toContain("event");
+    expect((raw as { snapshot: unknown }).snapshot).toBe(rawSnapshot);
+    expect((raw as { event?: unknown }).event).toBeDefined();
+  });
+
+  it("an object mutated after it was sanitized never sends what was written into it", () => {
+    const model = { id: "m", provider: "p", headers: { accept: "application/json" }, limits: [1, 2, 3, 4, 5, 6, 7, 8] };
+    const options: SanitizeOptions = { secrets: [PRIVATE] };
+    const first = sanitizeValue({ model, turn: 1 }, options);
+    // Against the contract (context is immutable): the reused form is the one first made.
+    Object.assign(model, { note: `${API_KEY} ${PRIVATE}`, apiKey: "plain-key-value" });
+    Object.assign(model.headers, { authorization: "Bearer abcdefghijklmnop" });
+    model.limits.push(42);
+    const second = sanitizeValue({ model, turn: 2 }, options) as { model: unknown };
+    expect(second.model).toEqual((first as { model: unknown }).model);
+    const json = JSON.stringify(second);
+    for (const leaked of [API_KEY, PRIVATE, "plain-key-value", "abcdefghijklmnop"]) expect(json).not.toContain(leaked);
+  });
+
+  it("an array that grew in place (the Agent's transcript) is sanitized again; secrets in what it gained are redacted", () => {
+    const options: SanitizeOptions = { secrets: [PRIVATE] };
+    const transcript: AgentMessage[] = Array.from({ length: 10 }, (_, i) => user(`message ${i}`));
+    const first = sanitizeValue({ messages: transcript }, options) as { messages: { count?: number } };
+    transcript.push(user(`secret ${PRIVATE}`));
+    const second = sanitizeValue({ messages: transcript }, options) as { messages: { count?: number } };
+    expect(JSON.stringify(second)).not.toEqual(JSON.stringify(first));
+    expect(JSON.stringify(second)).toContain("11");
+    expect(JSON.stringify(second)).not.toContain(PRIVATE);
+  });
+
+  it("a secret or redacted key added to the options later is redacted in forms made before", () => {
+    const secrets: string[] = [];
+    const redactKeys: string[] = [];
+    const options: SanitizeOptions = { secrets, redactKeys };
+    const context = { session: { note: `call ${PRIVATE}`, internalRef: "ref-123456", list: ["a", "b", "c", "d", "e", "f", "g", "h"] } };
+    const before = JSON.stringify(sanitizeValue(context, options));
+    expect(before).toContain(PRIVATE);
+    expect(before).toContain("ref-123456");
+    secrets.push(PRIVATE);
+    redactKeys.push("internalRef");
+    const after = JSON.stringify(sanitizeValue(context, options));
+    expect(after).not.toContain(PRIVATE);
+    expect(after).not.toContain("ref-123456");
+  });
+
+  it("a reused form is frozen: a consumer cannot change what later events carry", () => {
+    const options: SanitizeOptions = {};
+    const context = { settings: { mode: "prompt", budget: { maxTurns: 5 }, flags: [true, false, true, false, true, false] } };
+    const form = (sanitizeValue(context, options) as { settings: Record<string, unknown> }).settings;
+    expect(Object.isFrozen(form)).toBe(true);
+    expect(() => {
+      "use strict";
+      form.injected = API_KEY;
+    }).toThrow(TypeError);
+    expect(JSON.stringify(sanitizeValue({ ...context }, options))).not.toContain(API_KEY);
+  });
+});
+
+describe("issue 19 item 2: the trace recorder writes each message once, and the same bytes", () => {
+  it("each event's JSON is what the reductions and redaction gave, reused or not", async () => {
+    const { events } = await recordRuns();
+    expect(events.some((event) => event.type === "message_update")).toBe(true);
+    const secrets = [PRIVATE];
+    const eventJson = createEventJson(secrets);
+    for (const event of events) {
+      const expected = redact(JSON.stringify(reduceEventForTrace(event)), secrets);
+      expect(eventJson(event)).toBe(expected);
+      expect(eventJson(event)).toBe(expected);
+    }
+  });
+
+  it("whole lines are unchanged, and neither the API key nor a caller's secret is written", async () => {
+    const { events } = await recordRuns();
+    const lines: string[] = [];
+    const recorder = createTraceRecorder({ write: (line) => void lines.push(line), now: () => 5, secrets: [PRIVATE] });
+    for (const event of events) recorder.recordEvent(event);
+    const records = lines.slice(1).map((line) => JSON.parse(line) as { type: string; seq: number; t: number; run: number; event: AgentEvent });
+    records.forEach((record, i) => {
+      expect(Object.keys(record)).toEqual(["type", "seq", "t", "run", "event"]);
+      expect(lines[i + 1]).toBe(`${redact(JSON.stringify({ type: "event", seq: record.seq, t: record.t, run: record.run, event: reduceEventForTrace(events[i]!) }), [PRIVATE])}\n`);
+    });
+    const trace = lines.join("");
+    for (const leaked of [API_KEY, PRIVATE, "t0k3n"]) expect(trace).not.toContain(leaked);
+  });
+
+  it("a secret added to `secrets` later, or written into a recorded message, is not written", () => {
+    const secrets: string[] = [];
+    const lines: string[] = [];
+    const recorder = createTraceRecorder({ write: (line) => void lines.push(line), secrets });
+    const message = { role: "user", content: `see ${PRIVATE}`, timestamp: 1 } as AgentMessage;
+    recorder.recordEvent({ type: "message_start", message });
+    expect(lines.at(-1)).toContain(PRIVATE);
+    secrets.push(PRIVATE);
+    recorder.recordEvent({ type: "message_end", message });
+    expect(lines.at(-1)).not.toContain(PRIVATE);
+    Object.assign(message, { content: `now ${API_KEY}`, apiKey: "plain-key-value" });
+    recorder.recordEvent({ type: "agent_end", messages: [message] });
+    expect(lines.at(-1)).not.toContain(API_KEY);
+    expect(lines.at(-1)).not.toContain("plain-key-value");
+  });
+});
