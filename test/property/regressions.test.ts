@@ -216,4 +216,34 @@ describe("regressions", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(afterStop).toEqual([]);
   });
+  // Found by the restore property (seed 2042074115: an async sink, an abort delivered with the
+  // response's message_end, the run persisted on that abort while still in `streaming`). The reply
+  // had not reached the run, so R13 re-issues the request; the first process's message_end belongs
+  // to the superseded attempt. (The harness had assumed a delivered message_end meant the request
+  // was done; the run was right.) Expected: the restored run ends with one aborted response.
+  it("R13: a run persisted in streaming after its response's message_end was delivered re-issues the request", async () => {
+    let persisted: string | undefined;
+    const options = (): AgentRunOptions => ({ streamFn: scriptedStreamFn([{ content: [text("answer")] }, { content: [text("again")] }]), config: { model: scriptedModel, convertToLlm: defaultConvertToLlm } });
+    const first = createActor(createAgentRunLogic(options()), { input: hi });
+    const seen: AgentEvent[] = [];
+    agentEvents(first).subscribe((event) => {
+      seen.push(event as AgentEvent);
+      // The message_end has been delivered; the stream step's reply comes only after the sink settles.
+      if (event.type === "message_end" && event.message.role === "assistant" && persisted === undefined) {
+        expect(JSON.stringify(first.getSnapshot().value)).toContain("streaming");
+        persisted = JSON.stringify(first.getPersistedSnapshot());
+        first.stop();
+      }
+    });
+    first.start();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(persisted).toBeDefined();
+    const second = createActor(createAgentRunLogic(options()), { snapshot: JSON.parse(persisted!), input: hi });
+    const events: string[] = [];
+    agentEvents(second).subscribe((event) => events.push(event.type));
+    second.start();
+    const output = await toPromise(second);
+    expect(events.filter((type) => type !== "message_update")).toEqual(["message_start", "message_end", "turn_end", "agent_end"]);
+    expect(output.map((message) => message.role)).toEqual(["user", "assistant"]);
+  }, 2_000);
 });

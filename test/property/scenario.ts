@@ -693,9 +693,12 @@ function supersededFrom(events: readonly AnyAgentEvent[], value: unknown, mode: 
   };
   const ended = (role: string) => (event: AnyAgentEvent) => event.type === "message_end" && (event.message as { role: string }).role === role;
   if (state.includes("streaming")) {
-    // The partial message (started, never ended), if the request had begun.
-    const start = lastIndex((event) => event.type === "message_start");
-    return start > lastIndex((event) => event.type === "message_end") ? start : -1;
+    // The request in flight, if it had begun: its assistant message from its start, even when its
+    // message_end was delivered already (the reply had not reached the run: it is re-issued). An
+    // attempt R61 discarded is finished, not in flight.
+    const start = lastIndex((event) => event.type === "message_start" && (event.message as { role: string }).role === "assistant");
+    if (start < lastIndex((event) => event.type === "turn_start")) return -1;
+    return events.slice(start).some((event) => event.type === "message_discarded") ? -1 : start;
   }
   if (state.includes("preflightingCall")) {
     // A parallel batch's preflight covers every call; a sequential one, the call in progress.
