@@ -50,6 +50,7 @@ import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
+import { guardedInspect } from "../boundary/inspect-observer.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -172,7 +173,7 @@ export class Agent {
     this.onProviderStreamEvent = options.onProviderStreamEvent;
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
-    this.inspect = options.inspect;
+    this.inspect = guardedInspect(options.inspect);
     this.pinned = options.inspect !== undefined;
 
     const input: SessionInput = {

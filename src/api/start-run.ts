@@ -17,6 +17,7 @@ import { provideRunMachine } from "../actors/implementations.js";
 import type { EventQueue } from "../bridge/event-queue.js";
 import { bindRuntime, requireRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
+import { guardedInspect } from "../boundary/inspect-observer.js";
 
 export { checkRunArguments } from "./check-arguments.js";
 
@@ -79,7 +80,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
         startedAt: clock.now(),
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
       }),
-      inspect: options?.inspect,
+      inspect: guardedInspect(options?.inspect),
     });
     const runtime = createRunRuntime({
       owner: actor,
