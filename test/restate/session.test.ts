@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage, ToolResultMessage } from "../../src/types.js";
 import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
-import { freePort, startWorker, type Worker } from "./support.js";
+import { freePort, startBalancer, startWorker, type Worker } from "./support.js";
 
 let server: LocalRestateServer;
 
@@ -45,7 +45,7 @@ describe("R90: sessions as keyed Restate objects", () => {
     const response = (await call("agentSession/one/prompt", { text: "go" })) as { messages: AgentMessage[]; lastEventId: number };
     expect(response.messages.find((message) => message.role === "user")).toMatchObject({ content: [{ type: "text", text: "go" }] });
     expectCompletedSession(response.messages);
-    expect(new Set(worker.executed.filter((id) => id.startsWith("t"))).size).toBe(15);
+    expect(new Set(worker.executed.filter((id) => id.startsWith("go:"))).size).toBe(15);
     const state = (await call("agentSession/one/state", null)) as { messages: AgentMessage[]; running: boolean; lastEventId: number };
     expect(state.running).toBe(false);
     expect(state.messages).toEqual(response.messages);
@@ -70,6 +70,56 @@ describe("R90: sessions as keyed Restate objects", () => {
   });
 });
 
+describe("R90: abort through the ingress", () => {
+  let worker: Worker;
+  beforeAll(async () => {
+    worker = await startWorker(await freePort(), { TOOL_MS: "60000" });
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  }, 30_000);
+  afterAll(() => worker?.kill());
+
+  it("R90, R29: `abort` (a shared handler, not queued behind the run) ends the running run aborted; its calls get their results", async () => {
+    const reply = call("agentSession/aborted/prompt", { text: "go" });
+    await worker.executions(3);
+    expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: true });
+    const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
+    const last = response.messages.at(-1)!;
+    expect(last.role === "assistant" && last.stopReason).toBe("aborted");
+    expect(results(response.messages)).toHaveLength(3);
+    const { events } = (await call("agentSession/aborted/events", { limit: 10_000 })) as { events: { event: { type: string; reason?: string } }[] };
+    expect(events.at(-1)!.event).toMatchObject({ type: "agent_end", reason: "aborted" });
+    expect(((await call("agentSession/aborted/state", null)) as { running: boolean }).running).toBe(false);
+    // Nothing to abort now.
+    expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: false });
+  });
+});
+
+describe("R90: several workers behind one server", () => {
+  it("R90: ten sessions over two workers; one worker dies mid-run and its sessions finish on the other, no tool twice", async () => {
+    const a = await startWorker(await freePort());
+    const b = await startWorker(await freePort());
+    let alive = [a.port, b.port];
+    const balancer = await startBalancer(() => alive);
+    try {
+      await server.registerDeployment(`http://127.0.0.1:${balancer.port}`);
+      const replies = Array.from({ length: 10 }, (_, i) => call(`agentSession/pool-${i}/prompt`, { text: `pool-${i}` }, { "idempotency-key": `pool-${i}` }));
+      await a.executions(20);
+      alive = [b.port];
+      await a.kill();
+      const responses = (await Promise.all(replies)) as { messages: AgentMessage[] }[];
+      for (const response of responses) expectCompletedSession(response.messages);
+      // Both workers served, and the survivor finished what the dead one had started.
+      expect(a.executed.length).toBeGreaterThan(0);
+      expect(b.executed.length).toBeGreaterThan(0);
+      const executed = [...a.executed, ...b.executed];
+      expect(executed.length).toBe(new Set(executed).size);
+    } finally {
+      await balancer.close();
+      await Promise.all([a.kill(), b.kill()]);
+    }
+  }, 90_000);
+});
+
 describe("R90, R81: a worker killed mid-run is replaced, and the run continues from the journal", () => {
   // Seeded kill points, half by the count of tool executions the worker reported, half by wall
   // time since the prompt; CRASH_SEED replays a failure, RESTATE_CRASH_POINTS sets how many.
@@ -89,7 +139,7 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
       const first = await startWorker(port);
       await server.registerDeployment(`http://127.0.0.1:${port}`);
       const key = `crash-${seed}-${i}`;
-      const reply = call(`agentSession/${key}/prompt`, { text: "go" }, { "idempotency-key": key });
+      const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
       if (point.kind === "executions") await first.executions(point.at);
       else await new Promise((resolve) => setTimeout(resolve, point.at));
       await first.kill();

@@ -60,3 +60,44 @@ export function startWorker(port: number, env: Record<string, string> = {}): Pro
     };
   });
 }
+
+/**
+ * A round-robin TCP balancer in front of several workers (Restate registers one endpoint URL per
+ * deployment; a real deployment puts a load balancer there). A connection goes to the next worker
+ * that accepts it, so a dead worker's share moves to the others.
+ */
+export async function startBalancer(ports: () => readonly number[]): Promise<{ port: number; close(): Promise<void> }> {
+  const { createConnection } = await import("node:net");
+  let next = 0;
+  const sockets = new Set<import("node:net").Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on("close", () => sockets.delete(client));
+    const targets = ports();
+    const attempt = (tries: number) => {
+      if (tries >= targets.length) return void client.destroy();
+      const port = targets[next++ % targets.length];
+      const upstream = createConnection({ host: "127.0.0.1", port });
+      upstream.once("connect", () => {
+        sockets.add(upstream);
+        upstream.on("close", () => sockets.delete(upstream));
+        client.pipe(upstream).pipe(client);
+        upstream.on("error", () => client.destroy());
+        client.on("error", () => upstream.destroy());
+      });
+      upstream.once("error", () => {
+        if (!upstream.readyState || upstream.connecting) attempt(tries + 1);
+      });
+    };
+    attempt(0);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
