@@ -26,7 +26,7 @@ export async function freePort(): Promise<number> {
 
 export function startWorker(port: number, env: Record<string, string> = {}): Promise<Worker> {
   const child = spawn(process.execPath, ["--import", "tsx", WORKER], {
-    env: { ...process.env, PORT: String(port), ...env },
+    env: { ...process.env, RESTATE_LOGGING: "WARN", PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const executed: string[] = [];
