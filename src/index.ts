@@ -1,7 +1,7 @@
 /**
  * xstate-agent-loop: the pi agent loop as an explicit XState v5 statechart. This root entry is
  * Node-free (browsers, edge runtimes); Node-only and optional parts live in subpaths
- * (`./anthropic`, `./inspect`, `./node`, `./proxy`, `./testing`).
+ * (`./anthropic`, `./inspect`, `./node`, `./proxy`, `./restate`, `./testing`).
  */
 export * from "./types.js";
 export { AgentInputError, HookResultError, ToolResultError } from "./boundary/errors.js";
@@ -20,6 +20,7 @@ export {
   type AgentEventForward,
 } from "./api/run-logic.js";
 export type { AgentRunOptions } from "./actors/run-runtime.js";
+export type { JobExecutor, JobOutcome, JobBody, WorkerProbe } from "./actors/job-executor.js";
 export type { ToolExecutionContext, SubRunRequest } from "./actors/sub-runs.js";
 export { RestoreError } from "./loop/restore-error.js";
 export { systemClock, systemRandom, type Clock, type RandomSource } from "./loop/clock.js";

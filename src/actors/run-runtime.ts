@@ -13,6 +13,7 @@ import { systemClock, systemRandom, type Clock, type RandomSource } from "../loo
 import { streamOptionsOf } from "../loop/stream-options.js";
 import { routeEvents, type RuntimeEventSink } from "../loop/runtime-events.js";
 import type { RequestSlotRelease } from "../loop/request-limiter.js";
+import type { JobExecutor } from "./job-executor.js";
 import type { RunContext } from "../../machines/run.types.js";
 
 /** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
@@ -25,6 +26,8 @@ export interface AgentRunOptions {
   clock?: Clock;
   /** The run's random source (R13); default: `Math.random`. */
   random?: RandomSource;
+  /** Where the run's jobs execute (R90: as journaled steps of a durable-execution engine); default: in the worker. */
+  executor?: JobExecutor;
 }
 
 /**
@@ -38,6 +41,7 @@ export interface RunRuntime {
   readonly streamFn: StreamFn;
   readonly clock: Clock;
   readonly random: RandomSource;
+  readonly executor: JobExecutor | undefined;
   /** The config's stream options (everything that is not a hook or a loop setting), computed once per run. */
   readonly streamOptions: StreamOptions;
   readonly tools: ToolRegistry;
@@ -102,6 +106,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     streamFn: args.streamFn,
     clock: args.clock ?? systemClock,
     random: args.random ?? systemRandom,
+    executor: args.executor,
     streamOptions: "model" in config ? streamOptionsOf(config) : {},
     tools,
     events,

@@ -10,6 +10,7 @@ import type { AnyActorRef, EventObject } from "xstate";
 import type { AnyAgentEvent } from "../types.js";
 import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
+import type { JobExecutor } from "./job-executor.js";
 import { runJobs } from "./run-jobs.js";
 import { toolJobs } from "./tool-jobs.js";
 import { redeliverFinishedChildren } from "./finished-children.js";
@@ -80,12 +81,15 @@ class RunningJob implements JobScope {
   cancelled = false;
   /** R67: what the job emitted, kept only when an abort grace may abandon it. */
   readonly trail: JobTrail | undefined;
+  /** R90: an executor captures what the job emits, to deliver it with the job's outcome. */
+  capture: ((event: AnyAgentEvent) => void) | undefined = undefined;
 
   constructor(
     private readonly runtime: RunRuntime,
     readonly name: StepName,
     readonly requester: AnyActorRef,
-    readonly reissue: boolean,
+    // Not readonly: an executor re-running a step after a crash makes it a re-issue (R13, R90).
+    public reissue: boolean,
   ) {
     this.trail = graceOf(runtime) === undefined ? undefined : new JobTrail();
   }
@@ -101,6 +105,7 @@ class RunningJob implements JobScope {
 
   emit(event: AnyAgentEvent): Promise<void> | undefined {
     if (this.cancelled) return undefined;
+    if (this.capture) return void this.capture(event);
     this.trail?.note(event);
     return this.runtime.events.push(event);
   }
@@ -121,17 +126,22 @@ class StepRunner {
   private readonly current = new Map<AnyActorRef, RunningJob>();
   /** R67: cancels the grace timer while it runs. */
   private cancelGrace: (() => void) | undefined = undefined;
+  /** Jobs asked for whose execution has not begun yet (an executor delivers outcomes only when there are none). */
+  private starting = 0;
 
   constructor(
     private readonly runtime: RunRuntime,
     private readonly self: AnyActorRef,
-  ) {}
+  ) {
+    runtime.executor?.attach({ quiet: () => this.starting === 0 && !runtime.events.settled() });
+  }
 
   /** Handles `event`; returns the worker's next snapshot (only R67's grace is ever recorded in it). */
   receive(event: StepWorkerEvent, snapshot: StepWorkerSnapshot): StepWorkerSnapshot {
     switch (event.type) {
       case "step.run":
         this.cancel(event.replyTo);
+        this.starting++;
         void this.run(event);
         return snapshot;
       case "step.cancel":
@@ -219,14 +229,21 @@ class StepRunner {
     this.current.set(replyTo, job);
     let reply: StepReply;
     try {
-      // Never inside the step that asked: every event of that step comes first (R21, R25).
-      await undefined;
-      // Wait until the sink is idle, not just past the delivery pending now: a job started by the
-      // same delivery may have queued more events meanwhile.
-      for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+      try {
+        // Never inside the step that asked: every event of that step comes first (R21, R25).
+        await undefined;
+        // Wait until the sink is idle, not just past the delivery pending now: a job started by the
+        // same delivery may have queued more events meanwhile.
+        for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+      } finally {
+        this.starting--;
+      }
       if (job.cancelled) return;
-      const output = await jobs[name](runtime, input as never, job);
-      reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
+      if (runtime.executor) reply = await this.execute(runtime.executor, job, input);
+      else {
+        const output = await jobs[name](runtime, input as never, job);
+        reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
+      }
     } catch (error) {
       reply = { type: "step.failed", job: name, error, at: runtime.clock.now() };
     }
@@ -234,5 +251,23 @@ class StepRunner {
     if (job.cancelled || this.current.get(replyTo) !== job) return;
     this.current.delete(replyTo);
     if (replyTo.getSnapshot().status === "active") replyTo.send(reply);
+  }
+
+  /**
+   * R90: the executor runs the job (capturing what it emits) and delivers its outcome; the events
+   * go to the sink then, before the reply, as they would have while it ran.
+   */
+  private async execute(executor: JobExecutor, job: RunningJob, input: unknown): Promise<StepReply> {
+    const { runtime } = this;
+    const outcome = await executor.execute(job.name, (capture, attempt) => {
+      job.capture = capture;
+      if (attempt.reissue) job.reissue = true;
+      return Promise.resolve(jobs[job.name](runtime, input as never, job));
+    });
+    job.capture = undefined;
+    for (const event of outcome.events) job.emit(event);
+    return outcome.ok
+      ? ({ type: `step.${job.name}.done`, output: outcome.output, at: outcome.at } as StepReply)
+      : { type: "step.failed", job: job.name, error: outcome.error, at: outcome.at };
   }
 }

@@ -1,0 +1,33 @@
+/**
+ * Where a run's jobs execute (the seam for durable execution, SPEC R90).
+ *
+ * By default the step worker calls a job itself. A durable-execution engine instead runs each job
+ * as a journaled step and decides when its outcome is delivered: a worker that replays the run
+ * after a crash gets each completed step's outcome from the journal, in the order the first
+ * attempt saw them, so the run takes the same path again. What a job emits is captured with its
+ * outcome (a replayed step does not run, so it could not emit again), and the time of the outcome
+ * comes from the journal too (R13: no clock reading outside a step).
+ */
+import type { AnyAgentEvent } from "../types.js";
+import type { StepName } from "../../machines/steps.js";
+
+/** What one execution of a job produced: its output or its error, what it emitted, and when it ended. */
+export type JobOutcome =
+  | { readonly ok: true; readonly output: unknown; readonly events: readonly AnyAgentEvent[]; readonly at: number }
+  | { readonly ok: false; readonly error: unknown; readonly events: readonly AnyAgentEvent[]; readonly at: number };
+
+/** The job itself, given where to put what it emits and whether this execution is a re-run (R13's replay rule). */
+export type JobBody = (emit: (event: AnyAgentEvent) => void, attempt: { reissue: boolean }) => Promise<unknown>;
+
+/** What the worker tells its executor about the run (so it delivers outcomes only when the run is quiet). */
+export interface WorkerProbe {
+  /** No job is between its request and its execution, and every event so far reached the sink. */
+  quiet(): boolean;
+}
+
+export interface JobExecutor {
+  /** Called once by the run's worker when it starts. */
+  attach(probe: WorkerProbe): void;
+  /** Runs `body` for the job `step`; resolves with its outcome when the executor delivers it. */
+  execute(step: StepName, body: JobBody): Promise<JobOutcome>;
+}

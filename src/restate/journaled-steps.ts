@@ -1,0 +1,163 @@
+/**
+ * The run's jobs as journaled Restate steps (SPEC R90, R81 across workers).
+ *
+ * Each job is one `ctx.run`: after a worker dies, the next attempt gets every completed job's
+ * outcome from Restate's journal instead of running it again. Two rules make the replay take the
+ * same path as the first attempt (Restate refuses a replay whose commands differ, error 570):
+ *
+ * - **Outcomes are delivered one at a time, in journal order.** Completions are awaited through
+ *   `RestatePromise.race`, whose winner Restate records, never through plain promise callbacks
+ *   (a replay would resolve them in command order instead of completion order: measured).
+ * - **Only when the run is quiet.** The next outcome is delivered once the worker has no job
+ *   between request and execution and every event reached the sink, so the commands an outcome
+ *   causes (the next steps, the events written to state) are issued before the next outcome can
+ *   cause any: the same interleaving on every attempt.
+ *
+ * A tool's `execute` gets an intent step before it (R80): an execution whose intent is journaled
+ * but whose outcome is not was in flight when a worker died, so it follows R13's replay rule
+ * (`replay: "safe"` runs again as a re-run, any other tool gets the interrupted result).
+ */
+import { RestatePromise, TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
+import type { AnyAgentEvent } from "../types.js";
+import type { StepName } from "../../machines/steps.js";
+import type { JobBody, JobExecutor, JobOutcome, WorkerProbe } from "../actors/job-executor.js";
+import type { Clock } from "../loop/clock.js";
+import { toPlainData } from "../loop/plain-data.js";
+
+/** An outcome as journaled: plain JSON (an error as its name and message). */
+interface JournaledOutcome {
+  ok: boolean;
+  output?: unknown;
+  error?: { name: string; message: string };
+  events: AnyAgentEvent[];
+  at: number;
+}
+
+interface Pending {
+  readonly promise: RestatePromise<unknown>;
+  deliver(value: unknown): void | Promise<void>;
+}
+
+
+export class JournaledSteps implements JobExecutor {
+  private probe: WorkerProbe | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  /** Intents whose step ran in this attempt (an execution without one here is a re-run after a crash). */
+  private readonly intendedHere = new Set<number>();
+  private time: number;
+
+  /** The run's clock: journaled time (the last outcome's), so no reading differs on replay. */
+  readonly clock: Clock;
+
+  constructor(
+    private readonly ctx: ObjectContext,
+    startedAt: number,
+  ) {
+    this.time = startedAt;
+    this.clock = {
+      now: () => this.time,
+      // Durations are measured inside steps (their results are journaled), so local time is fine.
+      monotonic: () => performance.now(),
+      setTimer: (ms, fire) => {
+        const timer = setTimeout(fire, ms);
+        return () => clearTimeout(timer);
+      },
+    };
+  }
+
+  attach(probe: WorkerProbe): void {
+    this.probe = probe;
+  }
+
+  execute(step: StepName, body: JobBody): Promise<JobOutcome> {
+    return new Promise<JobOutcome>((resolve) => {
+      const id = this.nextId++;
+      const settle = (journaled: unknown) => resolve(this.revive(journaled as JournaledOutcome));
+      if (step === "executeToolCall") {
+        // R80: the intent first; the execution is issued when the intent is delivered.
+        const intent = this.ctx.run(`${id} intent`, async () => {
+          this.intendedHere.add(id);
+          return true;
+        });
+        this.watch(intent, () => void this.watch(this.step(`${id} ${step}`, body, !this.intendedHere.has(id)).promise, settle));
+        return;
+      }
+      const { promise, ran } = this.step(`${id} ${step}`, body, false);
+      if (step !== "resolveApiKey") {
+        this.watch(promise, settle);
+        return;
+      }
+      // The key lives in the worker's memory only (it never enters the journal): a step replayed
+      // from the journal resolves it again on this worker before the request that needs it.
+      this.watch(promise, async (value) => {
+        if (!ran()) await body(() => {}, { reissue: true });
+        settle(value);
+      });
+    });
+  }
+
+  /** Registers an awaited completion; `deliver` runs when the loop reaches it. Returns the cancel. */
+  watch<T>(promise: RestatePromise<T>, deliver: (value: T) => void | Promise<void>): () => void {
+    const id = this.nextId++;
+    this.pending.set(id, { promise, deliver: deliver as Pending["deliver"] });
+    return () => this.pending.delete(id);
+  }
+
+  /**
+   * Delivers outcomes until `done()` holds. Fails (terminally) when the run waits for nothing this
+   * loop knows: a defect, never a state a replay could fix.
+   */
+  async drive(done: () => boolean): Promise<void> {
+    for (;;) {
+      await this.quiet();
+      if (done()) return;
+      if (this.pending.size === 0) throw new TerminalError("agent run on Restate: the run waits, but no step is running");
+      const entries = [...this.pending];
+      const [id, value] = await RestatePromise.race(entries.map(([id, entry]) => entry.promise.map((value) => [id, value] as const)));
+      const entry = this.pending.get(id);
+      if (!entry) continue;
+      this.pending.delete(id);
+      await entry.deliver(value);
+    }
+  }
+
+  /** One job as one `ctx.run`; `ran()` tells whether its body ran in this attempt. */
+  private step(name: string, body: JobBody, reissue: boolean): { promise: RestatePromise<unknown>; ran: () => boolean } {
+    let ran = false;
+    const promise = this.ctx.run(name, async (): Promise<JournaledOutcome> => {
+      ran = true;
+      const events: AnyAgentEvent[] = [];
+      try {
+        const output = await body((event) => events.push(event), { reissue });
+        // `undefined` stays absent in JSON, so it comes back as `undefined`, not `null`.
+        return { ok: true, output: output === undefined ? undefined : toPlainData(output), events, at: Date.now() };
+      } catch (error) {
+        // A job's failure is an outcome (the machine decides what it means), never a Restate retry.
+        const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+        return { ok: false, error: { name, message }, events, at: Date.now() };
+      }
+    });
+    return { promise, ran: () => ran };
+  }
+
+  private revive(journaled: JournaledOutcome): JobOutcome {
+    this.time = Math.max(this.time, journaled.at);
+    if (journaled.ok) return { ok: true, output: journaled.output, events: journaled.events, at: this.time };
+    const error = new Error(journaled.error?.message ?? "step failed");
+    error.name = journaled.error?.name ?? "Error";
+    return { ok: false, error, events: journaled.events, at: this.time };
+  }
+
+  /** Waits until the worker is quiet (see the module comment). */
+  private async quiet(): Promise<void> {
+    // Microtasks and the sink's deliveries settle within a few turns of the event loop.
+    const quiet = () => this.probe?.quiet() ?? true;
+    do {
+      while (!quiet()) await turn();
+      await turn();
+    } while (!quiet());
+  }
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,0 +1,130 @@
+/**
+ * An agent session as a keyed Restate virtual object (SPEC R90).
+ *
+ * - `prompt` (exclusive: one run per session at a time, Restate's keyed exclusivity is R84's single
+ *   writer) runs the run machine in the handler; every job (model request, hook, tool preparation,
+ *   each tool execution) is a journaled step (`journaled-steps.ts`), so a worker that dies mid-run
+ *   is replaced by another that continues from the journal, re-running no completed step.
+ * - The transcript is the object's state (`messages`); each run starts from it and appends what it
+ *   added when it ends.
+ * - Events: every AgentEvent of a run is appended to the object's state as it happens (`event:<n>`),
+ *   numbered per session; the shared handler `events({after})` returns those after an id, so a
+ *   client resumes from the last id it saw after a reconnect. Shared handlers see the state an
+ *   exclusive handler wrote while it still runs (measured), so a client follows a run live, at the
+ *   granularity of steps (a step's deltas arrive together, when the step's outcome is journaled).
+ * - `abort` (shared, so it is not queued behind the run it aborts) resolves the running run's
+ *   awakeable; the run sees it in its delivery loop, in journal order.
+ */
+import * as restate from "@restatedev/restate-sdk";
+import { createActor } from "xstate";
+import type { AgentMessage, AnyAgentEvent } from "../types.js";
+import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
+import type { AgentRunOptions } from "../actors/run-runtime.js";
+import { JournaledSteps } from "./journaled-steps.js";
+
+export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
+  /** The object's name in Restate (default `agentSession`). */
+  readonly name?: string;
+}
+
+/** What `prompt` takes: a text (a user message stamped with journaled time) or messages. */
+export interface PromptRequest {
+  readonly text?: string;
+  readonly messages?: AgentMessage[];
+}
+
+export interface PromptResponse {
+  /** The messages the run added (R12). */
+  readonly messages: AgentMessage[];
+  /** The id of the run's last event. */
+  readonly lastEventId: number;
+}
+
+export interface SessionEvent {
+  /** 1, 2, … per session. */
+  readonly id: number;
+  readonly event: AnyAgentEvent;
+}
+
+export interface SessionState {
+  readonly messages: AgentMessage[];
+  readonly running: boolean;
+  readonly lastEventId: number;
+}
+
+const MESSAGES = "messages";
+const EVENT_COUNT = "eventCount";
+const ABORT = "abortAwakeable";
+const eventKey = (id: number) => `event:${id}`;
+
+export function agentSessionObject(options: AgentSessionObjectOptions) {
+  const { name = "agentSession", ...run } = options;
+  return restate.object({
+    name,
+    handlers: {
+      prompt: async (ctx: restate.ObjectContext, request: PromptRequest): Promise<PromptResponse> => {
+        const startedAt = await ctx.date.now();
+        const messages = (await ctx.get<AgentMessage[]>(MESSAGES)) ?? [];
+        let lastEventId = (await ctx.get<number>(EVENT_COUNT)) ?? 0;
+        const prompts = promptMessages(request, startedAt);
+
+        const steps = new JournaledSteps(ctx, startedAt);
+        const abort = ctx.awakeable<null>();
+        ctx.set(ABORT, abort.id);
+
+        const actor = createActor(createAgentRunLogic({ ...run, clock: steps.clock, executor: steps }), { input: { prompts, messages } });
+        const subscription = agentEvents(actor).subscribe((event) => {
+          lastEventId += 1;
+          ctx.set(eventKey(lastEventId), event);
+          ctx.set(EVENT_COUNT, lastEventId);
+        });
+        steps.watch(abort.promise, () => actor.send({ type: "run.abort" }));
+        actor.start();
+        try {
+          await steps.drive(() => actor.getSnapshot().status !== "active");
+        } finally {
+          subscription.unsubscribe();
+        }
+        const snapshot = actor.getSnapshot();
+        if (snapshot.status !== "done") throw new restate.TerminalError(`agent run on Restate ended ${snapshot.status}: ${String(snapshot.error)}`);
+        const added = snapshot.output as AgentMessage[];
+        ctx.set(MESSAGES, [...messages, ...added]);
+        ctx.clear(ABORT);
+        return { messages: added, lastEventId };
+      },
+
+      abort: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<{ aborted: boolean }> => {
+        const id = await ctx.get<string>(ABORT);
+        if (id) ctx.resolveAwakeable(id, null);
+        return { aborted: Boolean(id) };
+      }),
+
+      state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => ({
+        messages: (await ctx.get<AgentMessage[]>(MESSAGES)) ?? [],
+        running: Boolean(await ctx.get<string>(ABORT)),
+        lastEventId: (await ctx.get<number>(EVENT_COUNT)) ?? 0,
+      })),
+
+      /** The session's events after `after` (default 0), at most `limit` (default 500), and the last id so far. */
+      events: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext, request: { after?: number; limit?: number } | null): Promise<{ events: SessionEvent[]; lastEventId: number }> => {
+          const lastEventId = (await ctx.get<number>(EVENT_COUNT)) ?? 0;
+          const after = Math.max(0, Math.floor(request?.after ?? 0));
+          const until = Math.min(lastEventId, after + Math.max(1, Math.floor(request?.limit ?? 500)));
+          const events: SessionEvent[] = [];
+          for (let id = after + 1; id <= until; id++) {
+            const event = await ctx.get<AnyAgentEvent>(eventKey(id));
+            if (event) events.push({ id, event });
+          }
+          return { events, lastEventId };
+        },
+      ),
+    },
+  });
+}
+
+function promptMessages(request: PromptRequest, timestamp: number): AgentMessage[] {
+  if (request?.messages) return request.messages;
+  if (typeof request?.text === "string") return [{ role: "user", content: [{ type: "text", text: request.text }], timestamp }];
+  throw new restate.TerminalError("prompt: give `text` or `messages`");
+}

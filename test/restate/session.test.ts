@@ -1,0 +1,189 @@
+/**
+ * R90 on a real Restate server: a session is a keyed object whose steps are journaled; a worker
+ * killed mid-run is replaced and the run continues from the journal, running no completed step
+ * again (R81's invariants, counted outside the worker).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentMessage, ToolResultMessage } from "../../src/types.js";
+import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
+import { freePort, startBalancer, startWorker, type Worker } from "./support.js";
+
+let server: LocalRestateServer;
+
+beforeAll(async () => {
+  server = await startLocalRestateServer({ retryIntervalMs: 50 });
+}, 30_000);
+afterAll(() => server?.stop());
+
+const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${server.ingressUrl}/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
+  return response.json();
+};
+
+const results = (messages: AgentMessage[]) => messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+
+const expectCompletedSession = (messages: AgentMessage[]) => {
+  const calls = messages.flatMap((message) => (message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall") : []));
+  expect(calls).toHaveLength(15);
+  // R81: every tool call has exactly one result.
+  const resultIds = results(messages).map((message) => message.toolCallId);
+  expect([...resultIds].sort()).toEqual(calls.map((block) => (block as { id: string }).id).sort());
+  const last = messages.at(-1)!;
+  expect(last.role === "assistant" && last.content).toEqual([{ type: "text", text: "all done" }]);
+};
+
+describe("R90: sessions as keyed Restate objects", () => {
+  let worker: Worker;
+  beforeAll(async () => {
+    worker = await startWorker(await freePort());
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  }, 30_000);
+  afterAll(() => worker?.kill());
+
+  it("R90: a 5-turn parallel-tool session runs to the end; its transcript and numbered events are the object's state", async () => {
+    const response = (await call("agentSession/one/prompt", { text: "go" })) as { messages: AgentMessage[]; lastEventId: number };
+    expect(response.messages.find((message) => message.role === "user")).toMatchObject({ content: [{ type: "text", text: "go" }] });
+    expectCompletedSession(response.messages);
+    expect(new Set(worker.executed.filter((id) => id.startsWith("go:"))).size).toBe(15);
+    const state = (await call("agentSession/one/state", null)) as { messages: AgentMessage[]; running: boolean; lastEventId: number };
+    expect(state.running).toBe(false);
+    expect(state.messages).toEqual(response.messages);
+    expect(state.lastEventId).toBe(response.lastEventId);
+    // Resumable from any id: the events after 10 are the tail of all of them.
+    const all = (await call("agentSession/one/events", { after: 0, limit: 10_000 })) as { events: { id: number; event: { type: string } }[] };
+    expect(all.events.map((entry) => entry.id)).toEqual(Array.from({ length: response.lastEventId }, (_, i) => i + 1));
+    expect(all.events[0].event.type).toBe("agent_start");
+    expect(all.events.at(-1)!.event.type).toBe("agent_end");
+    expect(all.events.filter((entry) => entry.event.type === "tool_execution_end")).toHaveLength(15);
+    const tail = (await call("agentSession/one/events", { after: 10, limit: 10_000 })) as { events: unknown[] };
+    expect(tail.events).toEqual(all.events.slice(10));
+  });
+
+  it("R90: a second prompt continues the session from its stored transcript", async () => {
+    const before = (await call("agentSession/two/prompt", { text: "first" })) as { messages: AgentMessage[] };
+    const after = (await call("agentSession/two/prompt", { text: "again" })) as { messages: AgentMessage[] };
+    // The script ends at once when the transcript already has five turns.
+    expect(after.messages.filter((message) => message.role !== "system").map((message) => message.role)).toEqual(["user", "assistant"]);
+    const state = (await call("agentSession/two/state", null)) as { messages: AgentMessage[] };
+    expect(state.messages).toEqual([...before.messages, ...after.messages]);
+  });
+});
+
+describe("R90: abort through the ingress", () => {
+  let worker: Worker;
+  beforeAll(async () => {
+    worker = await startWorker(await freePort(), { TOOL_MS: "60000" });
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  }, 30_000);
+  afterAll(() => worker?.kill());
+
+  it("R90, R29: `abort` (a shared handler, not queued behind the run) ends the running run aborted; its calls get their results", async () => {
+    const reply = call("agentSession/aborted/prompt", { text: "go" });
+    await worker.executions(3);
+    expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: true });
+    const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
+    const last = response.messages.at(-1)!;
+    expect(last.role === "assistant" && last.stopReason).toBe("aborted");
+    expect(results(response.messages)).toHaveLength(3);
+    const { events } = (await call("agentSession/aborted/events", { limit: 10_000 })) as { events: { event: { type: string; reason?: string } }[] };
+    expect(events.at(-1)!.event).toMatchObject({ type: "agent_end", reason: "aborted" });
+    expect(((await call("agentSession/aborted/state", null)) as { running: boolean }).running).toBe(false);
+    // Nothing to abort now.
+    expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: false });
+  });
+});
+
+describe("R90: several workers behind one server", () => {
+  it("R90: ten sessions over two workers; one worker dies mid-run and its sessions finish on the other, no tool twice", async () => {
+    const a = await startWorker(await freePort());
+    const b = await startWorker(await freePort());
+    let alive = [a.port, b.port];
+    const balancer = await startBalancer(() => alive);
+    try {
+      await server.registerDeployment(`http://127.0.0.1:${balancer.port}`);
+      const replies = Array.from({ length: 10 }, (_, i) => call(`agentSession/pool-${i}/prompt`, { text: `pool-${i}` }, { "idempotency-key": `pool-${i}` }));
+      await a.executions(20);
+      alive = [b.port];
+      await a.kill();
+      const responses = (await Promise.all(replies)) as { messages: AgentMessage[] }[];
+      for (const response of responses) expectCompletedSession(response.messages);
+      // Both workers served, and the survivor finished what the dead one had started.
+      expect(a.executed.length).toBeGreaterThan(0);
+      expect(b.executed.length).toBeGreaterThan(0);
+      const executed = [...a.executed, ...b.executed];
+      expect(executed.length).toBe(new Set(executed).size);
+    } finally {
+      await balancer.close();
+      await Promise.all([a.kill(), b.kill()]);
+    }
+  }, 90_000);
+});
+
+describe("R90, R81: a worker killed mid-run is replaced, and the run continues from the journal", () => {
+  // Seeded kill points, half by the count of tool executions the worker reported, half by wall
+  // time since the prompt; CRASH_SEED replays a failure, RESTATE_CRASH_POINTS sets how many.
+  const seed = Number(process.env.CRASH_SEED ?? 20261201);
+  const random = mulberry32(seed);
+  const points = Array.from({ length: Number(process.env.RESTATE_CRASH_POINTS ?? 3) }, (_, i) =>
+    i % 2 === 0 ? ({ kind: "executions", at: 1 + Math.floor(random() * 14) } as const) : ({ kind: "ms", at: 50 + Math.floor(random() * 900) } as const),
+  );
+  const tally = { runs: 0, interrupted: 0, completed: 0 };
+  afterAll(() => console.log(`restate crash tally (seed ${seed}): ${tally.completed}/${tally.runs} sessions completed, ${tally.interrupted} calls interrupted`));
+
+  for (const [i, point] of points.entries()) {
+    const where = point.kind === "executions" ? `after ${point.at} tool executions` : `${point.at} ms into the run`;
+    it(`R81: killed ${where} (seed ${seed}, #${i}): the session completes, each call has one result, no tool ran twice, no event twice`, async () => {
+      tally.runs++;
+      const port = await freePort();
+      const first = await startWorker(port);
+      await server.registerDeployment(`http://127.0.0.1:${port}`);
+      const key = `crash-${seed}-${i}`;
+      const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
+      if (point.kind === "executions") await first.executions(point.at);
+      else await new Promise((resolve) => setTimeout(resolve, point.at));
+      await first.kill();
+      const second = await startWorker(port);
+      try {
+        const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
+        expectCompletedSession(response.messages);
+        // R13 across workers: a call in flight at the kill is not run again (`work` is not replay-safe).
+        const executed = [...first.executed, ...second.executed];
+        expect(executed.length).toBe(new Set(executed).size);
+        const interrupted = results(response.messages).filter((message) => message.isError);
+        tally.interrupted += interrupted.length;
+        // Only calls of the batch in flight at the kill can be interrupted (a call whose intent was
+        // journaled counts as started: its execution may have begun), and none ran on the second worker.
+        expect(interrupted.length).toBeLessThanOrEqual(3);
+        for (const message of interrupted) {
+          expect(message.content).toEqual([{ type: "text", text: `Tool work was interrupted before it finished; its outcome is unknown, so it was not run again.` }]);
+          expect(second.executed).not.toContain(message.toolCallId);
+        }
+        // Every call not interrupted ran exactly once, on one of the two workers.
+        const succeeded = results(response.messages).filter((message) => !message.isError).map((message) => message.toolCallId);
+        for (const id of succeeded) expect(executed.filter((e) => e === id)).toHaveLength(1);
+        // R81: the event log holds each event once: one run, one end per call, ids without gaps.
+        const { events } = (await call(`agentSession/${key}/events`, { limit: 100_000 })) as { events: { id: number; event: { type: string; toolCallId?: string } }[] };
+        expect(events.map((entry) => entry.id)).toEqual(Array.from({ length: response.lastEventId }, (_, n) => n + 1));
+        expect(events.filter((entry) => entry.event.type === "agent_start")).toHaveLength(1);
+        const ends = events.filter((entry) => entry.event.type === "tool_execution_end").map((entry) => entry.event.toolCallId);
+        expect(ends).toHaveLength(15);
+        expect(new Set(ends).size).toBe(15);
+        tally.completed++;
+      } finally {
+        await second.kill();
+      }
+    }, 60_000);
+  }
+});
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

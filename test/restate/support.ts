@@ -1,0 +1,103 @@
+/** Test support for the Restate tests: worker child processes whose output the test reads line by line. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const WORKER = fileURLToPath(new URL("./fixtures/session-worker.ts", import.meta.url));
+
+export interface Worker {
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Every `executed <toolCallId>` line so far. */
+  readonly executed: string[];
+  /** Resolves when the worker has printed `count` executions in all. */
+  executions(count: number): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export function startWorker(port: number, env: Record<string, string> = {}): Promise<Worker> {
+  const child = spawn(process.execPath, ["--import", "tsx", WORKER], {
+    env: { ...process.env, RESTATE_LOGGING: "WARN", PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const executed: string[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4_000)));
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`worker exited (${code}) before listening:\n${stderr}`)));
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (line.startsWith("listening ")) {
+        child.removeAllListeners("exit");
+        resolve(worker);
+      }
+      if (line.startsWith("executed ")) {
+        executed.push(line.slice("executed ".length));
+        for (const waiter of waiters.filter((w) => executed.length >= w.count)) waiter.resolve();
+      }
+    });
+    const worker: Worker = {
+      port,
+      process: child,
+      executed,
+      executions: (count) => (executed.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+      kill: () =>
+        child.exitCode !== null || child.signalCode !== null
+          ? Promise.resolve()
+          : new Promise((done) => {
+              child.once("exit", () => done());
+              child.kill("SIGKILL");
+            }),
+    };
+  });
+}
+
+/**
+ * A round-robin TCP balancer in front of several workers (Restate registers one endpoint URL per
+ * deployment; a real deployment puts a load balancer there). A connection goes to the next worker
+ * that accepts it, so a dead worker's share moves to the others.
+ */
+export async function startBalancer(ports: () => readonly number[]): Promise<{ port: number; close(): Promise<void> }> {
+  const { createConnection } = await import("node:net");
+  let next = 0;
+  const sockets = new Set<import("node:net").Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on("close", () => sockets.delete(client));
+    const targets = ports();
+    const attempt = (tries: number) => {
+      if (tries >= targets.length) return void client.destroy();
+      const port = targets[next++ % targets.length];
+      const upstream = createConnection({ host: "127.0.0.1", port });
+      upstream.once("connect", () => {
+        sockets.add(upstream);
+        upstream.on("close", () => sockets.delete(upstream));
+        client.pipe(upstream).pipe(client);
+        upstream.on("error", () => client.destroy());
+        client.on("error", () => upstream.destroy());
+      });
+      upstream.once("error", () => {
+        if (!upstream.readyState || upstream.connecting) attempt(tries + 1);
+      });
+    };
+    attempt(0);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
