@@ -79,6 +79,9 @@ export async function startBalancer(ports: () => readonly number[]): Promise<{ p
       const port = targets[next++ % targets.length];
       const upstream = createConnection({ host: "127.0.0.1", port });
       upstream.once("connect", () => {
+        // Nagle's algorithm with delayed ACKs would hold each small HTTP/2 frame ~40 ms.
+        client.setNoDelay(true);
+        upstream.setNoDelay(true);
         sockets.add(upstream);
         upstream.on("close", () => sockets.delete(upstream));
         client.pipe(upstream).pipe(client);
