@@ -18,7 +18,7 @@ import { defaultConvertToLlm } from "../src/agent/loop-config.js";
 // The SDK reads its log level when it loads: its per-invocation INFO lines would bury the session.
 process.env.RESTATE_LOGGING ??= "WARN";
 const restate = await import("@restatedev/restate-sdk");
-const { agentSessionObject, startLocalRestateServer } = await import("../src/restate/index.js");
+const { agentSessionObjects, startLocalRestateServer } = await import("../src/restate/index.js");
 
 const args = process.argv.slice(2);
 const exitWhenDone = args.includes("--exit");
@@ -26,7 +26,7 @@ const prompt = args.filter((arg) => !arg.startsWith("--")).join(" ") || "summari
 
 const choice = chooseModel({ offline: false }, process.env);
 const cwd = process.cwd();
-const session = agentSessionObject({
+const { session, inbox } = agentSessionObjects({
   streamFn: choice.streamFn,
   // Read-only tools: a write would need an approval, which arrives in a later step.
   tools: [listFilesTool({ cwd }), readFileTool({ cwd }), searchTextTool({ cwd })],
@@ -39,7 +39,7 @@ const session = agentSessionObject({
 });
 
 const server = await startLocalRestateServer();
-const port = await restate.endpoint().bind(session).listen(0);
+const port = await restate.endpoint().bind(session).bind(inbox).listen(0);
 await server.registerDeployment(`http://127.0.0.1:${port}`);
 console.log(`Restate ${server.ingressUrl} (ingress), UI ${server.adminUrl}/ui/ — worker on 127.0.0.1:${port}, model: ${choice.label}`);
 

@@ -5,7 +5,7 @@
  * (an optional peer dependency) and, for the local server, `@restatedev/restate-server`.
  */
 export {
-  agentSessionObject,
+  agentSessionObjects,
   type AgentSessionObjectOptions,
   type PromptRequest,
   type PromptResponse,

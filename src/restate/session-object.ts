@@ -14,6 +14,9 @@
  *   granularity of steps (a step's deltas arrive together, when the step's outcome is journaled).
  * - `abort` (shared, so it is not queued behind the run it aborts) resolves the running run's
  *   awakeable; the run sees it in its delivery loop, in journal order.
+ * - Steering and follow-up messages go to a second keyed object, the session's inbox (its own
+ *   exclusive handlers, so they are not queued behind the run either); the run's steering and
+ *   follow-up polls are journaled calls that take what the inbox holds.
  */
 import * as restate from "@restatedev/restate-sdk";
 import { createActor } from "xstate";
@@ -23,9 +26,11 @@ import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
-  /** The object's name in Restate (default `agentSession`). */
+  /** The session object's name in Restate (default `agentSession`); its inbox is `<name>Inbox`. */
   readonly name?: string;
 }
+
+type Queue = "steer" | "followUp";
 
 /** What `prompt` takes: a text (a user message stamped with journaled time) or messages. */
 export interface PromptRequest {
@@ -57,41 +62,88 @@ const EVENT_COUNT = "eventCount";
 const ABORT = "abortAwakeable";
 const eventKey = (id: number) => `event:${id}`;
 
-export function agentSessionObject(options: AgentSessionObjectOptions) {
+/**
+ * The session object and its inbox: bind both to the worker's endpoint
+ * (`endpoint.bind(session).bind(inbox)`). `config.getSteeringMessages` and `getFollowUpMessages`
+ * are the inbox's (`steer` and `followUp` queue there); an app's own are not used.
+ */
+export function agentSessionObjects(options: AgentSessionObjectOptions) {
   const { name = "agentSession", ...run } = options;
-  return restate.object({
+  const queued = (queue: Queue) => `queue:${queue}`;
+
+  const inbox = restate.object({
+    name: `${name}Inbox`,
+    handlers: {
+      push: async (ctx: restate.ObjectContext, request: PromptRequest & { queue: Queue }): Promise<{ queued: number }> => {
+        const queue = checkQueue(request?.queue);
+        const messages = [...((await ctx.get<AgentMessage[]>(queued(queue))) ?? []), ...promptMessages(request, await ctx.date.now())];
+        ctx.set(queued(queue), messages);
+        return { queued: messages.length };
+      },
+      take: async (ctx: restate.ObjectContext, request: { queue: Queue }): Promise<AgentMessage[]> => {
+        const queue = checkQueue(request?.queue);
+        const messages = (await ctx.get<AgentMessage[]>(queued(queue))) ?? [];
+        if (messages.length) ctx.clear(queued(queue));
+        return messages;
+      },
+    },
+  });
+
+  const runOnce = async (ctx: restate.ObjectContext, input: { prompts?: AgentMessage[]; continue?: boolean }): Promise<PromptResponse> => {
+    const startedAt = await ctx.date.now();
+    const messages = (await ctx.get<AgentMessage[]>(MESSAGES)) ?? [];
+    let lastEventId = (await ctx.get<number>(EVENT_COUNT)) ?? 0;
+    const take = (queue: Queue) => () => ctx.objectClient(inbox, ctx.key).take({ queue });
+    const steps = new JournaledSteps(ctx, startedAt, { getSteeringMessages: take("steer"), getFollowUpMessages: take("followUp") });
+    const abort = ctx.awakeable<null>();
+    ctx.set(ABORT, abort.id);
+
+    // The polls' placeholders: the executor answers them from the inbox, so they never run.
+    const polled = async (): Promise<AgentMessage[]> => [];
+    const config = { ...run.config, getSteeringMessages: polled, getFollowUpMessages: polled };
+    const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps });
+    const actor = createActor(logic, { input: { messages, ...input } });
+    const subscription = agentEvents(actor).subscribe((event) => {
+      lastEventId += 1;
+      ctx.set(eventKey(lastEventId), event);
+      ctx.set(EVENT_COUNT, lastEventId);
+    });
+    steps.watch(abort.promise, () => actor.send({ type: "run.abort" }));
+    actor.start();
+    try {
+      await steps.drive(() => actor.getSnapshot().status !== "active");
+    } finally {
+      subscription.unsubscribe();
+    }
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== "done") throw new restate.TerminalError(`agent run on Restate ended ${snapshot.status}: ${String(snapshot.error)}`);
+    const added = snapshot.output as AgentMessage[];
+    ctx.set(MESSAGES, [...messages, ...added]);
+    ctx.clear(ABORT);
+    return { messages: added, lastEventId };
+  };
+
+  const session = restate.object({
     name,
     handlers: {
-      prompt: async (ctx: restate.ObjectContext, request: PromptRequest): Promise<PromptResponse> => {
-        const startedAt = await ctx.date.now();
-        const messages = (await ctx.get<AgentMessage[]>(MESSAGES)) ?? [];
-        let lastEventId = (await ctx.get<number>(EVENT_COUNT)) ?? 0;
-        const prompts = promptMessages(request, startedAt);
+      /** R1: a run from the stored transcript with new prompt messages. */
+      prompt: async (ctx: restate.ObjectContext, request: PromptRequest): Promise<PromptResponse> =>
+        runOnce(ctx, { prompts: promptMessages(request, await ctx.date.now()) }),
 
-        const steps = new JournaledSteps(ctx, startedAt);
-        const abort = ctx.awakeable<null>();
-        ctx.set(ABORT, abort.id);
+      /** R2: a run that continues the stored transcript without a prompt. */
+      continue: async (ctx: restate.ObjectContext): Promise<PromptResponse> => runOnce(ctx, { continue: true }),
 
-        const actor = createActor(createAgentRunLogic({ ...run, clock: steps.clock, executor: steps }), { input: { prompts, messages } });
-        const subscription = agentEvents(actor).subscribe((event) => {
-          lastEventId += 1;
-          ctx.set(eventKey(lastEventId), event);
-          ctx.set(EVENT_COUNT, lastEventId);
-        });
-        steps.watch(abort.promise, () => actor.send({ type: "run.abort" }));
-        actor.start();
-        try {
-          await steps.drive(() => actor.getSnapshot().status !== "active");
-        } finally {
-          subscription.unsubscribe();
-        }
-        const snapshot = actor.getSnapshot();
-        if (snapshot.status !== "done") throw new restate.TerminalError(`agent run on Restate ended ${snapshot.status}: ${String(snapshot.error)}`);
-        const added = snapshot.output as AgentMessage[];
-        ctx.set(MESSAGES, [...messages, ...added]);
-        ctx.clear(ABORT);
-        return { messages: added, lastEventId };
-      },
+      /** Queues a steering message for the running run (or the next one). */
+      steer: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: PromptRequest): Promise<{ queued: true }> => {
+        ctx.objectSendClient(inbox, ctx.key).push({ ...request, queue: "steer" });
+        return { queued: true };
+      }),
+
+      /** Queues a follow-up message: the running run takes it when it would end. */
+      followUp: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: PromptRequest): Promise<{ queued: true }> => {
+        ctx.objectSendClient(inbox, ctx.key).push({ ...request, queue: "followUp" });
+        return { queued: true };
+      }),
 
       abort: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<{ aborted: boolean }> => {
         const id = await ctx.get<string>(ABORT);
@@ -121,6 +173,12 @@ export function agentSessionObject(options: AgentSessionObjectOptions) {
       ),
     },
   });
+  return { session, inbox };
+}
+
+function checkQueue(queue: unknown): Queue {
+  if (queue === "steer" || queue === "followUp") return queue;
+  throw new restate.TerminalError(`inbox: queue must be "steer" or "followUp", got ${JSON.stringify(queue)}`);
 }
 
 function promptMessages(request: PromptRequest, timestamp: number): AgentMessage[] {

@@ -70,6 +70,43 @@ describe("R90: sessions as keyed Restate objects", () => {
   });
 });
 
+describe("R90: steering and follow-up messages through the session's inbox", () => {
+  let worker: Worker;
+  beforeAll(async () => {
+    worker = await startWorker(await freePort(), { TOOL_MS: "400" });
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  }, 30_000);
+  afterAll(() => worker?.kill());
+
+  const finalText = (messages: AgentMessage[]) => {
+    const last = messages.at(-1)!;
+    return last.role === "assistant" ? last.content.map((block) => (block.type === "text" ? block.text : "")).join("") : undefined;
+  };
+
+  it("R90, R3: a message steered while a tool runs reaches the next request of the same run", async () => {
+    const reply = call("agentSession/echo-steer/prompt", { text: "echo-steer" });
+    await worker.executions(worker.executed.length + 1);
+    expect(await call("agentSession/echo-steer/steer", { text: "also this" })).toEqual({ queued: true });
+    const response = (await reply) as { messages: AgentMessage[] };
+    expect(finalText(response.messages)).toBe("heard: echo-steer|also this");
+  });
+
+  it("R90, R4: a follow-up queued during the run is taken when the run would end, in the same run", async () => {
+    const reply = call("agentSession/echo-follow/prompt", { text: "echo-follow" });
+    await worker.executions(worker.executed.length + 1);
+    await call("agentSession/echo-follow/followUp", { text: "and then" });
+    const response = (await reply) as { messages: AgentMessage[] };
+    const answers = response.messages.filter((message) => message.role === "assistant").map((message) => finalText([message]));
+    expect(answers).toEqual(["", "heard: echo-follow", "heard: echo-follow|and then"]);
+  });
+
+  it("R90: a malformed request is a terminal error naming what is wrong, and the session is untouched", async () => {
+    await expect(call("agentSession/bad/prompt", { nope: 1 })).rejects.toThrow(/prompt: give `text` or `messages`/);
+    await expect(call("agentSessionInbox/bad/push", { queue: "later", text: "x" })).rejects.toThrow(/queue must be \\"steer\\" or \\"followUp\\"/);
+    expect(await call("agentSession/bad/state", null)).toEqual({ messages: [], running: false, lastEventId: 0 });
+  });
+});
+
 describe("R90: abort through the ingress", () => {
   let worker: Worker;
   beforeAll(async () => {
