@@ -42,10 +42,12 @@ export const DEFAULT_PORT = 5174;
 export { ensureLibraryBuilt };
 
 /** `vite build` of the example (examples/web-chat/vite.config.ts) into examples/web-chat/dist. */
-export async function buildExample(options: { quiet?: boolean } = {}): Promise<string> {
+export async function buildExample(options: { quiet?: boolean; outDir?: string } = {}): Promise<string> {
   const { build } = await import("vite");
-  await build({ configFile: join(EXAMPLE_DIR, "vite.config.ts"), logLevel: options.quiet ? "warn" : "info" });
-  return EXAMPLE_OUT_DIR;
+  const outDir = options.outDir ?? EXAMPLE_OUT_DIR;
+  // Another outDir lets test files build the example side by side without emptying each other's.
+  await build({ configFile: join(EXAMPLE_DIR, "vite.config.ts"), logLevel: options.quiet ? "warn" : "info", build: { outDir } });
+  return outDir;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -67,6 +69,8 @@ export interface ExampleServerOptions {
   dir?: string;
   /** Forward the page's requests to Claude. */
   anthropic?: AnthropicProxyOptions;
+  /** Let `follow.html` read the events of sessions that run on Restate (read-only: the `events` handler only). */
+  restate?: { ingressUrl: string; object?: string };
 }
 
 export interface ExampleServer {
@@ -114,6 +118,13 @@ export async function startExampleServer(options: ExampleServerOptions = {}): Pr
       if (!String(req.headers["content-type"] ?? "").startsWith("application/json")) return send(res, 415, "expected application/json\n");
       return proxy.handle(req, res);
     }
+    if (path === RESTATE_EVENTS_PATH) {
+      if (!options.restate) return send(res, 404, "start the server with --restate to follow a session\n");
+      if (req.method !== "POST") return send(res, 405, "method not allowed\n");
+      const from = req.headers.origin;
+      if (from !== undefined && from !== `http://${req.headers.host}`) return send(res, 403, "cross-origin requests are refused\n");
+      return forwardRestateEvents(req, res, options.restate, send);
+    }
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "method not allowed\n");
     if (path === "/api/config") {
       const config = proxy ? { provider: "anthropic", model: proxy.model, proxyToken: proxy.token } : { provider: "scripted" };
@@ -153,6 +164,42 @@ export async function startExampleServer(options: ExampleServerOptions = {}): Pr
   };
 }
 
+const RESTATE_EVENTS_PATH = "/api/restate/events";
+
+/**
+ * POST /api/restate/events {session, after}: the session object's `events` handler on Restate's
+ * ingress. Only that read-only handler is reachable, and only for a well-formed session id.
+ */
+async function forwardRestateEvents(
+  req: IncomingMessage,
+  res: ServerResponse,
+  restate: { ingressUrl: string; object?: string },
+  send: (res: ServerResponse, status: number, body: string | Buffer, type?: string) => void,
+): Promise<void> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 4_096) return send(res, 413, "request too large\n");
+    chunks.push(chunk as Buffer);
+  }
+  let body: { session?: unknown; after?: unknown };
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    return send(res, 400, "expected JSON\n");
+  }
+  if (typeof body.session !== "string" || !/^[\w.:-]{1,200}$/.test(body.session)) return send(res, 400, "session: an id of letters, digits and . _ : -\n");
+  const after = typeof body.after === "number" && Number.isInteger(body.after) && body.after >= 0 ? body.after : 0;
+  const object = restate.object ?? "agentSession";
+  const upstream = await fetch(`${restate.ingressUrl}/${object}/${encodeURIComponent(body.session)}/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ after, limit: 200 }),
+  });
+  return send(res, upstream.status, await upstream.text(), TYPES[".json"]);
+}
+
 /** POST /api/stream: the page's `streamProxy` request, answered by Claude with the server's key and model. */
 function anthropicProxy(options: AnthropicProxyOptions) {
   const baseURL = options.baseURL ?? process.env.ANTHROPIC_BASE_URL;
@@ -170,6 +217,7 @@ function anthropicProxy(options: AnthropicProxyOptions) {
 interface Args {
   port: number;
   anthropic: boolean;
+  restate?: string;
   model?: string;
   help: boolean;
 }
@@ -181,6 +229,7 @@ function parseArgs(argv: string[]): Args {
     if (arg === "--port" || arg === "-p") args.port = Number(argv[++i]);
     else if (arg.startsWith("--port=")) args.port = Number(arg.slice("--port=".length));
     else if (arg === "--anthropic") args.anthropic = true;
+    else if (arg === "--restate") args.restate = argv[++i];
     else if (arg === "--model" || arg === "-m") args.model = argv[++i];
     else if (arg.startsWith("--model=")) args.model = arg.slice("--model=".length);
     else if (arg === "--help" || arg === "-h") args.help = true;
@@ -194,7 +243,8 @@ function parseArgs(argv: string[]): Args {
 const USAGE = `usage: npm run example:web -- [--anthropic [--model ID]] [--port N]
   Builds examples/web-chat and serves it on http://127.0.0.1:N/ (default ${DEFAULT_PORT}).
   --anthropic   talk to Claude through a local proxy (needs ANTHROPIC_API_KEY; the key stays in this process)
-  --model ID    Claude model (default ${DEFAULT_MODEL})`;
+  --model ID    Claude model (default ${DEFAULT_MODEL})
+  --restate URL let follow.html?session=ID follow a session on Restate (URL: its ingress, e.g. http://127.0.0.1:8080)`;
 
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
@@ -207,7 +257,11 @@ async function main(argv: string[]): Promise<void> {
   const { rebuilt } = await ensureLibraryBuilt((line) => console.log(line));
   if (!rebuilt) console.log("library: dist/ is up to date");
   await buildExample();
-  const server = await startExampleServer({ port: args.port, ...(args.anthropic ? { anthropic: { apiKey: apiKey!, ...(args.model ? { model: args.model } : {}) } } : {}) });
+  const server = await startExampleServer({
+    port: args.port,
+    ...(args.anthropic ? { anthropic: { apiKey: apiKey!, ...(args.model ? { model: args.model } : {}) } } : {}),
+    ...(args.restate ? { restate: { ingressUrl: args.restate } } : {}),
+  });
   const model = server.model ? `${server.model.id} via the local proxy` : "the scripted model (offline)";
   console.log(`web chat example: ${server.url}  (${model}; Ctrl-C to stop)`);
   const stop = () => void server.close().then(() => process.exit(0));
