@@ -23,6 +23,30 @@ const call = async (path: string, body: unknown, headers: Record<string, string>
 
 const results = (messages: AgentMessage[]) => messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
 
+/**
+ * R81: the transcript the uninterrupted session has (the worker's script), with the interrupted
+ * calls' results replaced by R13's text; compared by role, call ids and texts (not timestamps).
+ */
+const shape = (messages: AgentMessage[]) =>
+  messages
+    .filter((message) => message.role !== "system")
+    .map((message) =>
+      message.role === "toolResult"
+        ? `result ${message.toolCallId}: ${message.content.map((block) => (block.type === "text" ? block.text : "")).join("")}`
+        : message.role === "assistant"
+          ? `assistant ${message.content.map((block) => (block.type === "toolCall" ? block.id : block.type === "text" ? block.text : block.type)).join(",")}`
+          : `${message.role}`,
+    );
+const uninterrupted = (key: string, interrupted: ReadonlySet<string>) => [
+  "user",
+  ...Array.from({ length: 5 }, (_, turn) => {
+    const ids = [0, 1, 2].map((i) => `${key}:t${turn}-${i}`);
+    const interruptedText = "Tool work was interrupted before it finished; its outcome is unknown, so it was not run again.";
+    return [`assistant ${ids.join(",")}`, ...ids.map((id) => `result ${id}: ${interrupted.has(id) ? interruptedText : `done ${id}`}`)];
+  }).flat(),
+  "assistant all done",
+];
+
 const expectCompletedSession = (messages: AgentMessage[]) => {
   const calls = messages.flatMap((message) => (message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall") : []));
   expect(calls).toHaveLength(15);
@@ -184,6 +208,8 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
       try {
         const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
         expectCompletedSession(response.messages);
+        const interruptedIds = new Set(results(response.messages).filter((message) => message.isError).map((message) => message.toolCallId));
+        expect(shape(response.messages)).toEqual(uninterrupted(key, interruptedIds));
         // R13 across workers: a call in flight at the kill is not run again (`work` is not replay-safe).
         const executed = [...first.executed, ...second.executed];
         expect(executed.length).toBe(new Set(executed).size);
