@@ -24,6 +24,7 @@ import type { AgentMessage, AnyAgentEvent } from "../types.js";
 import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
+import { AgentInputError } from "../boundary/errors.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
   /** The session object's name in Restate (default `agentSession`); its inbox is `<name>Inbox`. */
@@ -69,6 +70,9 @@ const eventKey = (id: number) => `event:${id}`;
  */
 export function agentSessionObjects(options: AgentSessionObjectOptions) {
   const { name = "agentSession", ...run } = options;
+  // The abort grace's timer lives in the worker: on Restate it would fire at a different point on
+  // every attempt, so it is refused rather than left to diverge.
+  if (run.config?.abortGraceMs !== undefined) throw new AgentInputError("config.abortGraceMs", "config.abortGraceMs: the abort grace is not available on Restate (its timer is not journaled); leave it unset");
   const queued = (queue: Queue) => `queue:${queue}`;
 
   const inbox = restate.object({
