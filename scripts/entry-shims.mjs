@@ -8,6 +8,7 @@ const entries = {
   inspect: "./src/inspect/index.js",
   node: "./src/node/index.js",
   proxy: "./src/proxy/index.js",
+  sqlite: "./src/sqlite.js",
   testing: "./src/testing/index.js",
 };
 mkdirSync("dist", { recursive: true });
