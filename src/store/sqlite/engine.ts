@@ -25,18 +25,13 @@ export interface Connection {
   close(): void;
 }
 
-export interface ConnectOptions {
-  /** Open an existing file without write access (the store's checks before it writes anything). */
-  readonly readOnly?: boolean;
-}
-
-/** Opens a connection on `path` with the engine. */
-export type Connector = (path: string, options?: ConnectOptions) => Connection;
+/** Opens a read-write connection on `path` (creating the file) with the engine. */
+export type Connector = (path: string) => Connection;
 
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => Omit<Connection, "engine">;
+  DatabaseSync: new (path: string) => Omit<Connection, "engine">;
 }
-type BetterSqliteConstructor = new (path: string, options?: { readonly?: boolean; fileMustExist?: boolean }) => Omit<Connection, "engine">;
+type BetterSqliteConstructor = new (path: string) => Omit<Connection, "engine">;
 
 /** How the engines are found; tests replace them to see the "no engine" error. */
 export interface EngineLoaders {
@@ -68,7 +63,7 @@ export function loadEngine(preference: SqliteEngineName | "auto" = "auto", loade
     const module = loaders.nodeSqlite();
     if (module?.DatabaseSync) {
       const { DatabaseSync } = module;
-      return (path, options = {}) => withEngine("node:sqlite", new DatabaseSync(path, options.readOnly ? { readOnly: true } : {}));
+      return (path) => withEngine("node:sqlite", new DatabaseSync(path));
     }
     failures.push(`Node ${process.versions.node} has no node:sqlite (it needs Node ≥ 22.13)`);
   }
@@ -76,7 +71,7 @@ export function loadEngine(preference: SqliteEngineName | "auto" = "auto", loade
     tried.push("better-sqlite3");
     try {
       const Database = loaders.betterSqlite();
-      return (path, options = {}) => withEngine("better-sqlite3", new Database(path, options.readOnly ? { readonly: true, fileMustExist: true } : {}));
+      return (path) => withEngine("better-sqlite3", new Database(path));
     } catch (error) {
       failures.push(`better-sqlite3 did not load: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
     }

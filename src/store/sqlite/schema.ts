@@ -6,7 +6,7 @@
  */
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { StoreCorruptError, StoreSchemaError } from "../errors.js";
-import { type Connection, type Connector, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
+import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
 
 /** The schema this build writes. */
 export const SCHEMA_VERSION = 1;
@@ -67,8 +67,9 @@ export const CREATE_V0 = `
 `;
 
 /**
- * The file's state as far as the bytes tell, before SQLite reads it: absent or empty (a new
- * store), or a SQLite database whose header is whole. Anything else is `StoreCorruptError`.
+ * The file's state as far as its bytes tell, before SQLite opens it: absent or empty (a new
+ * store), or a SQLite database whose header is whole, of a session store of a known schema (or
+ * with no application id yet: SQLite's own checks decide). Anything else is refused here.
  */
 export function checkFileHeader(path: string): "new" | "sqlite" {
   const size = statSync(path, { throwIfNoEntry: false })?.size;
@@ -91,6 +92,9 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
   if (header.readUInt32BE(92) === header.readUInt32BE(24) && size < pages * pageSize) {
     throw new StoreCorruptError(path, `${size} bytes, the header says ${pages * pageSize} (truncated)`);
   }
+  // user_version and application_id live in the header too: a newer or foreign file is refused before SQLite opens it.
+  const applicationId = header.readInt32BE(68);
+  if (applicationId !== 0) checkFacts(path, { applicationId, version: header.readInt32BE(60), tables: 1 });
   return "sqlite";
 }
 
@@ -130,20 +134,17 @@ function checkFacts(path: string, facts: FileFacts): void {
 }
 
 /**
- * Checks an existing file on a read-only connection (which never writes, not even a WAL
- * checkpoint): every page readable (`PRAGMA quick_check`), a session store, a known schema.
+ * Checks an existing file on the store's connection before anything is written: every page
+ * readable (`PRAGMA quick_check`), a session store, a schema this build reads. Only reads: the
+ * connection closes without a write, so a refused file keeps its bytes (and SQLite removes the
+ * `-wal`/`-shm` files it made for the reads).
  */
-export function verifyExistingStore(connect: Connector, path: string): void {
+export function verifyExistingStore(connection: Connection, path: string): void {
   guardCorruption(path, () => {
-    const connection = connect(path, { readOnly: true });
-    try {
-      const check = connection.prepare("PRAGMA quick_check").all();
-      const verdict = check.map((row) => String(Object.values(row)[0])).join("; ");
-      if (verdict !== "ok") throw new StoreCorruptError(path, `quick_check: ${verdict.slice(0, 200)}`);
-      checkFacts(path, readFacts(connection));
-    } finally {
-      connection.close();
-    }
+    const check = connection.prepare("PRAGMA quick_check").all();
+    const verdict = check.map((row) => String(Object.values(row)[0])).join("; ");
+    if (verdict !== "ok") throw new StoreCorruptError(path, `quick_check: ${verdict.slice(0, 200)}`);
+    checkFacts(path, readFacts(connection));
   });
 }
 

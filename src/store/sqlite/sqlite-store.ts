@@ -46,11 +46,11 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   }
   const file = resolve(path);
   const connect = loadEngine(options.engine ?? "auto", options.engineLoaders);
-  if (checkFileHeader(file) === "sqlite") verifyExistingStore(connect, file);
-  else mkdirSync(dirname(file), { recursive: true });
-
+  const existing = checkFileHeader(file) === "sqlite";
+  if (!existing) mkdirSync(dirname(file), { recursive: true });
   const connection = guardCorruption(file, () => connect(file));
   try {
+    if (existing) verifyExistingStore(connection, file);
     guardCorruption(file, () => {
       connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
       // Before the first table: deleted sessions' pages can be given back (`incremental_vacuum`).
