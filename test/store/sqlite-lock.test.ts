@@ -23,7 +23,7 @@ afterEach(() => {
 
 /** Starts the writer process and resolves once it printed a line matching `ready`. */
 async function startWriter(file: string, engine: SqliteEngineName, sessionId: string, mode: "hold" | "append", ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", WRITER, file, engine, sessionId, mode], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", WRITER, file, engine, sessionId, mode], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
