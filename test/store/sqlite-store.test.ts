@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SessionLockedError, StoreEngineUnavailableError, StoreInputError } from "../../src/sqlite.js";
@@ -62,6 +63,24 @@ for (const engine of engines) {
       // close() released the first store's lock.
       expect(second.openSession("s1").append({ n: 3 })).toBe(3);
       second.close();
+    });
+
+    it("retention: a deleted session's pages are given back, so the file shrinks", () => {
+      const file = join(temp(), "shrink.db");
+      const store = openSqliteStore(file, { engine });
+      const big = store.openSession("big");
+      for (let i = 0; i < 500; i++) big.append({ i, text: "x".repeat(1000) });
+      big.release();
+      store.openSession("small").append("kept");
+      store.close(); // checkpoints the WAL into the file
+      const full = statSync(file).size;
+      const again = openSqliteStore(file, { engine });
+      again.deleteSession("big");
+      again.close();
+      expect(statSync(file).size).toBeLessThan(full / 5);
+      const last = openSqliteStore(file, { engine });
+      expect(last.readSession("small").records()).toEqual([{ seq: 1, record: "kept" }]);
+      last.close();
     });
 
     it("R84: two stores on one file in one process: one writer per session, other sessions free", () => {

@@ -15,7 +15,11 @@ export const APPLICATION_ID = 0x78616c73;
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
-/** Schema 1. Records are keyed by (session, seq): appends are ordered and gap-free by construction. */
+/**
+ * Schema 1. Records are keyed by (session, seq): appends are ordered and gap-free by construction.
+ * No index on `updated_at`: an append would write one more page for it, and listing or pruning
+ * scans a table of one row per session.
+ */
 const CREATE_V1 = `
   CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
@@ -24,7 +28,6 @@ const CREATE_V1 = `
     last_seq INTEGER NOT NULL DEFAULT 0,
     meta TEXT NOT NULL DEFAULT 'null'
   );
-  CREATE INDEX sessions_by_update ON sessions (updated_at);
   CREATE TABLE records (
     session_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -55,7 +58,6 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE sessions ADD COLUMN meta TEXT NOT NULL DEFAULT 'null';
   UPDATE sessions SET last_seq = COALESCE((SELECT MAX(seq) FROM records WHERE records.session_id = sessions.id), 0);
-  CREATE INDEX sessions_by_update ON sessions (updated_at);
   `,
 ];
 

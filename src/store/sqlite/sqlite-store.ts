@@ -53,8 +53,9 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     if (existing) verifyExistingStore(connection, file);
     guardCorruption(file, () => {
       connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
-      // Before the first table: deleted sessions' pages can be given back (`incremental_vacuum`).
-      connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
+      // A new file, before its first table: deleted sessions' pages can be given back
+      // (`incremental_vacuum`). Not on an existing file: there it costs a write and does nothing.
+      if (!existing) connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
       const mode = String(Object.values(connection.prepare("PRAGMA journal_mode = WAL").get() ?? {})[0]);
       if (mode !== "wal") throw new Error(`the store at ${file} could not switch to WAL mode (journal_mode ${mode})`);
       connection.exec("PRAGMA synchronous = NORMAL");
