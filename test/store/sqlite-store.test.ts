@@ -32,6 +32,18 @@ describe("SQLite engines", () => {
     expect(() => loadEngine("node:sqlite", loaders)).toThrow(expect.objectContaining({ tried: ["node:sqlite"] }));
   });
 
+  it("R84: a better-sqlite3 whose native addon does not load (built for another Node) is StoreEngineUnavailableError", () => {
+    class Unbuilt {
+      constructor() {
+        throw new Error("The module 'better_sqlite3.node' was compiled against a different Node.js version");
+      }
+    }
+    const loaders = { nodeSqlite: () => undefined, betterSqlite: () => Unbuilt as never };
+    expect(() => openSqliteStore(join(temp(), "unbuilt.db"), { engineLoaders: loaders })).toThrow(
+      expect.objectContaining({ name: "StoreEngineUnavailableError", message: expect.stringContaining("compiled against a different Node.js version") }),
+    );
+  });
+
   it("R84: a path that is not a file is StoreInputError", () => {
     expect(() => openSqliteStore("")).toThrow(StoreInputError);
     expect(() => openSqliteStore(":memory:")).toThrow(StoreInputError);

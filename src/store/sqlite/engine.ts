@@ -71,6 +71,8 @@ export function loadEngine(preference: SqliteEngineName | "auto" = "auto", loade
     tried.push("better-sqlite3");
     try {
       const Database = loaders.betterSqlite();
+      // The native addon loads on the first open: one built for another Node version fails here, as "no engine".
+      new Database(":memory:").close();
       return (path) => withEngine("better-sqlite3", new Database(path));
     } catch (error) {
       failures.push(`better-sqlite3 did not load: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
