@@ -81,6 +81,22 @@ for (const [holderEngine, engine] of pairs) {
       b.close();
     });
 
+    it("R84: while A appends to S without pause, B appends to T in the same file: both journals stay whole", async () => {
+      const file = join(temp(), "store.db");
+      const a = await startWriter(file, holderEngine, "S", "append", /appended 200\n/);
+      const b = openSqliteStore(file, { engine });
+      const t = b.openSession("T");
+      // Each append waits (busy_timeout) for A's transaction in progress, never fails.
+      const seqs = Array.from({ length: 300 }, (_, i) => t.append({ i: i + 1 }));
+      const during = b.readSession("S").info().records;
+      await kill(a);
+      expect(seqs).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      const s = b.readSession("S").records();
+      expect(s.length).toBeGreaterThanOrEqual(during);
+      expect(s.every(({ seq, record }, index) => seq === index + 1 && (record as { i: number }).i === seq)).toBe(true);
+      b.close();
+    });
+
     it("R80/R84: a writer killed in the middle of appending leaves a gap-free journal; the next writer continues it", async () => {
       const file = join(temp(), "store.db");
       const a = await startWriter(file, holderEngine, "S", "append", /appended 600\n/);
