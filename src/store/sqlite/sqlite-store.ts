@@ -11,7 +11,7 @@ import { dirname, resolve } from "node:path";
 import { SessionLockedError, StoreClosedError, StoreInputError, UnknownSessionError } from "../errors.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
-import { type Connection, type EngineLoaders, type Row, type SqliteEngineName, loadEngine } from "./engine.js";
+import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, loadEngine } from "./engine.js";
 import { checkFileHeader, guardCorruption, prepareSchema, rollbackQuietly, verifyExistingStore } from "./schema.js";
 import { type SessionLock, acquireSessionLock } from "./session-lock.js";
 
@@ -50,9 +50,10 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   if (!existing) mkdirSync(dirname(file), { recursive: true });
   const connection = guardCorruption(file, () => connect(file));
   try {
+    // First: the checks' reads may wait on another process's WAL recovery or checkpoint too.
+    connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     if (existing) verifyExistingStore(connection, file);
     guardCorruption(file, () => {
-      connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
       // A new file, before its first table: deleted sessions' pages can be given back
       // (`incremental_vacuum`). Not on an existing file: there it costs a write and does nothing.
       if (!existing) connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
@@ -68,7 +69,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   return createSqliteStore(file, connection, connect, options.clock ?? Date.now);
 }
 
-function createSqliteStore(path: string, db: Connection, connect: ReturnType<typeof loadEngine>, clock: () => number): SqliteRunStore {
+function createSqliteStore(path: string, db: Connection, connect: Connector, clock: () => number): SqliteRunStore {
   const sql = {
     begin: db.prepare("BEGIN IMMEDIATE"),
     commit: db.prepare("COMMIT"),
