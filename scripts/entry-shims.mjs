@@ -9,6 +9,7 @@ const entries = {
   node: "./src/node/index.js",
   proxy: "./src/proxy/index.js",
   restate: "./src/restate/index.js",
+  sqlite: "./src/sqlite.js",
   testing: "./src/testing/index.js",
 };
 mkdirSync("dist", { recursive: true });

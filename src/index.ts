@@ -64,3 +64,5 @@ export { Agent, unknownModel, defaultConvertToLlm, type SessionActor } from "./a
 export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions } from "./agent/index.js";
 export { sessionMachine, type SessionContext, type SessionEvent, type SessionInput, type QueueName } from "../machines/session.machine.js";
 export { createAgentTestModel, type AgentTestModel, type AgentTestModelOptions, type AgentTestPath, type AgentTestPathKind, type AgentTestRun } from "./testing/index.js";
+// The durable session store's contract and the in-memory store (R80–R84); SQLite: `xstate-agent-loop/sqlite`.
+export * from "./store/index.js";

@@ -31,3 +31,21 @@ export class StoreSchemaError extends Error {
     super(`the session store at ${path} has schema version ${found}; this build reads up to ${supported}; it was left untouched`);
   }
 }
+
+/** Bad input to the store: a record, snapshot or meta that is not JSON, a malformed session id, a sequence number out of range. Nothing is written. */
+export class StoreInputError extends Error {
+  override name = "StoreInputError";
+}
+
+/** The writer was released, or the store closed: the object is unusable, nothing is written. */
+export class StoreClosedError extends Error {
+  override name = "StoreClosedError";
+}
+
+/** No SQLite engine in this runtime: Node < 22.13 has no `node:sqlite`, and the optional `better-sqlite3` is not installed. */
+export class StoreEngineUnavailableError extends Error {
+  override name = "StoreEngineUnavailableError";
+  constructor(readonly tried: readonly string[], detail: string) {
+    super(`no SQLite engine is available (${detail}); on Node 20 install the optional peer: npm install better-sqlite3@12`);
+  }
+}

@@ -47,6 +47,7 @@ export interface SizeReport {
 export interface OpenSessionOptions {
   /** Create the session when it does not exist (default true); false: an unknown id is `UnknownSessionError`. */
   readonly create?: boolean;
+  /** Stored when the session is created (default null); an existing session's meta changes only through `setMeta`. */
   readonly meta?: Json;
 }
 
@@ -54,6 +55,7 @@ export interface RunStore {
   /**
    * Opens a session for writing: the caller becomes its single writer (R84) until `release()` or
    * its process ends; a second live writer gets `SessionLockedError` and nothing is written.
+   * Keep the writer reachable until then: one the program drops may be closed when collected.
    */
   openSession(sessionId: string, options?: OpenSessionOptions): SessionWriter;
   /** Reads a session without taking its lock (for listing, export and replay). */

@@ -1,0 +1,185 @@
+/**
+ * The store file's format: what makes a file a session store, its schema version
+ * (`PRAGMA user_version`) and the migrations from older versions. Every check runs before
+ * anything is written, on a read-only connection: a file refused (corrupt, truncated, not a
+ * store, a newer schema) is left byte for byte as it was (R84).
+ */
+import { openSync, readSync, closeSync, statSync } from "node:fs";
+import { StoreCorruptError, StoreSchemaError } from "../errors.js";
+import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
+
+/** The schema this build writes. */
+export const SCHEMA_VERSION = 1;
+/** `PRAGMA application_id` of a session store ("xals"): a SQLite file without it is some other program's. */
+export const APPLICATION_ID = 0x78616c73;
+
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/**
+ * Schema 1. Records are keyed by (session, seq): appends are ordered and gap-free by construction.
+ * No index on `updated_at`: an append would write one more page for it, and listing or pruning
+ * scans a table of one row per session.
+ */
+const CREATE_V1 = `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    meta TEXT NOT NULL DEFAULT 'null'
+  );
+  CREATE TABLE records (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE snapshots (
+    session_id TEXT PRIMARY KEY,
+    at_seq INTEGER NOT NULL,
+    snapshot TEXT NOT NULL
+  ) WITHOUT ROWID;
+`;
+
+/**
+ * `MIGRATIONS[v]` upgrades schema v to v + 1, inside the opening transaction. Schema 0 is the
+ * draft layout: the snapshot inline in the session row, no `last_seq`, no `meta`.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE snapshots (
+    session_id TEXT PRIMARY KEY,
+    at_seq INTEGER NOT NULL,
+    snapshot TEXT NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO snapshots (session_id, at_seq, snapshot) SELECT id, snapshot_seq, snapshot FROM sessions WHERE snapshot IS NOT NULL;
+  ALTER TABLE sessions DROP COLUMN snapshot;
+  ALTER TABLE sessions DROP COLUMN snapshot_seq;
+  ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN meta TEXT NOT NULL DEFAULT 'null';
+  UPDATE sessions SET last_seq = COALESCE((SELECT MAX(seq) FROM records WHERE records.session_id = sessions.id), 0);
+  `,
+];
+
+/** The draft layout of schema 0 (for the migration tests: a store written before versioning). */
+export const CREATE_V0 = `
+  CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, snapshot TEXT, snapshot_seq INTEGER);
+  CREATE TABLE records (session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (session_id, seq));
+  PRAGMA application_id = ${APPLICATION_ID};
+`;
+
+/**
+ * The file's state as far as its bytes tell, before SQLite opens it: absent or empty (a new
+ * store), or a SQLite database whose header is whole, of a session store of a known schema (or
+ * with no application id yet: SQLite's own checks decide). Anything else is refused here.
+ */
+export function checkFileHeader(path: string): "new" | "sqlite" {
+  const size = statSync(path, { throwIfNoEntry: false })?.size;
+  if (size === undefined || size === 0) return "new";
+  if (size < 100) throw new StoreCorruptError(path, `${size} bytes, shorter than a SQLite header`);
+  const header = Buffer.alloc(100);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (header.toString("latin1", 0, 16) !== SQLITE_MAGIC) throw new StoreCorruptError(path, "not a SQLite database: the header is wrong");
+  const rawPageSize = header.readUInt16BE(16);
+  const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) throw new StoreCorruptError(path, `invalid page size ${rawPageSize}`);
+  if (size % pageSize !== 0) throw new StoreCorruptError(path, `${size} bytes is not a whole number of ${pageSize}-byte pages (truncated)`);
+  // The page count in the header is valid when "version-valid-for" equals the change counter.
+  const pages = header.readUInt32BE(28);
+  if (header.readUInt32BE(92) === header.readUInt32BE(24) && size < pages * pageSize) {
+    throw new StoreCorruptError(path, `${size} bytes, the header says ${pages * pageSize} (truncated)`);
+  }
+  // user_version and application_id live in the header too: a newer or foreign file is refused before SQLite opens it.
+  const applicationId = header.readInt32BE(68);
+  if (applicationId !== 0) checkFacts(path, { applicationId, version: header.readInt32BE(60), tables: 1 });
+  return "sqlite";
+}
+
+/** Runs `work`, turning SQLite's corruption errors into `StoreCorruptError`. */
+export function guardCorruption<T>(path: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const code = sqliteCode(error);
+    if (code === SQLITE_CORRUPT || code === SQLITE_NOTADB) throw new StoreCorruptError(path, error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+interface FileFacts {
+  readonly applicationId: number;
+  readonly version: number;
+  readonly tables: number;
+}
+
+function readFacts(connection: Connection): FileFacts {
+  const number = (sql: string) => Number(Object.values(connection.prepare(sql).get() ?? {})[0] ?? 0);
+  return {
+    applicationId: number("PRAGMA application_id"),
+    version: number("PRAGMA user_version"),
+    tables: number("SELECT count(*) FROM sqlite_schema WHERE type = 'table'"),
+  };
+}
+
+/** Refuses a file that is not a store of a schema this build reads. */
+function checkFacts(path: string, facts: FileFacts): void {
+  const fresh = facts.applicationId === 0 && facts.tables === 0;
+  if (!fresh && facts.applicationId !== APPLICATION_ID) {
+    throw new StoreCorruptError(path, `a SQLite database, but not a session store (application_id ${facts.applicationId})`);
+  }
+  if (facts.version > SCHEMA_VERSION) throw new StoreSchemaError(path, facts.version, SCHEMA_VERSION);
+}
+
+/**
+ * Checks an existing file on the store's connection before anything is written: every page
+ * readable (`PRAGMA quick_check`), a session store, a schema this build reads. Only reads: the
+ * connection closes without a write, so a refused file keeps its bytes (and SQLite removes the
+ * `-wal`/`-shm` files it made for the reads).
+ */
+export function verifyExistingStore(connection: Connection, path: string): void {
+  guardCorruption(path, () => {
+    const check = connection.prepare("PRAGMA quick_check").all();
+    const verdict = check.map((row) => String(Object.values(row)[0])).join("; ");
+    if (verdict !== "ok") throw new StoreCorruptError(path, `quick_check: ${verdict.slice(0, 200)}`);
+    checkFacts(path, readFacts(connection));
+  });
+}
+
+/**
+ * Brings the open (read-write, WAL) connection to `SCHEMA_VERSION`: creates a new store or runs
+ * the migrations, in one immediate transaction (two processes opening a new store at once: the
+ * second sees the first's tables and does nothing).
+ */
+export function prepareSchema(connection: Connection, path: string): void {
+  connection.exec("BEGIN IMMEDIATE");
+  try {
+    const facts = readFacts(connection);
+    checkFacts(path, facts);
+    if (facts.tables === 0) {
+      connection.exec(CREATE_V1);
+    } else {
+      for (let version = facts.version; version < SCHEMA_VERSION; version++) connection.exec(MIGRATIONS[version]);
+    }
+    if (facts.tables === 0 || facts.version < SCHEMA_VERSION) {
+      connection.exec(`PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${SCHEMA_VERSION}`);
+    }
+    connection.exec("COMMIT");
+  } catch (error) {
+    rollbackQuietly(connection);
+    throw error;
+  }
+}
+
+/** Rolls back if a transaction is still open (SQLite may already have rolled it back on the error being handled). */
+export function rollbackQuietly(connection: Connection): void {
+  try {
+    connection.exec("ROLLBACK");
+  } catch {
+    // No transaction was active: nothing to undo.
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * The embedded durable RunStore on SQLite (R80, R84): one file per store, many sessions in it.
+ *
+ * Durability: WAL mode with `synchronous=NORMAL`. A transaction is in the WAL when it commits, so
+ * it survives the process being killed (SIGKILL, a crash, OOM) at any point; it is fsynced only at
+ * checkpoints, so a power loss or OS crash may lose the last transactions before one (never
+ * corrupts the file, and never reorders: what survives is a prefix of the journal).
+ */
+import { mkdirSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { SessionLockedError, StoreClosedError, StoreInputError, UnknownSessionError } from "../errors.js";
+import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
+import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
+import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, loadEngine } from "./engine.js";
+import { checkFileHeader, guardCorruption, prepareSchema, rollbackQuietly, verifyExistingStore } from "./schema.js";
+import { type SessionLock, acquireSessionLock } from "./session-lock.js";
+
+export interface SqliteStoreOptions {
+  /** "auto" (default): `node:sqlite` where Node has it (≥ 22.13), else `better-sqlite3`. */
+  readonly engine?: SqliteEngineName | "auto";
+  /** The store's clock for `createdAt`/`updatedAt` and `prune` (epoch ms; default `Date.now`). */
+  readonly clock?: () => number;
+  /**
+   * How long a write waits for another process's write transaction on the same file (ms; default
+   * 5000). Transactions are one append each, so a wait is short; a session's lock never waits.
+   */
+  readonly busyTimeoutMs?: number;
+  /** @internal Replaces how the engines load (tests of the "no engine" error). */
+  readonly engineLoaders?: EngineLoaders;
+}
+
+export interface SqliteRunStore extends RunStore {
+  /** The database file (absolute). Lock files live beside it in `<path>.locks/`. */
+  readonly path: string;
+  readonly engine: SqliteEngineName;
+}
+
+/**
+ * Opens (or creates) the store at `path`. Refuses, writing nothing: a corrupt or truncated file
+ * or one that is not a session store (`StoreCorruptError`), a newer schema (`StoreSchemaError`);
+ * migrates an older one. No engine: `StoreEngineUnavailableError`.
+ */
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteRunStore {
+  if (typeof path !== "string" || path === "" || path === ":memory:") {
+    throw new StoreInputError(`openSqliteStore needs a file path (got ${JSON.stringify(path)}); an in-memory store is createMemoryStore()`);
+  }
+  const file = resolve(path);
+  const connect = loadEngine(options.engine ?? "auto", options.engineLoaders);
+  const existing = checkFileHeader(file) === "sqlite";
+  if (!existing) mkdirSync(dirname(file), { recursive: true });
+  const connection = guardCorruption(file, () => connect(file));
+  try {
+    // First: the checks' reads may wait on another process's WAL recovery or checkpoint too.
+    connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    if (existing) verifyExistingStore(connection, file);
+    guardCorruption(file, () => {
+      // A new file, before its first table: deleted sessions' pages can be given back
+      // (`incremental_vacuum`). Not on an existing file: there it costs a write and does nothing.
+      if (!existing) connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
+      const mode = String(Object.values(connection.prepare("PRAGMA journal_mode = WAL").get() ?? {})[0]);
+      if (mode !== "wal") throw new Error(`the store at ${file} could not switch to WAL mode (journal_mode ${mode})`);
+      connection.exec("PRAGMA synchronous = NORMAL");
+      prepareSchema(connection, file);
+    });
+  } catch (error) {
+    connection.close();
+    throw error;
+  }
+  return createSqliteStore(file, connection, connect, options.clock ?? Date.now);
+}
+
+function createSqliteStore(path: string, db: Connection, connect: Connector, clock: () => number): SqliteRunStore {
+  const sql = {
+    begin: db.prepare("BEGIN IMMEDIATE"),
+    commit: db.prepare("COMMIT"),
+    session: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM sessions WHERE id = ?"),
+    sessions: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM sessions ORDER BY updated_at DESC, rowid DESC"),
+    insertSession: db.prepare("INSERT INTO sessions (id, created_at, updated_at, last_seq, meta) VALUES (?, ?, ?, 0, ?)"),
+    insertRecord: db.prepare("INSERT INTO records (session_id, seq, record) VALUES (?, ?, ?)"),
+    afterAppend: db.prepare("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?"),
+    records: db.prepare("SELECT seq, record FROM records WHERE session_id = ? AND seq > ? ORDER BY seq"),
+    snapshot: db.prepare("SELECT at_seq, snapshot FROM snapshots WHERE session_id = ?"),
+    saveSnapshot: db.prepare("INSERT OR REPLACE INTO snapshots (session_id, at_seq, snapshot) VALUES (?, ?, ?)"),
+    setMeta: db.prepare("UPDATE sessions SET meta = ?, updated_at = ? WHERE id = ?"),
+    touch: db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
+    stale: db.prepare("SELECT id FROM sessions WHERE updated_at < ? ORDER BY updated_at"),
+    deleteRecords: db.prepare("DELETE FROM records WHERE session_id = ?"),
+    deleteSnapshot: db.prepare("DELETE FROM snapshots WHERE session_id = ?"),
+    deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
+    counts: db.prepare("SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM records) AS records"),
+  };
+  /** This store's live writers, by session: a second writer in this store is refused before SQLite is asked. */
+  const writers = new Map<string, SessionLock>();
+  let closed = false;
+
+  const guard = <T>(work: () => T): T => {
+    if (closed) throw new StoreClosedError(`the store at ${path} is closed`);
+    return guardCorruption(path, work);
+  };
+  /** One write transaction (an append is one): all of it, or nothing. */
+  const transaction = (work: () => void) => {
+    sql.begin.run();
+    try {
+      work();
+      sql.commit.run();
+    } catch (error) {
+      rollbackQuietly(db);
+      throw error;
+    }
+  };
+  const find = (sessionId: string): Row => {
+    const row = sql.session.get(sessionId);
+    if (!row) throw new UnknownSessionError(sessionId);
+    return row;
+  };
+  const deleteRows = (sessionId: string) =>
+    transaction(() => {
+      sql.deleteRecords.run(sessionId);
+      sql.deleteSnapshot.run(sessionId);
+      sql.deleteSession.run(sessionId);
+    });
+  /** Takes the session's lock for a deletion, or says it is held (by this store or another process). */
+  const lockForDeletion = (sessionId: string): SessionLock => {
+    if (writers.has(sessionId)) throw new SessionLockedError(sessionId);
+    return acquireSessionLock(connect, path, sessionId);
+  };
+
+  const reader = (sessionId: string, checkUsable: () => void): SessionReader => ({
+    sessionId,
+    info: () =>
+      guard(() => {
+        checkUsable();
+        return infoOf(find(sessionId));
+      }),
+    records: (afterSeq = 0) =>
+      guard(() => {
+        checkUsable();
+        checkSeq(afterSeq, Number.MAX_SAFE_INTEGER, "afterSeq");
+        const rows = sql.records.all(sessionId, afterSeq);
+        if (rows.length === 0) find(sessionId);
+        return rows.map((row): StoredRecord => ({ seq: Number(row.seq), record: decodeJson(String(row.record)) }));
+      }),
+    snapshot: () =>
+      guard((): StoredSnapshot | undefined => {
+        checkUsable();
+        const row = sql.snapshot.get(sessionId);
+        if (!row) {
+          find(sessionId);
+          return undefined;
+        }
+        return { snapshot: decodeJson(String(row.snapshot)), atSeq: Number(row.at_seq) };
+      }),
+  });
+
+  return {
+    path,
+    engine: db.engine,
+    openSession(sessionId: string, { create = true, meta = null }: OpenSessionOptions = {}): SessionWriter {
+      return guard(() => {
+        checkSessionId(sessionId);
+        if (writers.has(sessionId)) throw new SessionLockedError(sessionId);
+        const metaText = encodeJson(meta, "the session's meta");
+        // The lock first: a refused writer has written nothing, not even the session's row.
+        const lock = acquireSessionLock(connect, path, sessionId);
+        let lastSeq: number;
+        try {
+          const row = sql.session.get(sessionId);
+          if (row) lastSeq = Number(row.last_seq);
+          else if (!create) throw new UnknownSessionError(sessionId);
+          else {
+            const now = clock();
+            sql.insertSession.run(sessionId, now, now, metaText);
+            lastSeq = 0;
+          }
+        } catch (error) {
+          lock.release();
+          throw error;
+        }
+        writers.set(sessionId, lock);
+        let released = false;
+        const checkUsable = () => {
+          if (released) throw new StoreClosedError(`the writer of session ${sessionId} was released`);
+        };
+        return {
+          ...reader(sessionId, checkUsable),
+          append: (record: Json) =>
+            guard(() => {
+              checkUsable();
+              const text = encodeJson(record, "a journal record");
+              const seq = lastSeq + 1;
+              transaction(() => {
+                sql.insertRecord.run(sessionId, seq, text);
+                sql.afterAppend.run(seq, clock(), sessionId);
+              });
+              lastSeq = seq;
+              return seq;
+            }),
+          saveSnapshot: (snapshot: Json, atSeq: number) =>
+            guard(() => {
+              checkUsable();
+              checkSeq(atSeq, lastSeq, "a snapshot's atSeq");
+              const text = encodeJson(snapshot, "a snapshot");
+              transaction(() => {
+                sql.saveSnapshot.run(sessionId, atSeq, text);
+                sql.touch.run(clock(), sessionId);
+              });
+            }),
+          setMeta: (newMeta: Json) =>
+            guard(() => {
+              checkUsable();
+              sql.setMeta.run(encodeJson(newMeta, "the session's meta"), clock(), sessionId);
+            }),
+          release: () => {
+            if (released) return;
+            released = true;
+            writers.delete(sessionId);
+            lock.release();
+          },
+        };
+      });
+    },
+    readSession: (sessionId: string) =>
+      guard(() => {
+        checkSessionId(sessionId);
+        find(sessionId);
+        return reader(sessionId, () => {});
+      }),
+    hasSession: (sessionId: string) =>
+      guard(() => {
+        checkSessionId(sessionId);
+        return sql.session.get(sessionId) !== undefined;
+      }),
+    listSessions: () => guard(() => sql.sessions.all().map(infoOf)),
+    deleteSession: (sessionId: string) =>
+      guard(() => {
+        checkSessionId(sessionId);
+        find(sessionId);
+        const lock = lockForDeletion(sessionId);
+        try {
+          deleteRows(sessionId);
+        } finally {
+          lock.release();
+        }
+        db.exec("PRAGMA incremental_vacuum");
+      }),
+    prune: ({ olderThan }: { olderThan: number }) =>
+      guard(() => {
+        if (typeof olderThan !== "number" || Number.isNaN(olderThan)) throw new StoreInputError(`prune needs olderThan in epoch ms (got ${String(olderThan)})`);
+        const pruned: string[] = [];
+        for (const row of sql.stale.all(olderThan)) {
+          const sessionId = String(row.id);
+          let lock: SessionLock;
+          try {
+            lock = lockForDeletion(sessionId);
+          } catch (error) {
+            // A session with a live writer is in use, whatever its age: it stays.
+            if (error instanceof SessionLockedError) continue;
+            throw error;
+          }
+          try {
+            deleteRows(sessionId);
+            pruned.push(sessionId);
+          } finally {
+            lock.release();
+          }
+        }
+        if (pruned.length > 0) db.exec("PRAGMA incremental_vacuum");
+        return pruned;
+      }),
+    sizeReport: () =>
+      guard((): SizeReport => {
+        const counts = sql.counts.get() ?? {};
+        const bytes = [path, `${path}-wal`].reduce((sum, file) => sum + (statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
+        return { sessions: Number(counts.sessions), records: Number(counts.records), bytes };
+      }),
+    close: () => {
+      if (closed) return;
+      closed = true;
+      for (const lock of writers.values()) lock.release();
+      writers.clear();
+      db.close();
+    },
+  };
+}
+
+function infoOf(row: Row): SessionInfo {
+  return {
+    sessionId: String(row.id),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    records: Number(row.last_seq),
+    meta: decodeJson(String(row.meta)),
+  };
+}

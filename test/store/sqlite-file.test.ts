@@ -1,0 +1,146 @@
+/**
+ * R84: a store file that is corrupt, truncated, not a store or of a newer schema is refused with a
+ * typed error and left byte for byte as it was (no sidecar file appears either); an older schema
+ * is migrated.
+ */
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSqliteStore, SCHEMA_VERSION, StoreCorruptError, StoreSchemaError } from "../../src/sqlite.js";
+import { loadEngine, type SqliteEngineName } from "../../src/store/sqlite/engine.js";
+import { CREATE_V0 } from "../../src/store/sqlite/schema.js";
+import { availableEngines, tempDirectory } from "./engines.js";
+
+const temp = tempDirectory("sqlite-file");
+
+/** A real store with enough data to span many pages, closed (its WAL checkpointed into the file). */
+function writeStore(engine: SqliteEngineName): string {
+  const file = join(temp(), "store.db");
+  const store = openSqliteStore(file, { engine });
+  for (const id of ["a", "b"]) {
+    const writer = store.openSession(id);
+    for (let i = 0; i < 150; i++) writer.append({ i, text: `${id}:${"x".repeat(400)}` });
+    writer.saveSnapshot({ messages: id }, 150);
+  }
+  store.close();
+  return file;
+}
+
+/** Opening `file` throws `errorType`; the directory holds the same files with the same bytes afterwards. */
+function expectRefused(engine: SqliteEngineName, file: string, errorType: new (...args: never[]) => Error, message: RegExp): void {
+  const dir = dirname(file);
+  const before = directoryContents(dir);
+  let thrown: unknown;
+  try {
+    openSqliteStore(file, { engine }).close();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(errorType);
+  expect((thrown as Error).message).toMatch(message);
+  const after = directoryContents(dir);
+  expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+  for (const [name, bytes] of before) expect(after.get(name)!.equals(bytes), `${name} is unchanged`).toBe(true);
+}
+
+/** Every file under `dir` (the lock directory's included) and its bytes. */
+function directoryContents(dir: string): Map<string, Buffer> {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+  return new Map(files.map((entry) => [join(entry.parentPath, entry.name), readFileSync(join(entry.parentPath, entry.name))]));
+}
+
+for (const engine of availableEngines()) {
+  describe(`R84 refused store files (${engine})`, () => {
+    it("R84: a store truncated to a whole number of pages is StoreCorruptError, the file untouched", () => {
+      const file = writeStore(engine);
+      const size = readFileSync(file).length;
+      truncateSync(file, Math.floor(size / 2 / 4096) * 4096);
+      expectRefused(engine, file, StoreCorruptError, /bytes, the header says \d+ \(truncated\)/);
+    });
+
+    it("R84: a store cut mid-page is StoreCorruptError, the file untouched", () => {
+      const file = writeStore(engine);
+      truncateSync(file, readFileSync(file).length - 1000);
+      expectRefused(engine, file, StoreCorruptError, /is not a whole number of 4096-byte pages \(truncated\)/);
+    });
+
+    it("R84: garbage over a page inside the store is StoreCorruptError, the file untouched", () => {
+      const file = writeStore(engine);
+      const bytes = readFileSync(file);
+      // Pages 2 to 4 (after the header page): b-tree pages of the tables.
+      randomBytes(3 * 4096).copy(bytes, 4096);
+      writeFileSync(file, bytes);
+      // SQLite's own reading finds it (quick_check's verdict, or the read failing on the page).
+      expectRefused(engine, file, StoreCorruptError, /\((database disk image is malformed|quick_check: .+)\)/);
+    });
+
+    it("R84: garbage over the header, a short file and a text file are StoreCorruptError", () => {
+      const file = writeStore(engine);
+      const bytes = readFileSync(file);
+      randomBytes(100).copy(bytes, 0);
+      writeFileSync(file, bytes);
+      expectRefused(engine, file, StoreCorruptError, /not a SQLite database/);
+      const short = join(temp(), "short.db");
+      writeFileSync(short, "SQLite format 3\0");
+      expectRefused(engine, short, StoreCorruptError, /shorter than a SQLite header/);
+      const text = join(temp(), "notes.db");
+      writeFileSync(text, "these are my notes\n".repeat(300));
+      expectRefused(engine, text, StoreCorruptError, /not a SQLite database/);
+    });
+
+    it("R84: another program's SQLite database is StoreCorruptError (not a session store), untouched", () => {
+      const file = join(temp(), "other.db");
+      const connection = loadEngine(engine)(file);
+      connection.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
+      connection.close();
+      expectRefused(engine, file, StoreCorruptError, /not a session store/);
+    });
+
+    it("R84: a store of a newer schema is StoreSchemaError naming both versions, untouched", () => {
+      const file = writeStore(engine);
+      const connection = loadEngine(engine)(file);
+      connection.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+      connection.close();
+      expectRefused(engine, file, StoreSchemaError, new RegExp(`schema version ${SCHEMA_VERSION + 1}; this build reads up to ${SCHEMA_VERSION}`));
+      let thrown: unknown;
+      try {
+        openSqliteStore(file, { engine });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toMatchObject({ found: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION, path: file });
+    });
+
+    it("R84: a store of schema 0 (the draft layout) is migrated: its journals and snapshots read back, appends continue", () => {
+      const file = join(temp(), "v0.db");
+      const connection = loadEngine(engine)(file);
+      connection.exec(CREATE_V0);
+      connection.exec(`
+        INSERT INTO sessions VALUES ('old', 100, 300, '{"messages":["hi"]}', 2), ('older', 50, 60, NULL, NULL);
+        INSERT INTO records VALUES ('old', 1, '{"kind":"intent"}'), ('old', 2, '{"kind":"outcome"}'), ('old', 3, '"after the snapshot"'), ('older', 1, '1');
+      `);
+      connection.close();
+
+      const store = openSqliteStore(file, { engine });
+      expect(store.listSessions()).toEqual([
+        { sessionId: "old", createdAt: 100, updatedAt: 300, records: 3, meta: null },
+        { sessionId: "older", createdAt: 50, updatedAt: 60, records: 1, meta: null },
+      ]);
+      const old = store.openSession("old", { create: false });
+      expect(old.snapshot()).toEqual({ snapshot: { messages: ["hi"] }, atSeq: 2 });
+      expect(old.records(2)).toEqual([{ seq: 3, record: "after the snapshot" }]);
+      expect(old.append("resumed")).toBe(4);
+      expect(store.readSession("older").snapshot()).toBeUndefined();
+      store.close();
+
+      const check = loadEngine(engine)(file);
+      expect(check.prepare("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+      check.close();
+      // Opening the migrated store again migrates nothing and loses nothing.
+      const again = openSqliteStore(file, { engine });
+      expect(again.readSession("old").records().map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
+      again.close();
+    });
+  });
+}
