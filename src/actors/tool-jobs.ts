@@ -36,9 +36,10 @@ export const toolJobs = {
       } catch (error) {
         decision = { ready: false, result: errorResult(errorText(error)) };
       }
+      const tool = decision.ready ? decision.tool : undefined;
       if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal);
       // R82: after beforeToolCall, whether the call waits for approval.
-      if (decision.ready) decision = await approvalOf(runtime, toolCall, decision, approval, signal);
+      if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
       if (decision.ready) {
         preflights.push({ index, ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) });
         continue;
@@ -109,7 +110,8 @@ export const toolJobs = {
   },
 };
 
-type Ready = { ready: true; args: unknown; approval?: { reason: string } };
+/** `tool`: the tool the preparation found (looked up once per preflight). */
+type Ready = { ready: true; args: unknown; approval?: { reason: string }; tool?: AgentTool };
 type Decision = Ready | { ready: false; result: AgentToolResult };
 
 /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
@@ -117,7 +119,8 @@ function prepareCall(runtime: RunRuntime, call: ToolCall): Decision {
   if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
   const tool = runtime.tools.find(call.name);
   if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
-  return validatedArgs(tool, call.arguments, call.argumentsError);
+  const decision = validatedArgs(tool, call.arguments, call.argumentsError);
+  return decision.ready ? { ...decision, tool } : decision;
 }
 
 /** R21: `prepareArguments`, then validation with the reference's coercions (of a copy). */
@@ -138,18 +141,19 @@ function validatedArgs(tool: AgentTool, raw: unknown, argumentsError: string | u
  * `needsApproval` (a predicate runs here, in the step, on the validated arguments); an "always
  * allow" rule lets it through; with nobody to ask (`approval` absent), it is refused.
  */
-async function approvalOf(runtime: RunRuntime, toolCall: ToolCall, decision: Ready, approval: PreflightApproval | undefined, signal: AbortSignal): Promise<Decision> {
+async function approvalOf(tool: AgentTool | undefined, toolCall: ToolCall, decision: Ready, approval: PreflightApproval | undefined, signal: AbortSignal): Promise<Decision> {
   let reason = decision.approval?.reason;
   if (reason === undefined) {
-    const needs = runtime.tools.find(toolCall.name)?.needsApproval;
+    let needs: AgentTool["needsApproval"];
+    let answer: unknown;
+    try {
+      needs = tool?.needsApproval;
+      if (typeof needs === "function") answer = await needs(decision.args, { toolCall });
+    } catch (error) {
+      return { ready: false, result: errorResult(errorText(error)) };
+    }
     if (needs === undefined || needs === false) return decision;
     if (typeof needs === "function") {
-      let answer: unknown;
-      try {
-        answer = await needs(decision.args, { toolCall });
-      } catch (error) {
-        return { ready: false, result: errorResult(errorText(error)) };
-      }
       if (signal.aborted) return { ready: false, result: abortedResult() };
       if (typeof answer !== "boolean") return { ready: false, result: errorResult(`needsApproval of tool ${toolCall.name} returned ${describeValue(answer)}; expected a boolean`) };
       if (!answer) return decision;
