@@ -320,15 +320,18 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     usage: emptyUsage(),
     runStart: input.messages.length,
     failure: [],
-    approval: { runs: 0, rules: [] },
+    approval: noApprovals,
   };
 }
+
+/** Shared by every new session (issue 19: an idle Agent's context stays small); replaced, never mutated. */
+const noApprovals: SessionApprovals = { runs: 0, rules: [] };
 
 /** R82: run N's approval ids (N counts the session's runs from 1). */
 export const approvalPrefix = (run: number): string => `approval-${run}-`;
 
 /** R82: the session's approvals (a snapshot from before approvals existed has none). */
-export const approvalsOf = (context: SessionContext): SessionApprovals => context.approval ?? { runs: 0, rules: [] };
+export const approvalsOf = (context: SessionContext): SessionApprovals => context.approval ?? noApprovals;
 
 /** The queues after the first `count` messages of `queue` left it. */
 function dequeued(context: SessionContext, queue: QueueName, count: number): Record<QueueName, AgentMessage[]> {
