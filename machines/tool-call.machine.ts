@@ -137,10 +137,12 @@ export const toolCallMachine = setup({
       assertEvent(event, "call.cancel");
       return { result: siblingCancelledResult(event.failedTool), isError: true, settledAt: event.at, executionFailed: false };
     }),
-    // R82: approved; replacement arguments are validated again before execute.
-    acceptApproval: assign(({ event }) => {
+    // R82: approved; replacement arguments are validated again before execute. R65: its execution
+    // starts now (a timeout counts from the decision's time, when the sender gave it).
+    acceptApproval: assign(({ context, event }) => {
       assertEvent(event, "approval.approve");
-      return "args" in event && event.args !== undefined ? { args: event.args, validateArgs: true } : {};
+      const startedAt = timeOf(event, context.startedAt);
+      return event.args !== undefined ? { args: event.args, validateArgs: true, startedAt } : { startedAt };
     }),
     settleAsRejected: assign(({ context, event }) => {
       assertEvent(event, "approval.reject");

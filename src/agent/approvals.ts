@@ -107,20 +107,34 @@ const scopeOfRun = (run: AnyActorRef): ApprovalScope => {
   return { run: run.getSnapshot().status === "active" ? approvals : undefined, issued: (id) => issuedBy(approvals, id) };
 };
 
+/** When a decision was taken, on the run's clock (R13: the loop reads no clock of its own here). */
+export interface DecisionTime {
+  /** Your clock's now: a tool timeout counts from it (R65), and a rejected result carries it. Absent: the time the call began to wait. */
+  at?: number;
+}
+
+const timeField = (approvalId: string, at: unknown): { at?: number } => {
+  if (at === undefined) return {};
+  if (typeof at !== "number" || !Number.isFinite(at)) throw new ApprovalError("invalid", approvalId, `at must be a finite number, got ${describeValue(at)}`);
+  return { at };
+};
+
 /**
  * Approves the call waiting as `approvalId` in `run` (a run actor: `createAgentRunLogic`'s, or
  * `agentLoop`'s through `RunOptions.onActor`). Throws `ApprovalError` (nothing sent) when no call
  * waits as that id. `always` adds the rule for the rest of this run.
  */
-export function approveToolCall(run: AnyActorRef, approvalId: string, options?: ApproveOptions): void {
-  const checked = checkedApproveOptions(approvalId, options);
+export function approveToolCall(run: AnyActorRef, approvalId: string, options?: ApproveOptions & DecisionTime): void {
+  const { at, ...rest } = options ?? {};
+  const checked = { ...checkedApproveOptions(approvalId, options === undefined ? undefined : rest), ...timeField(approvalId, at) };
   waitingCall(scopeOfRun(run), approvalId);
   run.send({ type: "approval.approve", approvalId, ...checked });
 }
 
 /** Rejects the call waiting as `approvalId` in `run`: its result is an error carrying `reason`. Throws like `approveToolCall`. */
-export function rejectToolCall(run: AnyActorRef, approvalId: string, reason: string): void {
+export function rejectToolCall(run: AnyActorRef, approvalId: string, reason: string, time: DecisionTime = {}): void {
   const checked = checkedReason(approvalId, reason);
+  const stamped = timeField(approvalId, time.at);
   waitingCall(scopeOfRun(run), approvalId);
-  run.send({ type: "approval.reject", approvalId, reason: checked });
+  run.send({ type: "approval.reject", approvalId, reason: checked, ...stamped });
 }

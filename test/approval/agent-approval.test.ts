@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { text, toolCall } from "../../src/index.js";
 import { ApprovalError } from "../../src/agent/index.js";
 import { approvalScenario, resultsOf } from "./helpers.js";
+import { manualClock } from "../support/manual-clock.js";
 
 const batch = [toolCall("read", { path: "a" }, "c0"), toolCall("write", { path: "b", text: "hi" }, "c1"), toolCall("read", { path: "c" }, "c2")];
 const script = [{ content: batch }, { content: [text("done")] }];
@@ -164,6 +165,40 @@ describe("R82: a call that needs approval, in a batch", () => {
     expect(refusal(() => agent.approve("approval-2-2"))).toBe("unknown: No tool call waits for approval approval-2-2");
     agent.reject(second.approvalId, "no");
     await next;
+  });
+});
+
+describe("R82: the wait and the clock", () => {
+  it("R82, R65: a tool's timeout counts from the approval, not from when the call began to wait", async () => {
+    const time = manualClock();
+    let started!: () => void;
+    const executing = new Promise<void>((resolve) => (started = resolve));
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const write = { timeoutMs: 1_000, execute: async () => (started(), await finished, { content: [{ type: "text" as const, text: "written" }], details: {} }) };
+    const { agent, log } = approvalScenario([{ content: [toolCall("write", { path: "b" }, "c1")] }, { content: [text("done")] }], { clock: time.clock }, write);
+    const run = agent.prompt("go");
+    const request = await log.approvalRequest();
+    // The decision takes far longer than the tool may run.
+    time.advance(60_000);
+    agent.approve(request.approvalId);
+    await executing;
+    // Half the timeout after the approval: the call is still within it.
+    time.advance(500);
+    finish();
+    await run;
+    expect(resultsOf(agent.state.messages)).toEqual(["write:written"]);
+  });
+
+  it("R82: a rejected call's result message is stamped with the time of the decision (the injected clock)", async () => {
+    const time = manualClock(5_000);
+    const { agent, log } = approvalScenario([{ content: [toolCall("write", { path: "b" }, "c1")] }, { content: [text("done")] }], { clock: time.clock });
+    const run = agent.prompt("go");
+    const request = await log.approvalRequest();
+    time.advance(2_500);
+    agent.reject(request.approvalId, "no");
+    await run;
+    expect(agent.state.messages.find((m) => m.role === "toolResult")).toMatchObject({ isError: true, timestamp: 7_500 });
   });
 });
 
