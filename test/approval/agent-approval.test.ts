@@ -168,6 +168,23 @@ describe("R82: a call that needs approval, in a batch", () => {
   });
 });
 
+describe("R82, R55: a listener that throws while a call waits", () => {
+  it("R82, R55: the run is stopped; every started call, the waiting one included, gets a result; no approval is left pending", async () => {
+    const { agent, log } = approvalScenario(script);
+    agent.subscribe(
+      (event) => {
+        if (event.type === "tool_approval_requested") throw new Error("listener bug");
+      },
+      { runtimeEvents: true },
+    );
+    await agent.prompt("go");
+    expect(resultsOf(agent.state.messages)).toEqual(["read:Operation aborted", "write:Operation aborted", "read:Operation aborted"]);
+    expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "listener bug" });
+    expect(agent.pendingApprovals).toEqual([]);
+    expect(log.log.at(-1)).toBe("agent_end:6");
+  });
+});
+
 describe("R82: the wait and the clock", () => {
   it("R82, R65: a tool's timeout counts from the approval, not from when the call began to wait", async () => {
     const time = manualClock();
