@@ -82,3 +82,51 @@ describe("R13, R82: a waiting approval survives a restore", () => {
     expect(resultsOf(messages)).toEqual(["read:read ok", "write:write ok", "read:read ok"]);
   });
 });
+
+describe("R13, R82: restore at every snapshot of a run with an approval", () => {
+  it("R13, R82: persisted after any macrostep of the run or its calls and restored, each call gets one result and the write runs at most once in all", async () => {
+    const logic = (toolSet: Tools) => createAgentRunLogic({ streamFn, tools: [{ ...toolSet.read, replay: "safe" }, toolSet.write], config: baseConfig() });
+    /** Approves whatever waits in `run`, now or when it asks. */
+    const approving = (run: ReturnType<typeof createActor<ReturnType<typeof logic>>>) => {
+      agentEvents(run).subscribe((event: AnyAgentEvent) => {
+        if (event.type === "tool_approval_requested") queueMicrotask(() => approveToolCall(run, event.approvalId));
+      });
+    };
+    const log = new EventLog();
+    const original = tools(log);
+    const points: { snapshot: string; writes: number }[] = [];
+    const run = createActor(logic(original), {
+      input: { messages: [], prompts: [user("go")] },
+      inspect: (event) => {
+        if (event.type !== "@xstate.snapshot") return;
+        queueMicrotask(() => {
+          if (run.getSnapshot().status === "active") points.push({ snapshot: JSON.stringify(run.getPersistedSnapshot()), writes: original.executed.filter((line) => line.startsWith("exec:write")).length });
+        });
+      },
+    });
+    approving(run);
+    const done = new Promise<unknown[]>((resolve) => run.subscribe({ complete: () => resolve(run.getSnapshot().output as unknown[]) }));
+    run.start();
+    expect(resultsOf(await done)).toEqual(["read:read ok", "write:write ok", "read:read ok"]);
+    expect(points.length).toBeGreaterThan(10);
+    let waiting = 0;
+    for (const [i, point] of points.entries()) {
+      const fresh = tools(new EventLog());
+      const again = createActor(logic(fresh), { snapshot: JSON.parse(point.snapshot), input: { messages: [] } });
+      approving(again);
+      const output = new Promise<unknown[]>((resolve) => again.subscribe({ complete: () => resolve(again.getSnapshot().output as unknown[]) }));
+      again.start();
+      const pending = pendingApprovalsOf(again.getSnapshot());
+      if (pending.length > 0) waiting++;
+      for (const request of pending) approveToolCall(again, request.approvalId);
+      const messages = (await output) as { role: string; toolCallId?: string }[];
+      const calls = messages.filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
+      expect(calls, `point ${i}`).toEqual(["c0", "c1", "c2"]);
+      const writes = point.writes + fresh.executed.filter((line) => line.startsWith("exec:write")).length;
+      expect(writes, `point ${i}`).toBeLessThanOrEqual(1);
+    }
+    // Some points were taken while the write waited for its approval.
+    expect(waiting).toBeGreaterThan(0);
+    console.log(`R13, R82: ${points.length} restore points, ${waiting} of them while the write awaited approval`);
+  });
+});
