@@ -2,6 +2,7 @@
 import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
 import { emptyUsage } from "../src/loop/usage.js";
 import { estimateTokens } from "../src/recovery/token-estimate.js";
+import { initialApprovals } from "./approval.helpers.js";
 import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
 
 export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
@@ -85,6 +86,7 @@ export function initialRunContext(input: RunInput): RunContext {
     endReason: "completed",
     failure: null,
     startedAt: input.startedAt,
+    approval: initialApprovals(input.approval),
   };
 }
 

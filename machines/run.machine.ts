@@ -42,6 +42,7 @@ import { getPlaceholderFor } from "./placeholders.js";
 import { estimateTokens } from "../src/recovery/token-estimate.js";
 import type { createStepsWorker } from "../src/actors/steps-worker.js";
 import { toolCallMachine, type ToolCallInput } from "./tool-call.machine.js";
+import { ruleAllows, ruleOf, withRule } from "./approval.helpers.js";
 import {
   isStepReply,
   replyOutput,
@@ -58,7 +59,17 @@ export type { RunContext, RunInput, StateUpdate, TurnSnapshot, TurnUpdate } from
 
 export type ToolDoneEvent = DoneActorEvent<ToolCallOutcome, `tool:${number}`>;
 export type ToolErrorEvent = ErrorActorEvent<unknown, `tool:${number}`>;
-export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort;
+/**
+ * R82: an approval decision for a waiting call (the Agent's `approve`/`reject`, or an app that
+ * embeds the run): `args` replace the call's arguments (validated again), `always` adds an "always
+ * allow" rule for the rest of the run (and allows the batch's other waiting calls it covers). An id
+ * that is not waiting is ignored; `approveToolCall`/`rejectToolCall` check it and throw instead.
+ */
+export type RunApprovalEvent =
+  | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
+  | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
+
+export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort | RunApprovalEvent;
 
 type RunStepName = Exclude<keyof StepJobs, "executeToolCall" | "finalizeToolCall">;
 
@@ -97,7 +108,7 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
   preflightCalls: (context) => {
     const batch = context.turn.batch!;
     const calls = batch.calls.map((toolCall, index) => ({ index, toolCall }));
-    return { calls: batch.mode === "sequential" ? [calls[batch.cursor]] : calls, gate: context.settings.hooks.beforeToolCall };
+    return { calls: batch.mode === "sequential" ? [calls[batch.cursor]] : calls, gate: context.settings.hooks.beforeToolCall, approval: { rules: context.approval.rules } };
   },
 };
 
@@ -149,6 +160,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
     kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent, context);
   return [
     { type: "stopCall", params: ({ event }: { event: RunEvent }) => indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "") },
+    { type: "closeApproval", params: outcome },
     { type: "emitToolEnd", params: outcome },
     { type: "recordOutcome", params: outcome },
     ...(appendMessage ? [{ type: "appendResult", params: outcome } as const] : []),
@@ -457,11 +469,63 @@ export const runMachine = setup({
       const batch = context.turn.batch!;
       const startedAt = timeOf(event as { type: string }, context.startedAt);
       const { afterToolCall } = context.settings.hooks;
+      let approval = context.approval;
       for (const preflight of reply(event, "preflightCalls")) {
         if (!preflight.ready) continue;
-        const input: ToolCallInput = { index: preflight.index, toolCall: batch.calls[preflight.index], args: preflight.args, afterToolCall, startedAt };
+        const toolCall = batch.calls[preflight.index];
+        const input: ToolCallInput = { index: preflight.index, toolCall, args: preflight.args, afterToolCall, startedAt };
+        // R82: it waits for approval (an aborted run asks nobody: the call gets R29's result).
+        if (preflight.approval && !context.aborted) {
+          const request = { approvalId: `${approval.idPrefix}${approval.issued + 1}`, toolCallId: toolCall.id, toolName: toolCall.name, args: preflight.args, reason: preflight.approval.reason };
+          approval = { ...approval, issued: approval.issued + 1, pending: approval.pending.concat({ ...request, index: preflight.index }) };
+          input.approval = { approvalId: request.approvalId, reason: request.reason };
+          enqueue.emit({ type: "tool_approval_requested", ...request });
+        }
         enqueue.spawnChild("toolCall", { id: toolChildId(preflight.index), input });
       }
+      if (approval !== context.approval) enqueue.assign({ approval });
+    }),
+    // R82: approved: the call executes (with the replacement arguments, validated again); `always`
+    // adds a rule for the rest of the run, which also approves the batch's other waiting calls it covers.
+    approveCall: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "approval.approve");
+      const entry = context.approval.pending.find((pending) => pending.approvalId === event.approvalId)!;
+      const rule = event.always ? ruleOf(entry.toolName, event.always) : undefined;
+      const approved = rule ? context.approval.pending.filter((pending) => pending === entry || ruleAllows(rule, pending.toolName, pending.args)) : [entry];
+      const replaced = event.args !== undefined ? { args: event.args } : {};
+      for (const pending of approved) {
+        const own = pending === entry ? replaced : {};
+        enqueue.emit({ type: "tool_approval_resolved", approvalId: pending.approvalId, toolCallId: pending.toolCallId, decision: "approved", ...own });
+        enqueue.sendTo(toolChildId(pending.index), { type: "approval.approve", approvalId: pending.approvalId, ...own, ...(event.at !== undefined ? { at: event.at } : {}) });
+      }
+      enqueue.assign({
+        approval: {
+          ...context.approval,
+          pending: context.approval.pending.filter((pending) => !approved.includes(pending)),
+          rules: rule ? withRule(context.approval.rules, rule) : context.approval.rules,
+        },
+      });
+    }),
+    // R82: rejected: the call settles with an error result carrying the reason.
+    rejectCall: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "approval.reject");
+      const entry = context.approval.pending.find((pending) => pending.approvalId === event.approvalId)!;
+      enqueue.emit({ type: "tool_approval_resolved", approvalId: entry.approvalId, toolCallId: entry.toolCallId, decision: "rejected", reason: event.reason });
+      enqueue.sendTo(toolChildId(entry.index), { type: "approval.reject", approvalId: entry.approvalId, reason: event.reason, ...(event.at !== undefined ? { at: event.at } : {}) });
+      enqueue.assign({ approval: { ...context.approval, pending: context.approval.pending.filter((pending) => pending !== entry) } });
+    }),
+    // R82, R29: an abort settles every waiting call at once (each reports back as it settles).
+    abortApprovals: enqueueActions(({ context, enqueue }) => {
+      for (const pending of context.approval.pending) enqueue.sendTo(toolChildId(pending.index), { type: "approval.abort" });
+    }),
+    // R82: a waiting call that settled without a decision (aborted, or cancelled by a sibling, R73) is resolved as rejected.
+    closeApproval: enqueueActions(({ context, enqueue }, outcome: ToolCallOutcome) => {
+      if (context.approval.pending.length === 0) return;
+      const entry = context.approval.pending.find((pending) => pending.index === outcome.index);
+      if (!entry) return;
+      const reason = outcome.result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+      enqueue.emit({ type: "tool_approval_resolved", approvalId: entry.approvalId, toolCallId: entry.toolCallId, decision: "rejected", reason });
+      enqueue.assign({ approval: { ...context.approval, pending: context.approval.pending.filter((pending) => pending !== entry) } });
     }),
     // R73: every call of the parallel batch still running settles as cancelled (its actor replies).
     cancelRunningCalls: enqueueActions(({ context, event, enqueue }) => {
@@ -658,6 +722,11 @@ export const runMachine = setup({
     receivedFollowUps: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
     decidedContinue: ({ context }) => context.turn.decision === "continue",
+    // R82: the decision is for a call that waits for it.
+    isWaitingApproval: ({ context, event }) => {
+      assertEvent(event, ["approval.approve", "approval.reject"]);
+      return context.approval.pending.some((pending) => pending.approvalId === event.approvalId);
+    },
   },
 }).createMachine({
   id: "run",
@@ -666,7 +735,7 @@ export const runMachine = setup({
   on: {
     // R56: any step that fails (a hook, conversion or the stream function threw) ends the run.
     "step.failed": { target: ".failing", actions: "recordFailure" },
-    "run.abort": { actions: ["markAborted", "abortSteps"] },
+    "run.abort": { actions: ["markAborted", "abortSteps", "abortApprovals"] },
     "step.reissue": { actions: "reissueStep" },
   },
   initial: "starting",
@@ -823,6 +892,11 @@ export const runMachine = setup({
         // spawned actor.
         executingTools: {
           initial: "preflightingCalls",
+          // R82: decisions for the batch's waiting calls (an id that is not waiting is ignored).
+          on: {
+            "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
+            "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
+          },
           states: {
             // R24: one call at a time, from its start to its result message.
             preflightingCall: {

@@ -3,8 +3,9 @@
  * serializable data (no functions, no class instances, no API key), so snapshots persist as JSON
  * and the inspector shows them as they are (SPEC R13, R14).
  */
-import type { AgentEndReason, AgentMessage, AgentToolResult, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage, TransientFailureKind } from "../src/types.js";
+import type { AgentEndReason, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage, TransientFailureKind } from "../src/types.js";
 import type { KeyedToolDecl } from "../src/transcript/index.js";
+import type { RunApprovals } from "./approval.helpers.js";
 
 /** Which optional hooks the config has: a hook's state is entered only when it is configured. */
 export interface HookFlags {
@@ -49,6 +50,8 @@ export interface RunInput extends ToolSetData {
   budget?: RunBudget;
   /** R60–R62: which recovery mechanisms are on, with their settings (plain data; the compactor stays in the runtime). */
   recovery?: RecoverySettings;
+  /** R82: the session's approval id prefix (ids unique within it) and its "always allow" rules. */
+  approval?: { idPrefix?: string; rules?: ApprovalRule[] };
 }
 
 /** R60–R62, resolved with their defaults (`src/loop/recovery-settings.ts`); `null`: off. */
@@ -186,6 +189,8 @@ export interface RunContext {
   /** Why the run failed (R56). */
   failure: string | null;
   startedAt: number;
+  /** R82: approval ids issued, the calls waiting for approval, the "always allow" rules. */
+  approval: RunApprovals;
 }
 
 /** What a turn hook sees (plain data; the runtime adds the executable tools). */

@@ -15,15 +15,16 @@
  * finds its hooks, tools and listeners through the session it runs in (its parent), never through
  * context or events, so any number of sessions share one actor system (R14).
  */
-import { assertEvent, assign, setup } from "xstate";
+import { assertEvent, assign, sendTo, setup } from "xstate";
 import { getPlaceholderFor } from "./placeholders.js";
 import type { createEmitFailureActor, createSettleEventsActor } from "../src/agent/session-actors.js";
-import type { AgentEvent, AgentMessage, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
+import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
 import { emptyUsage } from "../src/loop/usage.js";
 import { addMessageUsage, takeBatch, type QueueName } from "./session.helpers.js";
-import { runMachine } from "./run.machine.js";
+import { runMachine, type RunApprovalEvent } from "./run.machine.js";
+import { withRule } from "./approval.helpers.js";
 
 export type { QueueName } from "./session.helpers.js";
 
@@ -58,6 +59,16 @@ export interface SessionContext {
   failure: AgentEvent[];
   /** How many messages the transcript had when the current run started (see `adoptRunOutput`); -1 once the app replaced it. */
   runStart: number;
+  /**
+   * R82: runs started so far (run N's approval ids are `approval-N-<n>`, unique within the
+   * session), and the "always allow" rules, kept for the rest of the session (not cleared by `RESET`).
+   */
+  approval: SessionApprovals;
+}
+
+export interface SessionApprovals {
+  runs: number;
+  rules: ApprovalRule[];
 }
 
 export type SessionEvent =
@@ -90,7 +101,12 @@ export type SessionEvent =
    */
   | { type: "run.resume"; messages: AgentMessage[] }
   /** Keep one system message with the replayed prompt and tools; clear the queues (R54). */
-  | { type: "session.reset" };
+  | { type: "session.reset" }
+  /** R82: a decision for a call of the current run (the Agent checked that it waits); `rule`: "always allow", kept for the session. */
+  | (Extract<RunApprovalEvent, { type: "approval.approve" }> & { rule?: ApprovalRule })
+  | Extract<RunApprovalEvent, { type: "approval.reject" }>
+  /** R82: forget the "always allow" rules. */
+  | { type: "approval.clearRules" };
 
 const notProvided = (name: string) => () => {
   throw new Error(`session machine: "${name}" is not provided`);
@@ -122,7 +138,8 @@ export const sessionMachine = setup({
     finishRun: notProvided("finishRun"),
     beginRun: assign(({ context, event }) => {
       assertEvent(event, "run.start");
-      const next: Partial<SessionContext> = { errorMessage: null, runStart: context.messages.length };
+      const approval = approvalsOf(context);
+      const next: Partial<SessionContext> = { errorMessage: null, runStart: context.messages.length, approval: { ...approval, runs: approval.runs + 1 } };
       if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
       return next;
     }),
@@ -178,6 +195,18 @@ export const sessionMachine = setup({
       const errorMessage = (event.message as { errorMessage?: unknown }).errorMessage;
       return { errorMessage: typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : context.errorMessage };
     }),
+    // R82: "always allow" for the rest of the session; the run gets the decision itself.
+    allowForSession: assign(({ context, event }) => {
+      assertEvent(event, "approval.approve");
+      const approval = approvalsOf(context);
+      return event.rule ? { approval: { ...approval, rules: withRule(approval.rules, event.rule) } } : {};
+    }),
+    forwardDecision: sendTo("run", ({ event }) => {
+      assertEvent(event, ["approval.approve", "approval.reject"]);
+      if (event.type === "approval.reject") return event;
+      const { rule: _rule, ...decision } = event;
+      return decision;
+    }),
     // R54: the replayed prompt, sections and declared tools as one leading system message.
     reset: assign(({ context }) => {
       const system = currentSystemMessage(context.messages);
@@ -204,6 +233,7 @@ export const sessionMachine = setup({
     // (A copy: the session's transcript grows in place, and the event's array is the run's.)
     "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages.slice(), runStart: ({ event }) => event.messages.length }) },
     "run.resume": { actions: "adoptResumedRun" },
+    "approval.clearRules": { actions: assign({ approval: ({ context }) => ({ ...approvalsOf(context), rules: [] }) }) },
   },
   initial: "idle",
   states: {
@@ -228,12 +258,19 @@ export const sessionMachine = setup({
           invoke: {
             id: "run",
             src: "run",
-            input: ({ event }) => {
+            // R82: the run numbers its approvals under this run's prefix and follows the session's rules.
+            input: ({ context, event }) => {
               assertEvent(event, "run.start");
-              return event.input;
+              const { runs, rules } = approvalsOf(context);
+              return { ...event.input, approval: { idPrefix: approvalPrefix(runs), rules } };
             },
             onDone: { target: "settling", actions: "adoptRunOutput" },
             onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
+          },
+          // R82: decisions for the run's waiting calls.
+          on: {
+            "approval.approve": { actions: ["allowForSession", "forwardDecision"] },
+            "approval.reject": { actions: "forwardDecision" },
           },
           initial: "active",
           states: {
@@ -242,7 +279,9 @@ export const sessionMachine = setup({
             },
             // R29, R6: the signal is aborted; the run winds down to agent_end on its own.
             aborting: {
-              entry: "abortRun",
+              // `abortRun` aborts the signal; the run is told by the machine (sent after this step,
+              // so what it settles at once, R82's waiting calls, is not nested in a custom action).
+              entry: ["abortRun", sendTo("run", { type: "run.abort" })],
             },
           },
         },
@@ -281,8 +320,18 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     usage: emptyUsage(),
     runStart: input.messages.length,
     failure: [],
+    approval: noApprovals,
   };
 }
+
+/** Shared by every new session (issue 19: an idle Agent's context stays small); replaced, never mutated. */
+const noApprovals: SessionApprovals = { runs: 0, rules: [] };
+
+/** R82: run N's approval ids (N counts the session's runs from 1). */
+export const approvalPrefix = (run: number): string => `approval-${run}-`;
+
+/** R82: the session's approvals (a snapshot from before approvals existed has none). */
+export const approvalsOf = (context: SessionContext): SessionApprovals => context.approval ?? noApprovals;
 
 /** The queues after the first `count` messages of `queue` left it. */
 function dequeued(context: SessionContext, queue: QueueName, count: number): Record<QueueName, AgentMessage[]> {

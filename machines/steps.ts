@@ -23,7 +23,7 @@
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
-import type { AfterToolCallResult, AgentMessage, AgentToolResult, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
+import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
 import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
 /**
@@ -31,8 +31,15 @@ import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./
  * result (not found, invalid, blocked, aborted) whose `tool_execution_end` was already emitted.
  */
 export type Preflight =
-  | { index: number; ready: true; args: unknown }
+  /** `approval`: R82, the call waits for approval before it executes (its reason for whoever decides). */
+  | { index: number; ready: true; args: unknown; approval?: { reason: string } }
   | { index: number; ready: false; result: AgentToolResult; settledAt: number };
+
+/** R82: what a preflight knows of approvals; absent where nobody can approve (`runToolCall`), so a call that needs approval is refused. */
+export interface PreflightApproval {
+  /** The session's "always allow" rules: a matching call does not wait. */
+  rules: ApprovalRule[];
+}
 
 /** What `execute` produced (R22); `executed: false` when it did not run (R29, R13). */
 export interface ExecutionOutcome {
@@ -40,6 +47,8 @@ export interface ExecutionOutcome {
   result: AgentToolResult;
   isError: boolean;
   durationMs?: number;
+  /** R82: the validated replacement arguments (set when the input asked to `validate`). */
+  args?: unknown;
 }
 
 export interface ToolStepInput {
@@ -50,6 +59,8 @@ export interface ToolStepInput {
 /** R65: `execute`'s input also says when the call's execution started (a timeout's deadline counts from it, across a restore). */
 export interface ExecuteStepInput extends ToolStepInput {
   startedAt: number;
+  /** R82: `args` are an approval's replacement: prepared and validated again before `execute` (invalid: the validation error result). */
+  validate?: boolean;
 }
 
 /** Each job: its input and its output. */
@@ -87,8 +98,10 @@ export interface StepJobs {
    * it) the abort check, lookup, `prepareArguments`, validation of a copy of the arguments and
    * `beforeToolCall` (when `gate`); an immediate result's `tool_execution_end` at once. A
    * sequential batch preflights one call at a time, a parallel batch all of them in one step.
+   * R82: then `needsApproval` and the "always allow" rules; a call that must wait comes back
+   * ready with its `approval`.
    */
-  preflightCalls: { input: { calls: { index: number; toolCall: ToolCall }[]; gate: boolean }; output: Preflight[] };
+  preflightCalls: { input: { calls: { index: number; toolCall: ToolCall }[]; gate: boolean; approval?: PreflightApproval }; output: Preflight[] };
   executeToolCall: { input: ExecuteStepInput; output: ExecutionOutcome };
   finalizeToolCall: { input: ToolStepInput & { result: AgentToolResult; isError: boolean }; output: AfterToolCallResult | undefined };
 }

@@ -3,8 +3,14 @@
  * `tool:<index in batch>` once the call passed its preflight (R21: start, preparation,
  * `beforeToolCall`, which the run's `preflightCalls` step runs, in source order).
  *
- *   executing ─▶ finalizing ─▶ settled
- *       └─────────────────────────▲  (no afterToolCall, or the call did not run)
+ *   starting ─▶ executing ─▶ finalizing ─▶ settled
+ *      │            └─────────────────────────▲  (no afterToolCall, or the call did not run)
+ *      └─▶ awaitingApproval ─▶ executing        (R82: approved)
+ *                  └──────────────────────────▲  (rejected, aborted, cancelled)
+ *
+ * R82: a call whose preflight asked for approval waits in `awaitingApproval` for the run to
+ * forward `approval.approve` (replacement arguments are validated again by the execute step),
+ * `approval.reject` (an error result with the reason) or `approval.abort` (the run was aborted).
  *
  * `call.cancel` (R73: a sibling whose tool cancels on error failed) settles it at once from
  * `executing` or `finalizing`; leaving the state aborts its job's signal.
@@ -19,7 +25,8 @@
  */
 import { assertEvent, assign, setup, type AnyActorRef } from "xstate";
 import type { AgentToolResult, ToolCall } from "../src/types.js";
-import { applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/loop/tool-results.js";
+import { abortedResult, applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/loop/tool-results.js";
+import { rejectedResult } from "./approval.helpers.js";
 import type { ToolCallOutcome } from "./run.types.js";
 import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
 
@@ -33,6 +40,8 @@ export interface ToolCallInput {
   afterToolCall: boolean;
   /** When the call was spawned (the time of a result no step reply carried). */
   startedAt: number;
+  /** R82: the call waits for approval first (its id is the run's). Absent: it executes at once. */
+  approval?: { approvalId: string; reason: string };
 }
 
 export type ToolCallOutput = ToolCallOutcome;
@@ -45,7 +54,15 @@ export interface ToolCallContext extends ToolCallInput {
   settledAt: number;
   /** R73: `execute` itself failed. */
   executionFailed: boolean;
+  /** R82: `args` are an approval's replacement, validated by the execute step. */
+  validateArgs: boolean;
 }
+
+/** R82: the run forwards an approval decision to the waiting call (`at`: when it was taken, if the sender knows). */
+export type CallApprovalEvent =
+  | { type: "approval.approve"; approvalId: string; args?: unknown; at?: number }
+  | { type: "approval.reject"; approvalId: string; reason: string; at?: number }
+  | { type: "approval.abort"; at?: number };
 
 /** R73: the run cancels the call: a sibling whose tool cancels on error failed. */
 export interface CallCancel {
@@ -55,12 +72,12 @@ export interface CallCancel {
   at: number;
 }
 
-export type ToolCallEvent = StepReply | StepReissue | CallCancel;
+export type ToolCallEvent = StepReply | StepReissue | CallCancel | CallApprovalEvent;
 
 type ToolStepName = "executeToolCall" | "finalizeToolCall";
 
 const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
-  executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, startedAt: context.startedAt }),
+  executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, startedAt: context.startedAt, ...(context.validateArgs ? { validate: true } : {}) }),
   finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
 };
 
@@ -107,6 +124,8 @@ export const toolCallMachine = setup({
       settledAt: timeOf(event, context.startedAt),
     })),
     recordExecution: assign(({ context, event }, outcome: ExecutionOutcome) => ({
+      // R82: afterToolCall sees the validated replacement arguments.
+      ...(outcome.args !== undefined ? { args: outcome.args, validateArgs: false } : {}),
       result: outcome.result,
       isError: outcome.isError,
       durationMs: outcome.durationMs,
@@ -118,6 +137,19 @@ export const toolCallMachine = setup({
       assertEvent(event, "call.cancel");
       return { result: siblingCancelledResult(event.failedTool), isError: true, settledAt: event.at, executionFailed: false };
     }),
+    // R82: approved; replacement arguments are validated again before execute. R65: its execution
+    // starts now (a timeout counts from the decision's time, when the sender gave it).
+    acceptApproval: assign(({ context, event }) => {
+      assertEvent(event, "approval.approve");
+      const startedAt = timeOf(event, context.startedAt);
+      return event.args !== undefined ? { args: event.args, validateArgs: true, startedAt } : { startedAt };
+    }),
+    settleAsRejected: assign(({ context, event }) => {
+      assertEvent(event, "approval.reject");
+      return { result: rejectedResult(event.reason), isError: true, settledAt: timeOf(event, context.startedAt) };
+    }),
+    // R82, R29: an abort settles a waiting call at once.
+    settleAsAborted: assign(({ context, event }) => ({ result: abortedResult(), isError: true, settledAt: timeOf(event, context.startedAt) })),
     applyAfterToolCall: assign(({ context, event }) => ({
       ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
@@ -126,6 +158,7 @@ export const toolCallMachine = setup({
   guards: {
     // R23, R29, R13: only a call that executed is finalized.
     isFinalized: ({ context, event }) => context.afterToolCall && reply(event, "executeToolCall").executed,
+    awaitsApproval: ({ context }) => context.approval !== undefined,
   },
 }).createMachine({
   id: "toolCall",
@@ -139,14 +172,29 @@ export const toolCallMachine = setup({
     isError: false,
     settledAt: input.startedAt,
     executionFailed: false,
+    ...(input.approval ? { approval: input.approval } : {}),
+    validateArgs: false,
   }),
-  initial: "executing",
+  initial: "starting",
   on: {
     // R22, R23: a step that throws is an error result.
     "step.failed": { target: ".settled", actions: "settleWithThrown" },
     "step.reissue": { actions: "reissueStep" },
   },
   states: {
+    // R82: a call that needs approval waits for it first.
+    starting: {
+      always: [{ guard: "awaitsApproval", target: "awaitingApproval" }, { target: "executing" }],
+    },
+    // R82: the run forwards the decision; nothing runs meanwhile (no step: a restore just waits on).
+    awaitingApproval: {
+      on: {
+        "approval.approve": { target: "executing", actions: "acceptApproval" },
+        "approval.reject": { target: "settled", actions: "settleAsRejected" },
+        "approval.abort": { target: "settled", actions: "settleAsAborted" },
+        "call.cancel": { target: "settled", actions: "settleAsCancelled" },
+      },
+    },
     // R22: execute, forwarding updates; durationMs on the injected monotonic clock.
     executing: {
       ...step("executeToolCall"),

@@ -374,6 +374,13 @@ export interface AgentTool<TParams = any, TDetails = any> {
    * are not run; each of them gets `Cancelled: sibling tool call NAME failed`. The turn goes on.
    */
   cancelSiblingsOnError?: boolean;
+  /**
+   * SPEC R82: the call waits for `approve`/`reject` after `beforeToolCall`, before it executes.
+   * `true`: every call; a predicate decides per call from the validated arguments (it runs in the
+   * preflight step, never in a transition; it must return a boolean; a throw or another value is
+   * the call's error result). A session's "always allow" rules (`ApprovalRule`) skip the wait.
+   */
+  needsApproval?: boolean | ((args: TParams, context: { toolCall: ToolCall }) => boolean | Promise<boolean>);
 }
 
 export interface AgentContext {
@@ -401,11 +408,15 @@ export interface BeforeToolCallContext {
   context: AgentContext;
 }
 
-/** `block: true` turns the call into an error result with `reason` (R21). */
+/**
+ * `block: true` turns the call into an error result with `reason` (R21). SPEC R82: `approval`
+ * makes the call wait for `approve`/`reject` (`reason` is shown to whoever decides); `block` wins.
+ */
 export interface BeforeToolCallResult {
   block?: boolean;
   reason?: string;
   terminate?: boolean;
+  approval?: { reason?: string };
 }
 
 export interface AfterToolCallContext {
@@ -696,7 +707,11 @@ export type AgentRuntimeEvent =
   /** R61: the recovery message (its `message_start`/`message_end` follow) asks the model to resume. */
   | { type: "output_limit_recovery"; attempt: number; maxRecoveries: number }
   /** R62: the transcript was compacted; the run's context is now `messages`. */
-  | { type: "transcript_replaced"; messages: AgentMessage[]; reason: "overflow" | "threshold" };
+  | { type: "transcript_replaced"; messages: AgentMessage[]; reason: "overflow" | "threshold" }
+  /** R82: a call waits for `approve(approvalId)` or `reject(approvalId, reason)`. */
+  | ({ type: "tool_approval_requested" } & ToolApprovalRequest)
+  /** R82: the wait ended: approved (with replacement `args`, when given) or rejected (also by an abort or a cancelled batch). */
+  | { type: "tool_approval_resolved"; approvalId: string; toolCallId: string; decision: "approved" | "rejected"; reason?: string; args?: unknown };
 
 export type AgentRuntimeEventType = AgentRuntimeEvent["type"];
 
@@ -705,3 +720,37 @@ export type AnyAgentEvent = AgentEvent | AgentRuntimeEvent;
 
 /** An awaited event sink: the loop takes no further step until the returned promise settles. */
 export type AgentEventSink = (event: AgentEvent) => void | Promise<void>;
+
+// ---------------------------------------------------------------------------------------------
+// Approval (SPEC R82)
+// ---------------------------------------------------------------------------------------------
+
+/** A call waiting for approval, as plain data (`agent.pendingApprovals`, `tool_approval_requested`). */
+export interface ToolApprovalRequest {
+  /** Unique within the session (the model's `toolCallId` may repeat). */
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The validated arguments the call would execute with. */
+  args: unknown;
+  /** Why it waits: `beforeToolCall`'s `approval.reason`, or `Tool NAME requires approval` for `needsApproval`. */
+  reason: string;
+}
+
+/**
+ * "Always allow" for the rest of the session (plain data, kept in the session's snapshot): later
+ * calls of `toolName` (with `path`: only those whose validated `path` argument is that path, or
+ * lies under it when it ends with `/`) skip the approval wait.
+ */
+export interface ApprovalRule {
+  toolName: string;
+  path?: string;
+}
+
+/** `approve(approvalId, options)`. */
+export interface ApproveOptions {
+  /** Replacement arguments: validated again (an invalid replacement is the call's validation error result). */
+  args?: unknown;
+  /** Also allow this tool (or only this path of it) for the rest of the session. */
+  always?: true | { path: string };
+}

@@ -3,8 +3,10 @@
  * `afterToolCall`, each run by the step worker for one call's state.
  */
 import type { AfterToolCallResult, AgentToolResult } from "../types.js";
-import type { ExecutionOutcome, Preflight, StepJobs } from "../../machines/steps.js";
-import type { AnyAgentEvent, ToolCall } from "../types.js";
+import type { ExecutionOutcome, Preflight, PreflightApproval, StepJobs } from "../../machines/steps.js";
+import type { AgentTool, AnyAgentEvent, ToolCall } from "../types.js";
+import { approvalUnavailableResult, needsApprovalReason, rulesAllow } from "../../machines/approval.helpers.js";
+import { describeValue } from "../boundary/describe-value.js";
 import { validateToolArguments } from "../tools/index.js";
 import { abortedResult, blockedResult, errorResult, errorText, interruptedResult, toolNotFoundResult } from "../loop/tool-results.js";
 import { toPlainData } from "../loop/plain-data.js";
@@ -20,7 +22,7 @@ export const toolJobs = {
    * R21, R24, R25: for each call in order: `tool_execution_start` (delivered before anything
    * else happens), preparation, `beforeToolCall`; an immediate result ends at once.
    */
-  async preflightCalls(runtime: RunRuntime, { calls, gate }: Input<"preflightCalls">, scope: JobScope): Promise<Preflight[]> {
+  async preflightCalls(runtime: RunRuntime, { calls, gate, approval }: Input<"preflightCalls">, scope: JobScope): Promise<Preflight[]> {
     const { signal } = scope;
     const preflights: Preflight[] = [];
     for (const { index, toolCall } of calls) {
@@ -34,9 +36,12 @@ export const toolJobs = {
       } catch (error) {
         decision = { ready: false, result: errorResult(errorText(error)) };
       }
+      const tool = decision.ready ? decision.tool : undefined;
       if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal);
+      // R82: after beforeToolCall, whether the call waits for approval.
+      if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
       if (decision.ready) {
-        preflights.push({ index, ready: true, args: decision.args });
+        preflights.push({ index, ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) });
         continue;
       }
       // R25: an immediate result is reported at once, before the next call starts.
@@ -49,11 +54,19 @@ export const toolJobs = {
   /** R22, R29, R13: run `execute`, forwarding updates until it settles; durationMs on the injected clock. */
   async executeToolCall(runtime: RunRuntime, input: Input<"executeToolCall">, scope: JobScope): Promise<ExecutionOutcome> {
     const { clock } = runtime;
-    const { toolCall, args } = input;
+    const { toolCall } = input;
     const { signal } = scope;
     // R29: a call that had not started when the abort came does not run.
     if (signal.aborted) return { executed: false, result: abortedResult(), isError: true };
     const tool = runtime.tools.find(toolCall.name)!;
+    // R82: an approval's replacement arguments are prepared and validated as the model's were.
+    let args = input.args;
+    if (input.validate) {
+      const validated = validatedArgs(tool, args, undefined);
+      if (!validated.ready) return { executed: false, result: validated.result, isError: true };
+      args = validated.args;
+    }
+    const replacement = input.validate ? { args } : {};
     // R13: an execution in flight at the snapshot runs again only if its tool says it may.
     if (scope.reissue && tool.replay !== "safe") return { executed: false, result: interruptedResult(toolCall.name), isError: true };
     let settled = false;
@@ -67,9 +80,9 @@ export const toolJobs = {
       try {
         const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
         const result = toPlainData(checkToolResult(toolCall.name, value));
-        return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
+        return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started, ...replacement };
       } catch (error) {
-        return { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started };
+        return { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started, ...replacement };
       } finally {
         settled = true;
       }
@@ -97,14 +110,21 @@ export const toolJobs = {
   },
 };
 
-type Decision = { ready: true; args: unknown } | { ready: false; result: AgentToolResult };
+/** `tool`: the tool the preparation found (looked up once per preflight). */
+type Ready = { ready: true; args: unknown; approval?: { reason: string }; tool?: AgentTool };
+type Decision = Ready | { ready: false; result: AgentToolResult };
 
 /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
 function prepareCall(runtime: RunRuntime, call: ToolCall): Decision {
   if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
   const tool = runtime.tools.find(call.name);
   if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
-  let raw: unknown = call.arguments;
+  const decision = validatedArgs(tool, call.arguments, call.argumentsError);
+  return decision.ready ? { ...decision, tool } : decision;
+}
+
+/** R21: `prepareArguments`, then validation with the reference's coercions (of a copy). */
+function validatedArgs(tool: AgentTool, raw: unknown, argumentsError: string | undefined): Decision {
   if (tool.prepareArguments) {
     try {
       raw = tool.prepareArguments(raw);
@@ -112,8 +132,39 @@ function prepareCall(runtime: RunRuntime, call: ToolCall): Decision {
       return { ready: false, result: errorResult(errorText(error)) };
     }
   }
-  const validation = validateToolArguments(tool, { arguments: raw, argumentsError: call.argumentsError });
+  const validation = validateToolArguments(tool, { arguments: raw, argumentsError });
   return validation.ok ? { ready: true, args: toPlainData(validation.args) } : { ready: false, result: errorResult(validation.message) };
+}
+
+/**
+ * R82: does the call wait for approval? `beforeToolCall` asked for it, or the tool's
+ * `needsApproval` (a predicate runs here, in the step, on the validated arguments); an "always
+ * allow" rule lets it through; with nobody to ask (`approval` absent), it is refused.
+ */
+async function approvalOf(tool: AgentTool | undefined, toolCall: ToolCall, decision: Ready, approval: PreflightApproval | undefined, signal: AbortSignal): Promise<Decision> {
+  let reason = decision.approval?.reason;
+  if (reason === undefined) {
+    let needs: AgentTool["needsApproval"];
+    let answer: unknown;
+    try {
+      needs = tool?.needsApproval;
+      if (typeof needs === "function") answer = await needs(decision.args, { toolCall });
+    } catch (error) {
+      return { ready: false, result: errorResult(errorText(error)) };
+    }
+    if (needs === undefined || needs === false) return decision;
+    if (typeof needs === "function") {
+      if (signal.aborted) return { ready: false, result: abortedResult() };
+      if (typeof answer !== "boolean") return { ready: false, result: errorResult(`needsApproval of tool ${toolCall.name} returned ${describeValue(answer)}; expected a boolean`) };
+      if (!answer) return decision;
+    } else if (needs !== true) {
+      return { ready: false, result: errorResult(`needsApproval of tool ${toolCall.name} must be a boolean or a function, got ${describeValue(needs)}`) };
+    }
+    reason = needsApprovalReason(toolCall.name);
+  }
+  if (!approval) return { ready: false, result: approvalUnavailableResult(toolCall.name) };
+  if (rulesAllow(approval.rules, toolCall.name, decision.args)) return { ready: true, args: decision.args };
+  return { ready: true, args: decision.args, approval: { reason } };
 }
 
 /** R21: `beforeToolCall`, normalized; a throw is an error result; an abort that came while it ran wins. */
@@ -122,6 +173,8 @@ async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, 
     const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall, args }, signal));
     if (signal.aborted) return { ready: false, result: abortedResult() };
     if (decision?.block) return { ready: false, result: blockedResult(decision.reason, decision.terminate) };
+    // R82: the hook asks for approval (with its reason, else the default one).
+    if (decision?.approval) return { ready: true, args, approval: { reason: decision.approval.reason || needsApprovalReason(toolCall.name) } };
     return { ready: true, args };
   } catch (error) {
     return { ready: false, result: errorResult(errorText(error)) };

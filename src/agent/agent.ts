@@ -10,7 +10,7 @@
  * the session is idle again. An Agent with an `inspect` observer, or whose `actor` was asked
  * for, keeps its actor for good (what the inspector or the app holds stays the Agent's actor).
  */
-import { createActor, type Actor, type Snapshot } from "xstate";
+import { createActor, type Actor, type AnyActorRef, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
   RetrySettings,
@@ -29,6 +29,9 @@ import type {
   ThinkingLevel,
   ToolExecutionMode,
   Usage,
+  ApprovalRule,
+  ApproveOptions,
+  ToolApprovalRequest,
 } from "../types.js";
 import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionInput } from "../../machines/session.machine.js";
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
@@ -51,6 +54,10 @@ import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
 import { guardedInspect } from "../boundary/inspect-observer.js";
+import { checkedApproveOptions, checkedReason, issuedBy, pendingApprovalsOf, waitingCall, type ApprovalScope } from "./approvals.js";
+import { ruleOf } from "../../machines/approval.helpers.js";
+import { approvalsOf } from "../../machines/session.machine.js";
+import type { RunContext } from "../../machines/run.types.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -327,6 +334,62 @@ export class Agent {
   peekQueuedMessages(): AgentMessage[] {
     const steering = nextBatch(this.context, "steering");
     return steering.length > 0 ? steering : nextBatch(this.context, "followUp");
+  }
+
+  // --- Approval (R82) -----------------------------------------------------------------------
+
+  /** The calls of the current run waiting for `approve`/`reject`, as plain data (none when idle). */
+  get pendingApprovals(): ToolApprovalRequest[] {
+    return this.live ? pendingApprovalsOf(this.live.getSnapshot()) : [];
+  }
+
+  /** The session's "always allow" rules (`approve(id, {always})`), as plain data; kept in its snapshot. */
+  get approvalRules(): ApprovalRule[] {
+    return approvalsOf(this.context).rules.slice();
+  }
+
+  /**
+   * Runs the call waiting as `approvalId` (SPEC R82), with `args` replacing its arguments when
+   * given (validated again: an invalid replacement is the call's validation error result).
+   * `always: true` allows this tool, `always: {path}` this path of it (or what lies under it, for
+   * a path ending in `/`), for the rest of the session: later calls skip the wait, and so do the
+   * batch's other waiting calls it covers. Throws `ApprovalError` (code `unknown`, `settled` or
+   * `invalid`) and changes nothing when no call waits as that id or the options are malformed.
+   */
+  approve(approvalId: string, options?: ApproveOptions): void {
+    const checked = checkedApproveOptions(String(approvalId), options);
+    const entry = waitingCall(this.approvalScope(), approvalId);
+    const rule = checked.always ? ruleOf(entry.toolName, checked.always) : undefined;
+    this.send({ type: "approval.approve", approvalId, ...checked, ...(rule ? { rule } : {}), at: this.runtime.now() });
+  }
+
+  /** The call waiting as `approvalId` gets an error result carrying `reason` (SPEC R82). Throws like `approve`. */
+  reject(approvalId: string, reason: string): void {
+    const checked = checkedReason(String(approvalId), reason);
+    waitingCall(this.approvalScope(), approvalId);
+    this.send({ type: "approval.reject", approvalId, reason: checked, at: this.runtime.now() });
+  }
+
+  /** Forgets the session's "always allow" rules. */
+  clearApprovalRules(): void {
+    this.send({ type: "approval.clearRules" });
+  }
+
+  /** Where an approval id is looked up: the live run's waiting calls; ids of this session's runs so far were issued. */
+  private approvalScope(): ApprovalScope {
+    const run = (this.live?.getSnapshot().children as { run?: AnyActorRef } | undefined)?.run;
+    const current = run && run.getSnapshot().status === "active" ? (run.getSnapshot() as { context: RunContext }).context.approval : undefined;
+    const runs = approvalsOf(this.context).runs;
+    return {
+      run: current,
+      issued: (id) => {
+        if (issuedBy(current, id)) return true;
+        // An earlier run's id (approval-N-<n>, N below the current run's) was settled when that run ended.
+        const match = /^approval-(\d+)-(\d+)$/.exec(id);
+        const last = current ? runs - 1 : runs;
+        return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= last && Number(match[2]) >= 1;
+      },
+    };
   }
 
   // --- Lifecycle (R52, R54) ------------------------------------------------------------------

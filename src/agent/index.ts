@@ -2,3 +2,4 @@
 export { Agent, unknownModel, type SessionActor } from "./agent.js";
 export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions } from "./types.js";
 export { defaultConvertToLlm } from "./loop-config.js";
+export { ApprovalError, approveToolCall, rejectToolCall, pendingApprovalsOf, type ApprovalErrorCode, type DecisionTime } from "./approvals.js";

@@ -91,6 +91,11 @@ export class SessionRuntime {
     return this.host;
   }
 
+  /** The injected clock's time (R13): when an approval decision was taken. */
+  now(): number {
+    return this.clock.now();
+  }
+
   /** The current run's abort signal. */
   get signal(): AbortSignal | undefined {
     return this.active?.runtime?.signal;
@@ -164,7 +169,8 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) return;
     run.abortRequested = true;
-    run.runtime?.abort();
+    // The session machine tells the run itself (a send after its step, not nested in this action).
+    run.runtime?.abortSignal();
   }
 
   /** R55: the run actor failed; close the run through its own queue, after what it emitted. */

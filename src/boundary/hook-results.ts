@@ -118,13 +118,23 @@ export function checkTurnDecision(value: unknown, hook = "finishTurn"): AgentTur
   return value as AgentTurnDecision;
 }
 
-/** `beforeToolCall`: `{block?, reason?, terminate?} | undefined`. */
+/** `beforeToolCall`: `{block?, reason?, terminate?, approval?: {reason?}} | undefined` (R21, R82). */
 export function checkBeforeToolCallResult(value: unknown, hook = "beforeToolCall"): BeforeToolCallResult | undefined {
   if (!objectOrAbsent(hook, value)) return undefined;
   const problem =
-    fieldProblem(value, "block", "", "boolean", true) ?? fieldProblem(value, "reason", "", "string", true) ?? fieldProblem(value, "terminate", "", "boolean", true);
+    fieldProblem(value, "block", "", "boolean", true) ??
+    fieldProblem(value, "reason", "", "string", true) ??
+    fieldProblem(value, "terminate", "", "boolean", true) ??
+    approvalProblem(field(hook, value, "approval"));
   if (problem) fail(hook, problem);
   return value as BeforeToolCallResult;
+}
+
+/** R82: `approval` is absent or `{reason?: string}`. */
+function approvalProblem(approval: unknown): Problem | undefined {
+  if (approval === undefined) return undefined;
+  if (!isRecord(approval)) return { field: "approval", problem: `must be an object {reason?}, got ${describeValue(approval)}` };
+  return fieldProblem(approval, "reason", "approval", "string", true);
 }
 
 /** `afterToolCall`: field-by-field overrides (R23); a given `content` must be text/image blocks. */

@@ -10,6 +10,8 @@ const RUNTIME_EVENT_TYPES: ReadonlySet<string> = new Set<AgentRuntimeEvent["type
   "message_discarded",
   "output_limit_recovery",
   "transcript_replaced",
+  "tool_approval_requested",
+  "tool_approval_resolved",
 ]);
 
 export function isRuntimeEvent(event: AnyAgentEvent): event is AgentRuntimeEvent {

@@ -11,6 +11,8 @@ import { agentEvents, createAgentRunLogic, scriptedModel, scriptedStreamFn, text
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
 import { eventProblems } from "../property/invariants.js";
+import { approveToolCall, rejectToolCall } from "../../src/agent/index.js";
+import type { RunActor } from "../../src/index.js";
 import { Coverage, liveActorProblems, memo, runLoop, statePath } from "./harness.js";
 
 export interface DirectedResult {
@@ -201,6 +203,44 @@ export const directedRuns: Record<string, Directed> = {
         const results = run.messages.filter((m) => m.role === "toolResult").map((m) => (m as { content: { text: string }[] }).content[0].text);
         const expected = toolExecution === "parallel" ? ["Cancelled: sibling tool call fails failed", "failed"] : ["failed", "Cancelled: sibling tool call fails failed"];
         if (JSON.stringify(results) !== JSON.stringify(expected)) problems.push(`R73: results ${JSON.stringify(results)}`);
+        return problems;
+      }) satisfies Directed,
+    ]),
+  ),
+
+  // R82: a call of a parallel batch waits for approval while its sibling executes; the run takes
+  // the decision (`approval.approve` / `approval.reject` on `executingTools`) and forwards it.
+  ...Object.fromEntries(
+    (["approve", "reject"] as const).map((decision) => [
+      `R82: a waiting call is ${decision === "approve" ? "approved" : "rejected"}`,
+      (async (coverage) => {
+        const executed: string[] = [];
+        const mk = (name: string, needsApproval: boolean): AgentTool => ({
+          name,
+          label: name,
+          description: name,
+          parameters: { type: "object", properties: {} },
+          needsApproval,
+          execute: async () => (executed.push(name), ok(name)),
+        });
+        let actor: RunActor | undefined;
+        const run = await runLoop({
+          prompts: [user("hi")],
+          context: { messages: [], tools: [mk("guarded", true), mk("free", false)] },
+          config: base,
+          streamFn: scriptedStreamFn([{ content: [toolCall("guarded", {}, "g1"), toolCall("free", {}, "f1")] }, { content: [text("after")] }]),
+          onActor: (a) => (actor = a),
+          onEvent: (event) => {
+            if (event.type !== "tool_approval_requested") return;
+            queueMicrotask(() => (decision === "approve" ? approveToolCall(actor!, event.approvalId) : rejectToolCall(actor!, event.approvalId, "no")));
+          },
+          coverage,
+        });
+        const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+        const results = run.messages.filter((m) => m.role === "toolResult").map((m) => (m as { content: { text: string }[] }).content[0].text);
+        const expected = decision === "approve" ? ["guarded", "free"] : ["no", "free"];
+        if (JSON.stringify(results) !== JSON.stringify(expected)) problems.push(`R82: results ${JSON.stringify(results)}`);
+        if (executed.join() !== (decision === "approve" ? "free,guarded" : "free")) problems.push(`R82: executed ${executed.join()}`);
         return problems;
       }) satisfies Directed,
     ]),

@@ -190,6 +190,8 @@ export interface LoopArgs {
   /** Run the deliberately faulty wiring (see `faultyRunMachine`). */
   faulty?: boolean;
   coverage?: Coverage;
+  /** The run actor, as soon as it exists (R82: a realization decides its waiting calls). */
+  onActor?: (actor: RunActor) => void;
 }
 
 /** An `inspect` observer that records each run and tool-call actor's snapshots into `trace` (and `coverage`). */
@@ -221,7 +223,7 @@ export async function runLoop(args: LoopArgs): Promise<LoopRun> {
     requests++;
     return args.streamFn(...call);
   };
-  const options: RunOptions = { onActor: (a) => (actor = a), inspect: tracer(trace, args.coverage) };
+  const options: RunOptions = { onActor: (a) => ((actor = a), args.onActor?.(a)), inspect: tracer(trace, args.coverage) };
   const sink = (event: AnyAgentEvent) => {
     args.onEvent?.(event, events.length);
     events.push(event);

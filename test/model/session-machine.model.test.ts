@@ -171,6 +171,28 @@ const scenarios: Record<string, Scenario> = {
     await ended(run.agent);
   },
 
+  // R82: two calls wait; the Agent approves one (always: the session keeps the rule) and rejects
+  // the other, then forgets the rules.
+  async "R82: approve (always) and reject waiting calls; clear the rules"(coverage) {
+    const guarded = tool("guarded", async () => ok("ran"), { needsApproval: true });
+    const other = tool("other", async () => ok("ran too"), { needsApproval: true });
+    const run = traced(coverage, [{ content: [toolCall("guarded", {}, "g1"), toolCall("other", {}, "o1")] }, answer("done")], {}, { tools: [guarded, other] });
+    run.agent.subscribe(
+      (event) => {
+        if (event.type !== "tool_approval_requested") return;
+        if (event.toolName === "guarded") run.agent.approve(event.approvalId, { always: true });
+        else run.agent.reject(event.approvalId, "no");
+      },
+      { runtimeEvents: true },
+    );
+    await run.agent.prompt("go");
+    expect(run.agent.state.messages.filter((m) => m.role === "toolResult").map((m) => (m as { content: { text: string }[] }).content[0].text)).toEqual(["ran", "no"]);
+    expect(run.agent.approvalRules).toEqual([{ toolName: "guarded" }]);
+    run.agent.clearApprovalRules();
+    expect(run.agent.approvalRules).toEqual([]);
+    await ended(run.agent);
+  },
+
   async "a listener that throws: failing"(coverage) {
     const run = traced(coverage, [answer("a")]);
     let thrown = false;

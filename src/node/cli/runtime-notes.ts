@@ -46,5 +46,10 @@ export function describeRuntimeEvent(event: AgentRuntimeEvent, messagesBefore?: 
       const counts = messagesBefore !== undefined ? `${plural(messagesBefore, "message")} → ${formatCount(event.messages.length)}` : `now ${after}`;
       return `context compacted (${counts})${event.reason === "threshold" ? ": over the token threshold" : ": the prompt was too long"}`;
     }
+    // R82 (the CLI does not ask for approvals yet; these keep the switch exhaustive).
+    case "tool_approval_requested":
+      return `${event.toolName} waits for approval: ${event.reason}`;
+    case "tool_approval_resolved":
+      return `approval ${event.decision}${event.reason ? `: ${event.reason}` : ""}`;
   }
 }
