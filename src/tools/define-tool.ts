@@ -7,7 +7,10 @@ import type { AgentTool, AgentToolResult, AgentToolUpdateCallback, ToolExecution
 import { toolDeclaration } from "./declaration.js";
 import { checkToolSchema } from "../boundary/tools.js";
 
-interface ToolDefinitionBase {
+/** The loop's per-tool settings, passed through as the tool declares them (R13, R65, R73). */
+type LoopToolSettings = Pick<AgentTool, "replay" | "timeoutMs" | "cancelSiblingsOnError">;
+
+interface ToolDefinitionBase extends LoopToolSettings {
   name: string;
   description: string;
   /** Human-readable label for UIs; defaults to `name`. */
@@ -31,6 +34,8 @@ type Execute<TParams, TDetails> = (
 export interface ZodToolDefinition<S extends $ZodType, TDetails = unknown> extends ToolDefinitionBase {
   parameters: S;
   execute: Execute<output<S>, TDetails>;
+  /** R82: wait for approval before executing (`true`, or a predicate of the validated arguments). */
+  needsApproval?: AgentTool<output<S>>["needsApproval"];
 }
 
 /** A tool whose parameters are a JSON Schema object; `TParams` is whatever the caller asserts. */
@@ -38,7 +43,11 @@ export interface JsonSchemaToolDefinition<TParams = Record<string, unknown>, TDe
   extends ToolDefinitionBase {
   parameters: Record<string, unknown>;
   execute: Execute<TParams, TDetails>;
+  /** R82: wait for approval before executing (`true`, or a predicate of the validated arguments). */
+  needsApproval?: AgentTool<TParams>["needsApproval"];
 }
+
+const LOOP_SETTINGS = ["replay", "timeoutMs", "cancelSiblingsOnError", "needsApproval"] as const;
 
 export function defineTool<S extends $ZodType, TDetails = unknown>(def: ZodToolDefinition<S, TDetails>): AgentTool<output<S>, TDetails>;
 export function defineTool<TParams = Record<string, unknown>, TDetails = unknown>(
@@ -63,6 +72,8 @@ export function defineTool(def: ZodToolDefinition<$ZodType> | JsonSchemaToolDefi
   if (def.prepareArguments) tool.prepareArguments = def.prepareArguments;
   if (def.executionMode) tool.executionMode = def.executionMode;
   if (def.outputSchema) tool.outputSchema = def.outputSchema;
+  // The loop's settings, only when declared: an absent key keeps the loop's default.
+  for (const key of LOOP_SETTINGS) if (def[key] !== undefined) (tool as unknown as Record<string, unknown>)[key] = def[key];
   // Export the declaration now: a schema zod cannot export fails here, not mid-run.
   toolDeclaration(tool);
   return tool;

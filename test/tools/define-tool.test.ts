@@ -100,3 +100,36 @@ describe("toolDeclaration / declarationKey", () => {
     expect(declarationKey(tool)).toContain('"description":"two"');
   });
 });
+
+describe("defineTool passes the loop's per-tool settings through (R13, R65, R73, R82)", () => {
+  it("R82, R65, R73, R13: replay, timeoutMs, cancelSiblingsOnError and needsApproval reach the tool; an undeclared one stays absent", async () => {
+    const { defineTool: define, Agent, scriptedModel, scriptedStreamFn, text, toolCall } = await import("../../src/index.js");
+    const { z } = await import("zod");
+    const needsApproval = (args: { path: string }) => args.path.startsWith("/etc");
+    const write = define({
+      name: "write",
+      description: "writes",
+      parameters: z.object({ path: z.string() }),
+      replay: "never",
+      timeoutMs: 5_000,
+      cancelSiblingsOnError: true,
+      needsApproval,
+      execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+    });
+    expect(write).toMatchObject({ replay: "never", timeoutMs: 5_000, cancelSiblingsOnError: true, needsApproval });
+    const plain = define({ name: "plain", description: "p", parameters: z.object({}), execute: async () => ({ content: [], details: {} }) });
+    expect(Object.keys(plain)).not.toContain("needsApproval");
+    // And the run honours it: the call waits for approval.
+    const agent = new Agent({
+      initialState: { model: scriptedModel, tools: [write] },
+      streamFn: scriptedStreamFn([{ content: [toolCall("write", { path: "/etc/x" }, "w1")] }, { content: [text("done")] }]),
+    });
+    const requested = new Promise<string>((resolve) =>
+      agent.subscribe((event) => void (event.type === "tool_approval_requested" && resolve(event.approvalId)), { runtimeEvents: true }),
+    );
+    const run = agent.prompt("go");
+    agent.approve(await requested);
+    await run;
+    expect(agent.state.messages.find((message) => message.role === "toolResult")).toMatchObject({ toolCallId: "w1", isError: false });
+  });
+});
