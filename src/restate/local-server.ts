@@ -33,6 +33,12 @@ export interface LocalRestateServer {
   readonly baseDir: string;
   /** Registers (or re-registers, `force`) a worker's endpoint, e.g. `http://127.0.0.1:9080`. */
   registerDeployment(endpointUrl: string): Promise<void>;
+  /**
+   * Waits until the invocation of `target` (`service/key/handler`) has one of `statuses` (Restate's
+   * `sys_invocation.status`: `running`, `backing-off`, `suspended`, `completed`, …), read from the
+   * admin API's SQL introspection. For tests that must know what the server did (a dead worker noticed).
+   */
+  waitForInvocationStatus(target: string, statuses: readonly string[], timeoutMs?: number): Promise<string>;
   /** Stops the server (SIGTERM, SIGKILL after 5 s) and removes a temporary base directory. */
   stop(): Promise<void>;
 }
@@ -59,6 +65,8 @@ export async function startLocalRestateServer(options: LocalRestateServerOptions
   if (options.retryIntervalMs !== undefined) {
     env.RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL = `${options.retryIntervalMs}ms`;
     env.RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL = `${options.retryIntervalMs}ms`;
+    // At that pace the default 70 attempts would pause an invocation after seconds without a worker.
+    env.RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS = "1000000";
   }
   const child = spawn(binary, ["--base-dir", baseDir, "--bind-ip", "127.0.0.1", "--no-logo", "--use-random-ports", "true", "--listen-mode", "tcp", "--log-format", "json"], {
     env,
@@ -80,6 +88,7 @@ export async function startLocalRestateServer(options: LocalRestateServerOptions
       adminUrl,
       baseDir,
       registerDeployment: (endpointUrl) => registerDeployment(adminUrl, endpointUrl),
+      waitForInvocationStatus: (target, statuses, timeoutMs = 20_000) => waitForInvocationStatus(adminUrl, target, statuses, timeoutMs),
       stop: async () => {
         await stopChild(child);
         cleanup();
@@ -150,6 +159,24 @@ async function registerDeployment(adminUrl: string, uri: string): Promise<void> 
     body: JSON.stringify({ uri, force: true }),
   });
   if (!response.ok) throw new RestateServerError(`registering ${uri} failed: HTTP ${response.status} ${await response.text()}`);
+}
+
+async function waitForInvocationStatus(adminUrl: string, target: string, statuses: readonly string[], timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let seen: string[] = [];
+  while (Date.now() < deadline) {
+    const response = await fetch(`${adminUrl}/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query: `SELECT status FROM sys_invocation WHERE target = '${target.replaceAll("'", "''")}'` }),
+    });
+    if (!response.ok) throw new RestateServerError(`query failed: HTTP ${response.status} ${await response.text()}`);
+    seen = ((await response.json()) as { rows: { status: string }[] }).rows.map((row) => row.status);
+    const hit = seen.find((status) => statuses.includes(status));
+    if (hit) return hit;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new RestateServerError(`invocation ${target} did not reach ${statuses.join(" or ")} within ${timeoutMs} ms (seen: ${seen.join(", ") || "none"})`);
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

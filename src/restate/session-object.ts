@@ -14,13 +14,16 @@
  *   granularity of steps (a step's deltas arrive together, when the step's outcome is journaled).
  * - `abort` (shared, so it is not queued behind the run it aborts) resolves the running run's
  *   awakeable; the run sees it in its delivery loop, in journal order.
+ * - Approvals (R82) are awakeables: a call that waits for one is a pending journal entry, so the
+ *   wait needs no running process; `approve`/`reject` (shared) resolve it, and the run receives the
+ *   decision in journal order. Any worker may pick the run up again, and no sibling runs again.
  * - Steering and follow-up messages go to a second keyed object, the session's inbox (its own
  *   exclusive handlers, so they are not queued behind the run either); the run's steering and
  *   follow-up polls are journaled calls that take what the inbox holds.
  */
 import * as restate from "@restatedev/restate-sdk";
 import { createActor } from "xstate";
-import type { AgentMessage, AnyAgentEvent } from "../types.js";
+import type { AgentMessage, AnyAgentEvent, ToolApprovalRequest } from "../types.js";
 import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
@@ -56,12 +59,25 @@ export interface SessionState {
   readonly messages: AgentMessage[];
   readonly running: boolean;
   readonly lastEventId: number;
+  /** R82: the calls of the running run that wait for a decision. */
+  readonly pendingApprovals: ToolApprovalRequest[];
+}
+
+/** A decision on a waiting call, as the `approve`/`reject` handlers take it. */
+export type ApprovalDecision =
+  | { readonly approvalId: string; readonly decision: "approve"; readonly args?: unknown }
+  | { readonly approvalId: string; readonly decision: "reject"; readonly reason: string };
+
+interface PendingApproval {
+  readonly awakeableId: string;
+  readonly request: ToolApprovalRequest;
 }
 
 const MESSAGES = "messages";
 const EVENT_COUNT = "eventCount";
 const ABORT = "abortAwakeable";
 const eventKey = (id: number) => `event:${id}`;
+const APPROVALS = "approvals";
 
 /**
  * The session object and its inbox: bind both to the worker's endpoint
@@ -107,10 +123,28 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const config = { ...run.config, getSteeringMessages: polled, getFollowUpMessages: polled };
     const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps });
     const actor = createActor(logic, { input: { messages, ...input } });
+    const approvals = new Map<string, PendingApproval>();
+    const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
     const subscription = agentEvents(actor).subscribe((event) => {
       lastEventId += 1;
       ctx.set(eventKey(lastEventId), event);
       ctx.set(EVENT_COUNT, lastEventId);
+      // R82: each wait is an awakeable (created where the event is, so at the same point on replay).
+      if (event.type === "tool_approval_requested") {
+        const { type: _type, ...request } = event;
+        const awakeable = ctx.awakeable<ApprovalDecision>();
+        approvals.set(request.approvalId, { awakeableId: awakeable.id, request });
+        saveApprovals();
+        steps.watch(awakeable.promise, (decision) => {
+          const at = steps.clock.now();
+          actor.send(
+            decision.decision === "approve"
+              ? { type: "approval.approve", approvalId: request.approvalId, ...(decision.args !== undefined ? { args: decision.args } : {}), at }
+              : { type: "approval.reject", approvalId: request.approvalId, reason: decision.reason, at },
+          );
+        });
+      }
+      if (event.type === "tool_approval_resolved" && approvals.delete(event.approvalId)) saveApprovals();
     });
     steps.watch(abort.promise, () => actor.send({ type: "run.abort" }));
     actor.start();
@@ -124,6 +158,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const added = snapshot.output as AgentMessage[];
     ctx.set(MESSAGES, [...messages, ...added]);
     ctx.clear(ABORT);
+    ctx.clear(APPROVALS);
     return { messages: added, lastEventId };
   };
 
@@ -155,10 +190,25 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         return { aborted: Boolean(id) };
       }),
 
+      /** R82: runs a waiting call (`args` replace its arguments, validated again). An unknown or settled id is a terminal error. */
+      approve: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: { approvalId: string; args?: unknown }): Promise<{ approved: string }> => {
+        const pending = await pendingApproval(ctx, request?.approvalId);
+        ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, { approvalId: pending.request.approvalId, decision: "approve", ...(request.args !== undefined ? { args: request.args } : {}) });
+        return { approved: pending.request.approvalId };
+      }),
+
+      /** R82: gives a waiting call an error result with `reason`. */
+      reject: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: { approvalId: string; reason?: string }): Promise<{ rejected: string }> => {
+        const pending = await pendingApproval(ctx, request?.approvalId);
+        ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, { approvalId: pending.request.approvalId, decision: "reject", reason: typeof request.reason === "string" ? request.reason : "" });
+        return { rejected: pending.request.approvalId };
+      }),
+
       state: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionState> => ({
         messages: (await ctx.get<AgentMessage[]>(MESSAGES)) ?? [],
         running: Boolean(await ctx.get<string>(ABORT)),
         lastEventId: (await ctx.get<number>(EVENT_COUNT)) ?? 0,
+        pendingApprovals: Object.values((await ctx.get<Record<string, PendingApproval>>(APPROVALS)) ?? {}).map((pending) => pending.request),
       })),
 
       /** The session's events after `after` (default 0), at most `limit` (default 500), and the last id so far. */
@@ -178,6 +228,14 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     },
   });
   return { session, inbox };
+}
+
+/** The waiting call `approvalId` names, or a terminal error (R82: an unknown or settled id is refused). */
+async function pendingApproval(ctx: restate.ObjectSharedContext, approvalId: unknown): Promise<PendingApproval> {
+  if (typeof approvalId !== "string") throw new restate.TerminalError("approval: `approvalId` must be a string");
+  const pending = ((await ctx.get<Record<string, PendingApproval>>(APPROVALS)) ?? {})[approvalId];
+  if (!pending) throw new restate.TerminalError(`approval ${JSON.stringify(approvalId)}: no call waits for it (unknown, or already decided)`);
+  return pending;
 }
 
 function checkQueue(queue: unknown): Queue {

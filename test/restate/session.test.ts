@@ -131,6 +131,72 @@ describe("R90: steering and follow-up messages through the session's inbox", () 
   });
 });
 
+describe("R90, R82: approvals as awakeables, across worker restarts", () => {
+  const pendingOf = async (key: string) => {
+    // The wait is written to the object's state by the run; read it until it is there.
+    for (;;) {
+      const { pendingApprovals } = (await call(`agentSession/${key}/state`, null)) as { pendingApprovals: { approvalId: string; toolName: string }[] };
+      if (pendingApprovals.length) return pendingApprovals;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  it("R82, R81: a call waits for approval; every worker stops; a new worker starts; approve through the ingress runs that call once and no sibling again", async () => {
+    const port = await freePort();
+    const first = await startWorker(port);
+    await server.registerDeployment(`http://127.0.0.1:${port}`);
+    const key = "approve-restart";
+    const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
+    const [pending] = await pendingOf(key);
+    expect(pending).toMatchObject({ toolName: "guarded", reason: "Tool guarded requires approval" });
+    // The siblings finish (their ends are in the object's event log, so their outcomes are journaled).
+    for (;;) {
+      const { events } = (await call(`agentSession/${key}/events`, { limit: 10_000 })) as { events: { event: { type: string } }[] };
+      if (events.filter((entry) => entry.event.type === "tool_execution_end").length === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await first.kill();
+    // No worker is up: Restate holds the invocation (retrying), the wait is in its journal.
+    await server.waitForInvocationStatus(`agentSession/${key}/prompt`, ["backing-off", "suspended"]);
+    const second = await startWorker(port);
+    try {
+      expect(await call(`agentSession/${key}/approve`, { approvalId: pending.approvalId })).toEqual({ approved: pending.approvalId });
+      const response = (await reply) as { messages: AgentMessage[] };
+      expect(results(response.messages).map((message) => [message.toolCallId, message.isError])).toEqual([
+        [`${key}:t0-0`, false],
+        [`${key}:t0-1`, false],
+        [`${key}:t0-2`, false],
+      ]);
+      expect(first.executed.sort()).toEqual([`${key}:t0-0`, `${key}:t0-2`]);
+      expect(second.executed).toEqual([`${key}:t0-1`]);
+      expect(((await call(`agentSession/${key}/state`, null)) as { pendingApprovals: unknown[] }).pendingApprovals).toEqual([]);
+      // R82: a settled id is refused.
+      await expect(call(`agentSession/${key}/approve`, { approvalId: pending.approvalId })).rejects.toThrow(/no call waits for it/);
+    } finally {
+      await second.kill();
+    }
+  }, 60_000);
+
+  it("R82: reject gives the waiting call an error result with the reason; an unknown id is refused", async () => {
+    const worker = await startWorker(await freePort());
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+    try {
+      const key = "approve-reject";
+      const reply = call(`agentSession/${key}/prompt`, { text: key });
+      const [pending] = await pendingOf(key);
+      await expect(call(`agentSession/${key}/approve`, { approvalId: "approval-99" })).rejects.toThrow(/no call waits for it/);
+      await call(`agentSession/${key}/reject`, { approvalId: pending.approvalId, reason: "not today" });
+      const response = (await reply) as { messages: AgentMessage[] };
+      const rejected = results(response.messages).find((message) => message.toolCallId === `${key}:t0-1`)!;
+      expect(rejected.isError).toBe(true);
+      expect(rejected.content).toEqual([{ type: "text", text: "not today" }]);
+      expect(worker.executed).not.toContain(`${key}:t0-1`);
+    } finally {
+      await worker.kill();
+    }
+  }, 60_000);
+});
+
 describe("R90: abort through the ingress", () => {
   let worker: Worker;
   beforeAll(async () => {
