@@ -127,7 +127,7 @@ describe("R90: steering and follow-up messages through the session's inbox", () 
   it("R90: a malformed request is a terminal error naming what is wrong, and the session is untouched", async () => {
     await expect(call("agentSession/bad/prompt", { nope: 1 })).rejects.toThrow(/prompt: give `text` or `messages`/);
     await expect(call("agentSessionInbox/bad/push", { queue: "later", text: "x" })).rejects.toThrow(/queue must be \\"steer\\" or \\"followUp\\"/);
-    expect(await call("agentSession/bad/state", null)).toEqual({ messages: [], running: false, lastEventId: 0 });
+    expect(await call("agentSession/bad/state", null)).toEqual({ messages: [], running: false, lastEventId: 0, pendingApprovals: [] });
   });
 });
 
