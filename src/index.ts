@@ -51,6 +51,8 @@ export {
   text,
   thinking,
   toolCall,
+  pause,
+  type ScriptedStreamOptions,
   type ScriptedBlock,
   type ScriptedResponse,
   type ScriptedFailureKind,
