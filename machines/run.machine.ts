@@ -577,6 +577,8 @@ export const runMachine = setup({
     startCalls: enqueueActions(({ context, enqueue }) => {
       const batch = context.turn.batch!;
       const streamed = batch.streamed!;
+      // R72: once the run is aborted, a call that had not started while the response streams never does.
+      if (context.aborted && !streamed.ended) return;
       const starting = callsToStart(batch, context.settings.streamingTools!.maxConcurrent);
       if (starting.length === 0) return;
       const started = streamed.started.slice();
