@@ -4,9 +4,10 @@
  * each tool takes scripted time, so the log's times are exact (`t=<ms> <event>`, deltas left out).
  */
 import { describe, expect, it } from "vitest";
-import { pause, text, toolCall, type AgentEvent, type AgentTool, type BeforeToolCallContext } from "../../src/index.js";
+import { emptyUsage, pause, PushAssistantStream, runAgentLoop, text, toolCall } from "../../src/index.js";
+import type { AgentEvent, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn } from "../../src/index.js";
 import { timedRun, timedTool, type ManualClock } from "./streaming-tools.helpers.js";
-import { tool } from "./helpers.js";
+import { baseConfig, project, tool, user } from "./helpers.js";
 import { truncatedCallResult } from "../../src/loop/tool-results.js";
 
 const head = ["t=0 agent_start", "t=0 turn_start", "t=0 message_start:system", "t=0 message_end:system", "t=0 message_start:user(go)", "t=0 message_end:user(go)"];
@@ -331,5 +332,98 @@ describe("R73 in streaming mode", () => {
     ]);
     expect(resultTexts(output)).toEqual(["a:Cancelled: sibling tool call deploy failed", "d:deploy failed", "late:Cancelled: sibling tool call deploy failed"]);
     expect(endOf(events, "a")).toBe("Cancelled: sibling tool call deploy failed");
+  });
+});
+
+describe("R70 with retries and recovery (R60–R62)", () => {
+  const runtimeLine = (event: { type: string }) => `runtime:${event.type}`;
+
+  it("R60: a withheld failure is retried before any call starts; the retried response's calls start mid-stream", async () => {
+    const runtime: string[] = [];
+    const { log } = await timedRun(
+      [{ failure: "overloaded" }, { content: [toolCall("read", {}, "a"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "read", 300)],
+      { retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 }, onRuntimeEvent: (event) => void runtime.push(runtimeLine(event)) },
+    );
+    expect(runtime).toEqual(["runtime:retry_scheduled"]);
+    expect(log.slice(6)).toEqual([
+      "t=0 message_start:assistant(stop)",
+      "t=0 tool_start:read",
+      "t=300 tool_end:read",
+      "t=500 message_end:assistant(toolUse)",
+      "t=500 message_start:toolResult(read)",
+      "t=500 message_end:toolResult(read)",
+      "t=500 turn_end:assistant(toolUse)+1",
+      ...finalAnswer(500),
+      "t=500 agent_end:5",
+    ]);
+  });
+
+  it("R60, R72: a failure after a call started is not retried: the call ends Operation aborted, no result message", async () => {
+    const runtime: string[] = [];
+    const { log, events } = await timedRun(
+      [{ failure: "overloaded", afterContent: true, content: [toolCall("read", {}, "a"), pause(500)] }, answer],
+      (clock) => [timedTool(clock, "read", 1000)],
+      { retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 }, onRuntimeEvent: (event) => void runtime.push(runtimeLine(event)) },
+    );
+    expect(runtime).toEqual([]);
+    expect(log.slice(6)).toEqual([
+      "t=0 message_start:assistant(stop)",
+      "t=0 tool_start:read",
+      "t=500 message_end:assistant(error)",
+      "t=500 tool_end:read!",
+      "t=500 turn_end:assistant(error)+0",
+      "t=500 agent_end:3",
+    ]);
+    expect(endOf(events, "a")).toBe("Operation aborted");
+  });
+
+  it("R61: a truncated response with started calls is never discarded: it keeps R28's results (its recovery); a provider that drops a reported call from its final message gets it aborted before message_discarded", async () => {
+    const log: string[] = [];
+    let request = 0;
+    const partial = (content: AssistantMessage["content"]): AssistantMessage => ({
+      role: "assistant",
+      content,
+      api: "scripted",
+      provider: "scripted",
+      model: "scripted",
+      usage: emptyUsage(),
+      stopReason: "stop",
+      timestamp: 1,
+    });
+    // Reports a call, then ends truncated with no call in its final message (a provider defect).
+    const streamFn: StreamFn = () => {
+      const stream = new PushAssistantStream();
+      const call = { type: "toolCall" as const, id: "a", name: "read", arguments: {} };
+      if (request++ === 0) {
+        stream.push({ type: "start", partial: partial([]) });
+        stream.push({ type: "toolcall_start", contentIndex: 0, partial: partial([call]) });
+        stream.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial: partial([call]) });
+        void Promise.resolve().then(() => stream.push({ type: "done", reason: "length", message: { ...partial([{ type: "text", text: "cut" }]), stopReason: "length", usage: { ...emptyUsage(), output: 100 } } }));
+      } else stream.push({ type: "done", reason: "stop", message: partial([{ type: "text", text: "whole answer" }]) });
+      return stream;
+    };
+    const never = tool("read", () => new Promise(() => {}), { isConcurrencySafe: () => true });
+    await runAgentLoop(
+      [user("go")],
+      { messages: [], tools: [never] },
+      baseConfig({ streamingToolExecution: true, outputLimit: { escalatedMaxTokens: 64_000 }, maxTokens: 1000, onRuntimeEvent: (event) => void log.push(runtimeLine(event)) }),
+      (event) => void (event.type !== "message_update" && log.push(project(event))),
+      undefined,
+      streamFn,
+    );
+    expect(log.slice(6)).toEqual([
+      "message_start:assistant(stop)",
+      // (The call's check came back after the stream's last event: it started before the run took the response.)
+      "message_end:assistant(length)",
+      "tool_start:read",
+      "tool_end:read!",
+      "runtime:message_discarded",
+      "runtime:output_limit_escalated",
+      "message_start:assistant(stop)",
+      "message_end:assistant(stop)",
+      "turn_end:assistant(stop)+0",
+      "agent_end:3",
+    ]);
   });
 });
