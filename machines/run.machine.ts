@@ -207,6 +207,13 @@ function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions:
       target: "#run.turn.requesting.awaitingRequestSlot",
       actions,
     },
+    // R70: streaming mode streams in the parallel state where calls run meanwhile.
+    {
+      guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "streamsTools"]>([when, "streamsTools"]) : "streamsTools",
+      target: "#run.turn.requesting.streamingWithTools",
+      reenter: true,
+      actions,
+    },
     { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions },
   ] as const;
 }
@@ -238,6 +245,45 @@ const nextStep = (steering: boolean) =>
     { guard: "decidedContinue", target: "#run.continuingAsDecided" },
     { target: "#run.done" },
   ] as const;
+
+/**
+ * R6, R7, R20, R28, R60–R62: what a response asks for, and how its tool batch runs. `withTools`
+ * (R70, streaming mode): the calls that started during the stream are answered on every route,
+ * ending aborted (R72) unless the response's calls run on.
+ */
+function routeResponse<const W extends boolean>(withTools: W) {
+  const abort = withTools ? (["abortStreamedCalls"] as const) : ([] as const);
+  return [
+    // R60: a transient failure before content: back off, then another attempt.
+    { guard: "retriesFailure", target: "#run.turn.requesting.schedulingRetry", actions: [...abort, "recordRetryableFailure"] },
+    // R62: the prompt overflowed: compact once, then the same request again.
+    { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: [...abort, { type: "startCompaction", params: { reason: "overflow" } }] },
+    // R61: cut off by the output limit: discard it and ask again with the higher limit.
+    { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: [...abort, "escalateOutputLimit"] },
+    ...toStreaming("escalatesOutputLimit", [...abort, "escalateOutputLimit"]),
+    // R72: an error or aborted response: calls still running are aborted, no result message.
+    ...toTurnEnd("responseFailed", [...abort, surfaceFailure, appendAssistant]),
+    { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
+    ...(withTools
+      ? [
+          // R70, R71: the calls not yet known join the ones running; results once every call settled.
+          { guard: "responseCallsTools", target: "#run.turn.executingTools.runningStreamedCalls", actions: [appendAssistant, "closeStreamedBatch", "startCalls"] } as const,
+        ]
+      : ([
+          {
+            guard: and(["responseCallsTools", "responseRunsSequentially"]),
+            target: "#run.turn.executingTools.preflightingCall",
+            actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
+          },
+          {
+            guard: "responseCallsTools",
+            target: "#run.turn.executingTools.preflightingCalls",
+            actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
+          },
+        ] as const)),
+    ...toTurnEnd(undefined, [...abort, appendAssistant]),
+  ] as const;
+}
 
 /**
  * R70–R73: settles a streamed call (its actor stopped, its `tool_execution_end`, its outcome);
@@ -929,7 +975,7 @@ export const runMachine = setup({
             // A shared request limiter: the request waits for its slot (held until its response ended).
             awaitingRequestSlot: {
               ...step("acquireRequestSlot"),
-              on: { "step.acquireRequestSlot.done": "streaming" },
+              on: { "step.acquireRequestSlot.done": [{ guard: "streamsTools", target: "streamingWithTools" }, { target: "streaming" }] },
             },
             // R60: the backoff is drawn (full jitter, the injected random source) …
             schedulingRetry: {
@@ -948,56 +994,30 @@ export const runMachine = setup({
                 ],
               },
             },
-            // R41, R42: the worker streams the response and emits its message events; R70: in
-            // streaming mode the calls whose toolcall_end arrived run meanwhile, in their own region.
+            // R41, R42: the worker streams the response and emits its message events.
             streaming: {
+              ...step("streamResponse"),
+              on: { "step.streamResponse.done": routeResponse(false) },
+            },
+            // R70 (streaming mode): the response streams on one side; on the other, the calls
+            // whose toolcall_end arrived check themselves, start in source order and run.
+            streamingWithTools: {
               type: "parallel",
               states: {
+                response: {
+                  initial: "receiving",
+                  states: {
+                    receiving: {
+                      ...step("streamResponse"),
+                      on: { "step.streamResponse.done": routeResponse(true) },
+                    },
+                  },
+                },
                 calls: {
                   initial: "noneReady",
                   states: {
                     noneReady: { on: { "stream.toolCallReady": { target: "running", actions: "spawnStreamedCall" } } },
                     running: { on: { "stream.toolCallReady": { actions: "spawnStreamedCall" }, ...streamedCallEvents } },
-                  },
-                },
-                response: {
-                  initial: "receiving",
-                  states: {
-                    receiving: {
-              ...step("streamResponse"),
-              on: {
-                // R6, R7, R20, R28: what the response asks for, and how its tool batch runs.
-                "step.streamResponse.done": [
-                  // R60: a transient failure before content: back off, then another attempt.
-                  { guard: "retriesFailure", target: "#run.turn.requesting.schedulingRetry", actions: ["abortStreamedCalls", "recordRetryableFailure"] },
-                  // R62: the prompt overflowed: compact once, then the same request again.
-                  { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: ["abortStreamedCalls", { type: "startCompaction", params: { reason: "overflow" } }] },
-                  // R61: cut off by the output limit: discard it and ask again with the higher limit.
-                  { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: ["abortStreamedCalls", "escalateOutputLimit"] },
-                  ...toStreaming("escalatesOutputLimit", ["abortStreamedCalls", "escalateOutputLimit"]),
-                  // R72: an error or aborted response: calls still running are aborted, no result message.
-                  ...toTurnEnd("responseFailed", ["abortStreamedCalls", surfaceFailure, appendAssistant]),
-                  { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
-                  // R70, R71: the calls not yet known join the ones running; results once every call settled.
-                  {
-                    guard: and(["responseCallsTools", "streamsTools"]),
-                    target: "#run.turn.executingTools.runningStreamedCalls",
-                    actions: [appendAssistant, "closeStreamedBatch", "startCalls"],
-                  },
-                  {
-                    guard: and(["responseCallsTools", "responseRunsSequentially"]),
-                    target: "#run.turn.executingTools.preflightingCall",
-                    actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
-                  },
-                  {
-                    guard: "responseCallsTools",
-                    target: "#run.turn.executingTools.preflightingCalls",
-                    actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
-                  },
-                  ...toTurnEnd(undefined, ["abortStreamedCalls", appendAssistant]),
-                ],
-              },
-                    },
                   },
                 },
               },
