@@ -199,22 +199,30 @@ function toRequest<const A>(actions: A) {
   ] as const;
 }
 
-/** The request's stream step, after its slot when a request limiter is configured. */
-function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A) {
+/**
+ * The request's stream step, after its slot when a request limiter is configured; R70: in
+ * streaming mode the parallel state where calls run meanwhile. `mode`: the mode is already known
+ * (a request asked again from its own stream state stays in it).
+ */
+function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A, mode?: "plain" | "withTools") {
+  const slot = {
+    guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
+    target: "#run.turn.requesting.awaitingRequestSlot",
+    actions,
+  } as const;
+  const withTools = { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streamingWithTools", reenter: true, actions } as const;
+  const plain = { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions } as const;
+  if (mode === "withTools") return [slot, withTools] as const;
+  if (mode === "plain") return [slot, plain] as const;
   return [
-    {
-      guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
-      target: "#run.turn.requesting.awaitingRequestSlot",
-      actions,
-    },
-    // R70: streaming mode streams in the parallel state where calls run meanwhile.
+    slot,
     {
       guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "streamsTools"]>([when, "streamsTools"]) : "streamsTools",
       target: "#run.turn.requesting.streamingWithTools",
       reenter: true,
       actions,
     },
-    { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions },
+    plain,
   ] as const;
 }
 
@@ -260,7 +268,7 @@ function routeResponse<const W extends boolean>(withTools: W) {
     { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: [...abort, { type: "startCompaction", params: { reason: "overflow" } }] },
     // R61: cut off by the output limit: discard it and ask again with the higher limit.
     { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: [...abort, "escalateOutputLimit"] },
-    ...toStreaming("escalatesOutputLimit", [...abort, "escalateOutputLimit"]),
+    ...toStreaming("escalatesOutputLimit", [...abort, "escalateOutputLimit"], withTools ? "withTools" : "plain"),
     // R72: an error or aborted response: calls still running are aborted, no result message.
     ...toTurnEnd("responseFailed", [...abort, surfaceFailure, appendAssistant]),
     { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },

@@ -12,6 +12,7 @@ import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
 import { eventProblems } from "../property/invariants.js";
 import { Coverage, liveActorProblems, memo, runLoop, statePath } from "./harness.js";
+import { streamingDirectedRuns } from "./streaming-directed-runs.js";
 
 export interface DirectedResult {
   problems: string[];
@@ -284,6 +285,8 @@ export const directedRuns: Record<string, Directed> = {
       }) satisfies Directed,
     ]),
   ),
+  // R70–R73: streaming mode (streaming-directed-runs.ts).
+  ...streamingDirectedRuns,
 };
 
 /** Each directed run, played once (with its own coverage of both machines). */
