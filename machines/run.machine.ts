@@ -344,6 +344,13 @@ export const runMachine = setup({
     reissueStep: enqueueActions(({ context, self, enqueue }) => {
       const job = currentStep<RunStepName>(self);
       if (job) enqueue.sendTo("steps", stepRequest(job, runStepInput[job](context) as never, self, true));
+      // R13, R70: a call.start may have been in flight at the snapshot: each started call is told
+      // again (a call past waitingToStart ignores it).
+      const streamed = context.turn.batch?.streamed;
+      if (!streamed) return;
+      context.turn.batch!.outcomes.forEach((outcome, index) => {
+        if (outcome === null && streamed.started[index]) enqueue.sendTo(toolChildId(index), { type: "call.start", streaming: !streamed.ended });
+      });
     }),
     // R29: the signal of every job, running or to come, aborts; the run winds down on its own.
     markAborted: assign({ aborted: true }),

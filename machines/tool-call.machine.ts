@@ -79,6 +79,8 @@ export interface ToolCallContext extends Omit<ToolCallInput, "streamed"> {
   /** R70: streaming mode's input, and whether the call started before its response ended. */
   streamed: StreamedCallInput | null;
   startedStreaming: boolean;
+  /** R70: the check's answer (reported again after a restore). */
+  safe: boolean | null;
 }
 
 /** R73: the run cancels the call: a sibling whose tool cancels on error failed. */
@@ -159,7 +161,8 @@ export const toolCallMachine = setup({
       return { result: siblingCancelledResult(event.failedTool), isError: true, settledAt: event.at, executionFailed: false };
     }),
     // R70: the check goes to the run, which starts calls in source order.
-    reportCheck: sendParent(({ context, event }): CallChecked => ({ type: "call.checked", index: context.index, safe: reply(event, "checkToolCall") })),
+    recordCheck: assign({ safe: ({ event }) => reply(event, "checkToolCall") }),
+    reportCheck: sendParent(({ context }): CallChecked => ({ type: "call.checked", index: context.index, safe: context.safe === true })),
     recordStart: assign(({ event }) => {
       assertEvent(event, "call.start");
       return { startedStreaming: event.streaming };
@@ -197,6 +200,7 @@ export const toolCallMachine = setup({
     executionFailed: false,
     streamed: input.streamed ?? null,
     startedStreaming: false,
+    safe: null,
   }),
   // R70: a call of streaming mode checks and preflights itself first.
   initial: "entering",
@@ -211,11 +215,12 @@ export const toolCallMachine = setup({
     // The check, reported to the run (`call.checked`).
     checking: {
       ...step("checkToolCall"),
-      on: { "step.checkToolCall.done": { target: "waitingToStart", actions: "reportCheck" } },
+      on: { "step.checkToolCall.done": { target: "waitingToStart", actions: ["recordCheck", "reportCheck"] } },
     },
-    // Until the run starts it: calls start in source order, an unsafe call alone (R70).
+    // Until the run starts it: calls start in source order, an unsafe call alone (R70). R13: a
+    // restored call reports its check again (the report may have been in flight at the snapshot).
     waitingToStart: {
-      on: { "call.start": { target: "preflighting", actions: "recordStart" } },
+      on: { "call.start": { target: "preflighting", actions: "recordStart" }, "step.reissue": { actions: "reportCheck" } },
     },
     // R21: preparation and beforeToolCall, after the run's tool_execution_start reached the sink.
     preflighting: {

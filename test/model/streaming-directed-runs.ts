@@ -6,10 +6,11 @@
  * own progress (promises, no timers), so each run takes its transitions deterministically; each is
  * checked for a well-formed event sequence and for what the rule says.
  */
-import type { AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, AssistantMessage, StreamFn, ToolCall } from "../../src/index.js";
-import { createRequestLimiter, emptyUsage, PushAssistantStream, scriptedModel, scriptedStreamFn, text } from "../../src/index.js";
+import { createActor, toPromise, type AnyActorRef } from "xstate";
+import type { AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, AnyAgentEvent, AssistantMessage, StreamFn, ToolCall } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, createRequestLimiter, emptyUsage, PushAssistantStream, scriptedModel, scriptedStreamFn, text } from "../../src/index.js";
 import { eventProblems } from "../property/invariants.js";
-import { FAULTY_TOOLS, liveActorProblems, runLoop, type Coverage } from "./harness.js";
+import { FAULTY_TOOLS, liveActorProblems, runLoop, tracer, type Coverage, type RunTrace } from "./harness.js";
 
 type Directed = (coverage: Coverage) => Promise<string[]>;
 
@@ -258,4 +259,36 @@ export const streamingDirectedRuns: Record<string, Directed> = {
       }) satisfies Directed,
     ]),
   ),
+
+  // R13, R70: persisted while a streamed call waits behind an unsafe one that executes: the
+  // restored waiting call reports its check again, the run tells its started call again.
+  async "R13: restored while a streamed call waits to start"(coverage) {
+    const trace: RunTrace = { run: [], toolCalls: [] };
+    const inspect = tracer(trace, coverage);
+    const executing = deferred();
+    const options = (process: "first" | "second") => ({
+      // (The restored run asks only for the answer to the results.)
+      streamFn: handStream(process === "first" ? [{ steps: [], final: [call("w1", "write"), call("w2", "write")] }] : []),
+      tools: [mk("write", process === "first" ? () => (executing.resolve(), never()) : async () => ok("written"), { replay: "safe" })],
+      config: base,
+    });
+    const input = { prompts: [user("hi")], messages: [] };
+    const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
+    const events: AnyAgentEvent[] = [];
+    agentEvents(first).subscribe((event) => events.push(event));
+    first.start();
+    await executing.promise;
+    const children = first.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+    const waiting = (children["tool:1"]?.getSnapshot() as { value?: unknown } | undefined)?.value;
+    const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
+    agentEvents(second).subscribe((event) => events.push(event));
+    second.start();
+    const output = (await toPromise(second)) as AgentMessage[];
+    const problems = [...eventProblems(events, undefined, { streamingTools: true })];
+    if (waiting !== "waitingToStart") problems.push(`persisted with tool:1 in ${JSON.stringify(waiting)}`);
+    if (resultOf(output, "w1") !== "written" || resultOf(output, "w2") !== "written") problems.push(`results ${resultOf(output, "w1")} / ${resultOf(output, "w2")}`);
+    return problems;
+  },
 };
