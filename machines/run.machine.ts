@@ -314,7 +314,8 @@ const streamedCallEvents = {
   "call.checked": { actions: ["recordCheck", "startCalls"] },
   "xstate.done.actor.*": [
     // R73: its tool cancels on error: running calls are cancelled, calls not started are not run.
-    { guard: "cancelsSiblings", actions: [...settleStreamed("done"), "cancelStreamedCalls"] },
+    // (Not once an aborted run's response still streams: the call then ends Operation aborted, R72.)
+    { guard: and(["cancelsSiblings", not("isAbortedWhileStreaming")]), actions: [...settleStreamed("done"), "cancelStreamedCalls"] },
     { actions: [...settleStreamed("done"), "startCalls"] },
   ],
   "xstate.error.actor.*": { actions: [...settleStreamed("crashed"), "startCalls"] },
@@ -863,6 +864,8 @@ export const runMachine = setup({
       return outcome.executionFailed === true && context.toolSet.siblingCancellingTools.includes(context.turn.batch!.calls[outcome.index].name);
     },
     cancelsLaterCalls: and(["cancelsSiblings", "hasLaterCall"]),
+    // R72: the run was aborted while the streamed batch's response still streams.
+    isAbortedWhileStreaming: ({ context }) => context.aborted && context.turn.batch?.streamed?.ended === false,
     // R70: streaming mode is on.
     streamsTools: ({ context }) => context.settings.streamingTools !== null,
     // R71: every call of the streamed batch settled (results follow in source order).
