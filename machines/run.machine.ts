@@ -199,30 +199,21 @@ function toRequest<const A>(actions: A) {
   ] as const;
 }
 
-/**
- * The request's stream step, after its slot when a request limiter is configured; R70: in
- * streaming mode the parallel state where calls run meanwhile. `mode`: the mode is already known
- * (a request asked again from its own stream state stays in it).
- */
-function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A, mode?: "plain" | "withTools") {
-  const slot = {
-    guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
-    target: "#run.turn.requesting.awaitingRequestSlot",
-    actions,
-  } as const;
-  const withTools = { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streamingWithTools", reenter: true, actions } as const;
-  const plain = { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions } as const;
-  if (mode === "withTools") return [slot, withTools] as const;
-  if (mode === "plain") return [slot, plain] as const;
+/** The request's stream step, after its slot when a request limiter is configured; R70: in streaming mode, the state where calls run meanwhile. */
+function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A) {
   return [
-    slot,
+    {
+      guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
+      target: "#run.turn.requesting.awaitingRequestSlot",
+      actions,
+    },
     {
       guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "streamsTools"]>([when, "streamsTools"]) : "streamsTools",
       target: "#run.turn.requesting.streamingWithTools",
       reenter: true,
       actions,
     },
-    plain,
+    { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions },
   ] as const;
 }
 
@@ -255,43 +246,40 @@ const nextStep = (steering: boolean) =>
   ] as const;
 
 /**
- * R6, R7, R20, R28, R60–R62: what a response asks for, and how its tool batch runs. `withTools`
- * (R70, streaming mode): the calls that started during the stream are answered on every route,
- * ending aborted (R72) unless the response's calls run on.
+ * R6, R7, R20, R28, R60–R62: what a response asks for, and how its tool batch runs. Taken on the
+ * `requesting` state for both stream states (the reply comes only to the one that asked). R70:
+ * in streaming mode the calls that started during the stream are answered on every route, ending
+ * aborted (R72) unless the response's calls run on (`abortStreamedCalls` does nothing otherwise).
  */
-function routeResponse<const W extends boolean>(withTools: W) {
-  const abort = withTools ? (["abortStreamedCalls"] as const) : ([] as const);
-  return [
-    // R60: a transient failure before content: back off, then another attempt.
-    { guard: "retriesFailure", target: "#run.turn.requesting.schedulingRetry", actions: [...abort, "recordRetryableFailure"] },
-    // R62: the prompt overflowed: compact once, then the same request again.
-    { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: [...abort, { type: "startCompaction", params: { reason: "overflow" } }] },
-    // R61: cut off by the output limit: discard it and ask again with the higher limit.
-    { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: [...abort, "escalateOutputLimit"] },
-    ...toStreaming("escalatesOutputLimit", [...abort, "escalateOutputLimit"], withTools ? "withTools" : "plain"),
-    // R72: an error or aborted response: calls still running are aborted, no result message.
-    ...toTurnEnd("responseFailed", [...abort, surfaceFailure, appendAssistant]),
-    { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
-    ...(withTools
-      ? [
-          // R70, R71: the calls not yet known join the ones running; results once every call settled.
-          { guard: "responseCallsTools", target: "#run.turn.executingTools.runningStreamedCalls", actions: [appendAssistant, "closeStreamedBatch", "startCalls"] } as const,
-        ]
-      : ([
-          {
-            guard: and(["responseCallsTools", "responseRunsSequentially"]),
-            target: "#run.turn.executingTools.preflightingCall",
-            actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
-          },
-          {
-            guard: "responseCallsTools",
-            target: "#run.turn.executingTools.preflightingCalls",
-            actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
-          },
-        ] as const)),
-    ...toTurnEnd(undefined, [...abort, appendAssistant]),
-  ] as const;
-}
+const routeResponse = [
+  // R60: a transient failure before content: back off, then another attempt.
+  { guard: "retriesFailure", target: "#run.turn.requesting.schedulingRetry", actions: ["abortStreamedCalls", "recordRetryableFailure"] },
+  // R62: the prompt overflowed: compact once, then the same request again.
+  { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: ["abortStreamedCalls", { type: "startCompaction", params: { reason: "overflow" } }] },
+  // R61: cut off by the output limit: discard it and ask again with the higher limit.
+  { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: ["abortStreamedCalls", "escalateOutputLimit"] },
+  ...toStreaming("escalatesOutputLimit", ["abortStreamedCalls", "escalateOutputLimit"]),
+  // R72: an error or aborted response: calls still running are aborted, no result message.
+  ...toTurnEnd("responseFailed", ["abortStreamedCalls", surfaceFailure, appendAssistant]),
+  { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
+  // R70, R71: the calls not yet known join the ones running; results once every call settled.
+  {
+    guard: and(["responseCallsTools", "streamsTools"]),
+    target: "#run.turn.requesting.streamingWithTools.response.ended",
+    actions: [appendAssistant, "closeStreamedBatch", "startCalls"],
+  },
+  {
+    guard: and(["responseCallsTools", "responseRunsSequentially"]),
+    target: "#run.turn.executingTools.preflightingCall",
+    actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
+  },
+  {
+    guard: "responseCallsTools",
+    target: "#run.turn.executingTools.preflightingCalls",
+    actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
+  },
+  ...toTurnEnd(undefined, ["abortStreamedCalls", appendAssistant]),
+] as const;
 
 /**
  * R70–R73: settles a streamed call (its actor stopped, its `tool_execution_end`, its outcome);
@@ -315,7 +303,7 @@ const streamedCallEvents = {
   "xstate.done.actor.*": [
     // R73: its tool cancels on error: running calls are cancelled, calls not started are not run.
     // (Not once an aborted run's response still streams: the call then ends Operation aborted, R72.)
-    { guard: and(["cancelsSiblings", not("isAbortedWhileStreaming")]), actions: [...settleStreamed("done"), "cancelStreamedCalls"] },
+    { guard: "cancelsStreamedSiblings", actions: [...settleStreamed("done"), "cancelStreamedCalls"] },
     { actions: [...settleStreamed("done"), "startCalls"] },
   ],
   "xstate.error.actor.*": { actions: [...settleStreamed("crashed"), "startCalls"] },
@@ -864,8 +852,8 @@ export const runMachine = setup({
       return outcome.executionFailed === true && context.toolSet.siblingCancellingTools.includes(context.turn.batch!.calls[outcome.index].name);
     },
     cancelsLaterCalls: and(["cancelsSiblings", "hasLaterCall"]),
-    // R72: the run was aborted while the streamed batch's response still streams.
-    isAbortedWhileStreaming: ({ context }) => context.aborted && context.turn.batch?.streamed?.ended === false,
+    // R73 in streaming mode, but R72 first: a call aborted while its response streams cancels nothing.
+    cancelsStreamedSiblings: and(["cancelsSiblings", not(({ context }) => context.aborted && context.turn.batch?.streamed?.ended === false)]),
     // R70: streaming mode is on.
     streamsTools: ({ context }) => context.settings.streamingTools !== null,
     // R71: every call of the streamed batch settled (results follow in source order).
@@ -971,6 +959,8 @@ export const runMachine = setup({
         // R40: transformContext → convertToLlm → normalize → getApiKey → stream.
         requesting: {
           initial: "convertingToLlm",
+          // R6, R7, R20, R28, R60–R62: the response of either stream state.
+          on: { "step.streamResponse.done": routeResponse },
           states: {
             transformingContext: {
               ...step("transformContext"),
@@ -1013,31 +1003,25 @@ export const runMachine = setup({
               },
             },
             // R41, R42: the worker streams the response and emits its message events.
-            streaming: {
-              ...step("streamResponse"),
-              on: { "step.streamResponse.done": routeResponse(false) },
-            },
+            // (Its reply is routed by `requesting`, see routeResponse.)
+            streaming: step("streamResponse"),
             // R70 (streaming mode): the response streams on one side; on the other, the calls
             // whose toolcall_end arrived check themselves, start in source order and run.
             streamingWithTools: {
               type: "parallel",
               states: {
+                // R41, R42: the response (routed by `requesting`, as `streaming`'s) …
                 response: {
                   initial: "receiving",
                   states: {
-                    receiving: {
-                      ...step("streamResponse"),
-                      on: { "step.streamResponse.done": routeResponse(true) },
-                    },
+                    receiving: step("streamResponse"),
+                    // R70, R71: … ended with calls: the calls not yet started start as they may;
+                    // once every call settled, the result messages in source order.
+                    ended: { always: [...toTurnEnd("settledEveryCall", ["appendResults"])] },
                   },
                 },
-                calls: {
-                  initial: "noneReady",
-                  states: {
-                    noneReady: { on: { "stream.toolCallReady": { target: "running", actions: "spawnStreamedCall" } } },
-                    running: { on: { "stream.toolCallReady": { actions: "spawnStreamedCall" }, ...streamedCallEvents } },
-                  },
-                },
+                // R70: the calls whose toolcall_end arrived: each checks itself, starts in source order, runs.
+                runningCalls: { on: { "stream.toolCallReady": { actions: "spawnStreamedCall" }, ...streamedCallEvents } },
               },
             },
           },
@@ -1087,12 +1071,6 @@ export const runMachine = setup({
                   { target: "runningInParallel", actions: ["recordImmediateResults", "spawnPassedCalls"] },
                 ],
               },
-            },
-            // R70, R71: the streamed batch after its response ended: calls start as they may, each
-            // ends in completion order; once every call settled, the result messages in source order.
-            runningStreamedCalls: {
-              always: [...toTurnEnd("settledEveryCall", ["appendResults"])],
-              on: streamedCallEvents,
             },
             // R25: concurrent execution, settled in completion order; once every call settled,
             // the result messages in source order.
