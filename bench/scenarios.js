@@ -157,3 +157,73 @@ export async function concurrentLoopRuns(loop, count) {
   for (let i = 0; i < count; i++) runs.push(loop([{ role: "user", content: `prompt ${i}`, timestamp: 0 }], { messages: [], tools: [] }, turnConfig, () => {}, undefined, stream));
   await Promise.all(runs);
 }
+
+// --- (e) issue 18: tools that start while the model streams (SPEC R70), on real timers. ---
+// Scaled: 1 s of the issue's scenario is E_SCALE_MS here (100 ms: the whole scenario takes 0.5 s).
+
+export const E_SCALE_MS = Number(process.env.BENCH_E_SCALE_MS ?? 100);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A response that streams text for `streamS` seconds (a delta every 0.1 s) with one `read` call
+ * completing at each of `callsAtS`, then a final answer streaming for `answerS`.
+ */
+export function timedToolStream({ streamS = 3, callsAtS = [0.5, 1.0, 1.5], answerS = 0.5 } = {}) {
+  let request = 0;
+  return () => {
+    const first = request++ === 0;
+    const message = { role: "assistant", content: [], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: first ? "toolUse" : "stop", timestamp: 0 };
+    const text = { type: "text", text: "" };
+    message.content.push(text);
+    const durationS = first ? streamS : answerS;
+    const steps = [];
+    for (let t = 0.1; t < durationS - 1e-9; t += 0.1) steps.push({ at: t, kind: "delta" });
+    if (first) callsAtS.forEach((at, i) => steps.push({ at, kind: "call", i }));
+    steps.sort((x, y) => x.at - y.at);
+    return {
+      async *[Symbol.asyncIterator]() {
+        const start = performance.now();
+        const until = async (s) => {
+          const wait = s * E_SCALE_MS - (performance.now() - start);
+          if (wait > 0) await sleep(wait);
+        };
+        yield { type: "start", partial: message };
+        yield { type: "text_start", contentIndex: 0, partial: message };
+        for (const step of steps) {
+          await until(step.at);
+          if (step.kind === "delta") {
+            text.text += "x";
+            yield { type: "text_delta", contentIndex: 0, delta: "x", partial: message };
+            continue;
+          }
+          const call = { type: "toolCall", id: `e${step.i}`, name: "read", arguments: { n: step.i } };
+          const index = message.content.push(call) - 1;
+          yield { type: "toolcall_start", contentIndex: index, partial: message };
+          yield { type: "toolcall_end", contentIndex: index, toolCall: call, partial: message };
+        }
+        await until(durationS);
+        const final = { ...message, content: message.content.slice() };
+        yield { type: "done", reason: final.stopReason, message: final };
+      },
+      result: async () => message,
+    };
+  };
+}
+
+/** (e)'s tool: a read of `toolS` seconds, safe to run alongside others. */
+export function timedReadTool(toolS = 1.5) {
+  return {
+    name: "read", label: "read", description: "a timed read",
+    parameters: { type: "object", properties: { n: { type: "number" } } },
+    isConcurrencySafe: () => true,
+    execute: async () => (await sleep(toolS * E_SCALE_MS), { content: [{ type: "text", text: "ok" }], details: {} }),
+  };
+}
+
+/** (e): one run of the scenario; resolves to its wall time in ms. */
+export async function timedToolRun(loop, { streaming, callsAtS }) {
+  const config = { model, convertToLlm, ...(streaming ? { streamingToolExecution: true } : {}) };
+  const start = performance.now();
+  await loop(prompt(), { messages: [], tools: [timedReadTool()] }, config, () => {}, undefined, timedToolStream({ callsAtS }));
+  return performance.now() - start;
+}

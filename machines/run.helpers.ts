@@ -3,7 +3,7 @@ import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
 import { emptyUsage } from "../src/loop/usage.js";
 import { estimateTokens } from "../src/recovery/token-estimate.js";
 import { initialApprovals } from "./approval.helpers.js";
-import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, TurnSnapshot, TurnState } from "./run.types.js";
+import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnSnapshot, TurnState } from "./run.types.js";
 
 export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
 
@@ -75,6 +75,7 @@ export function initialRunContext(input: RunInput): RunContext {
       forwardEvents: input.forwardEvents ?? false,
       budget: input.budget ?? {},
       recovery: input.recovery ?? noRecovery,
+      streamingTools: input.streamingTools ?? null,
     },
     pending: input.prompts ?? [],
     prepared: [],
@@ -156,4 +157,67 @@ export function turnSpend(turn: TurnState): { tokens: number; cost: number } {
     cost += usage.cost?.total ?? 0;
   }
   return { tokens, cost };
+}
+
+// ---------------------------------------------------------------------------------------------
+// R70–R73: tools that start while the model streams
+// ---------------------------------------------------------------------------------------------
+
+export const emptyStreamedBatch = (): ToolBatch => ({
+  calls: [],
+  mode: "parallel",
+  cursor: 0,
+  outcomes: [],
+  streamed: { safe: [], started: [], ended: false, cancelledBy: null },
+});
+
+/** The batch with `calls` appended (each unchecked, not started, unsettled). */
+export function withStreamedCalls(batch: ToolBatch, calls: ToolCall[]): ToolBatch {
+  if (calls.length === 0) return batch;
+  const streamed = batch.streamed!;
+  return {
+    ...batch,
+    calls: batch.calls.concat(calls),
+    outcomes: batch.outcomes.concat(calls.map(() => null)),
+    streamed: { ...streamed, safe: streamed.safe.concat(calls.map(() => null)), started: streamed.started.concat(calls.map(() => false)) },
+  };
+}
+
+/** The batch with `outcome` recorded for a call that settled without its actor (R72, R73): it counts as started. */
+export function settledStreamed(batch: ToolBatch, outcome: ToolCallOutcome): ToolBatch {
+  const outcomes = batch.outcomes.slice();
+  outcomes[outcome.index] = outcome;
+  const started = batch.streamed!.started.slice();
+  started[outcome.index] = true;
+  return { ...batch, outcomes, streamed: { ...batch.streamed!, started } };
+}
+
+/**
+ * R70: the calls that may start now, in source order. Calls start in order, so the started ones
+ * are a prefix: from the first call not started, each checked safe call starts while fewer than
+ * `maxConcurrent` run and no unsafe call runs; an unsafe call starts only when nothing runs, and
+ * runs alone. The first call that must wait (unchecked, unsafe, or over the limit) holds back
+ * every later one.
+ */
+export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] {
+  const { safe, started } = batch.streamed!;
+  let running = 0;
+  for (let index = 0; index < batch.calls.length; index++) {
+    if (!started[index] || batch.outcomes[index] !== null) continue;
+    if (safe[index] === false) return [];
+    running++;
+  }
+  const starting: number[] = [];
+  for (let index = started.indexOf(false); index !== -1 && index < batch.calls.length; index++) {
+    if (started[index]) continue;
+    const check = safe[index];
+    if (check === null) break;
+    if (check === false) {
+      if (running === 0 && starting.length === 0) starting.push(index);
+      break;
+    }
+    if (running + starting.length >= maxConcurrent) break;
+    starting.push(index);
+  }
+  return starting;
 }

@@ -14,10 +14,25 @@
  * inside a job (stream deltas, tool updates) straight to the run's event sink, in one order. The
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13).
  */
-import { and, assertEvent, assign, emit, enqueueActions, not, or, sendTo, setup, stopChild, type ActorRefFrom, type DoneActorEvent, type ErrorActorEvent } from "xstate";
-import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolResultMessage, UserMessage } from "../src/types.js";
+import {
+  and,
+  assertEvent,
+  assign,
+  emit,
+  enqueueActions,
+  not,
+  or,
+  sendTo,
+  setup,
+  stopChild,
+  type ActorRefFrom,
+  type AnyActorRef,
+  type DoneActorEvent,
+  type ErrorActorEvent,
+} from "xstate";
+import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserMessage } from "../src/types.js";
 import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
-import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
+import { ABORTED_TEXT, abortedResult, errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
 import { normalizeTranscript } from "../src/loop/normalize.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../src/loop/abort-grace.js";
 import type { RunContext, RunInput, StreamedResponse, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
@@ -29,7 +44,11 @@ import {
   estimatedTokens,
   settledRequest,
   batchTerminates,
+  callsToStart,
   closedTurn,
+  emptyStreamedBatch,
+  settledStreamed,
+  withStreamedCalls,
   failureMessage,
   initialRunContext,
   isFailedResponse,
@@ -41,7 +60,7 @@ import {
 import { getPlaceholderFor } from "./placeholders.js";
 import { estimateTokens } from "../src/recovery/token-estimate.js";
 import type { createStepsWorker } from "../src/actors/steps-worker.js";
-import { toolCallMachine, type ToolCallInput } from "./tool-call.machine.js";
+import { toolCallMachine, type CallApprovalNeeded, type CallChecked, type ToolCallInput } from "./tool-call.machine.js";
 import { ruleAllows, ruleOf, withRule } from "./approval.helpers.js";
 import {
   isStepReply,
@@ -52,6 +71,7 @@ import {
   type StepJobs,
   type StepReissue,
   type StepReply,
+  type StreamToolCallReady,
   currentStep,
 } from "./steps.js";
 
@@ -69,9 +89,9 @@ export type RunApprovalEvent =
   | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
   | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
 
-export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort | RunApprovalEvent;
+export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort | RunApprovalEvent | StreamToolCallReady | CallChecked | CallApprovalNeeded;
 
-type RunStepName = Exclude<keyof StepJobs, "executeToolCall" | "finalizeToolCall">;
+type RunStepName = Exclude<keyof StepJobs, "executeToolCall" | "finalizeToolCall" | "checkToolCall" | "preflightToolCall">;
 
 const toolChildId = (index: number) => `tool:${index}` as const;
 const indexOfChild = (actorId: string) => Number(actorId.slice("tool:".length));
@@ -93,6 +113,8 @@ const runStepInput: { [K in RunStepName]: (context: RunContext) => StepJobs[K]["
     // R60, R62: a failure before content is withheld while something may recover from it.
     withhold: context.settings.recovery.retry !== null || context.settings.recovery.compact !== null,
     loopRetries: context.settings.recovery.retry !== null,
+    // R70: the job reports each call whose toolcall_end arrives mid-stream.
+    ...(context.settings.streamingTools !== null ? { streamTools: true } : {}),
   }),
   acquireRequestSlot: () => null,
   drawBackoff: (context) => ({ ceilingMs: backoffCeiling(context) }),
@@ -167,7 +189,7 @@ function settle(kind: "done" | "crashed", appendMessage: boolean) {
   ] as const;
 }
 
-type Condition = "cancelsLaterCalls" | "settlesLastCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted" | "foundNothingToCompact";
+type Condition = "cancelsLaterCalls" | "settlesLastCall" | "settledEveryCall" | "preflightPassesNoCall" | "responseFailed" | "continuesInnerLoop" | "receivedFollowUps" | "isAborted" | "foundNothingToCompact";
 
 /** R6, R8: the turn closes with finishTurn when configured (its decision ignored after an error response), then turn_end. */
 function toTurnEnd<const A>(when: Condition | undefined, actions: A) {
@@ -189,12 +211,18 @@ function toRequest<const A>(actions: A) {
   ] as const;
 }
 
-/** The request's stream step, after its slot when a request limiter is configured. */
+/** The request's stream step, after its slot when a request limiter is configured; R70: in streaming mode, the state where calls run meanwhile. */
 function toStreaming<const A>(when: "escalatesOutputLimit" | undefined, actions: A) {
   return [
     {
       guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "hasRequestLimiter"]>([when, "hasRequestLimiter"]) : "hasRequestLimiter",
       target: "#run.turn.requesting.awaitingRequestSlot",
+      actions,
+    },
+    {
+      guard: when ? and<RunContext, RunEvent, ["escalatesOutputLimit", "streamsTools"]>([when, "streamsTools"]) : "streamsTools",
+      target: "#run.turn.requesting.streamingWithTools",
+      reenter: true,
       actions,
     },
     { ...(when ? { guard: when } : {}), target: "#run.turn.requesting.streaming", reenter: true, actions },
@@ -229,6 +257,75 @@ const nextStep = (steering: boolean) =>
     { target: "#run.done" },
   ] as const;
 
+/**
+ * R6, R7, R20, R28, R60–R62: what a response asks for, and how its tool batch runs. Taken on the
+ * `requesting` state for both stream states (the reply comes only to the one that asked). R70:
+ * in streaming mode the calls that started during the stream are answered on every route, ending
+ * aborted (R72) unless the response's calls run on (`abortStreamedCalls` does nothing otherwise).
+ */
+const routeResponse = [
+  // R60: a transient failure before content: back off, then another attempt.
+  { guard: "retriesFailure", target: "#run.turn.requesting.schedulingRetry", actions: ["abortStreamedCalls", "recordRetryableFailure"] },
+  // R62: the prompt overflowed: compact once, then the same request again.
+  { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: ["abortStreamedCalls", { type: "startCompaction", params: { reason: "overflow" } }] },
+  // R61: cut off by the output limit: discard it and ask again with the higher limit.
+  { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "#run.turn.requesting.resolvingApiKey", actions: ["abortStreamedCalls", "escalateOutputLimit"] },
+  ...toStreaming("escalatesOutputLimit", ["abortStreamedCalls", "escalateOutputLimit"]),
+  // R72: an error or aborted response: calls still running are aborted, no result message.
+  ...toTurnEnd("responseFailed", ["abortStreamedCalls", surfaceFailure, appendAssistant]),
+  { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
+  // R70, R71: the calls not yet known join the ones running; results once every call settled.
+  {
+    guard: and(["responseCallsTools", "streamsTools"]),
+    target: "#run.turn.requesting.streamingWithTools.response.ended",
+    actions: [appendAssistant, "closeStreamedBatch", "startCalls"],
+  },
+  {
+    guard: and(["responseCallsTools", "responseRunsSequentially"]),
+    target: "#run.turn.executingTools.preflightingCall",
+    actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
+  },
+  {
+    guard: "responseCallsTools",
+    target: "#run.turn.executingTools.preflightingCalls",
+    actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
+  },
+  ...toTurnEnd(undefined, ["abortStreamedCalls", appendAssistant]),
+] as const;
+
+/**
+ * R70–R73: settles a streamed call (its actor stopped, its `tool_execution_end`, its outcome);
+ * a call that settles while an aborted run's response still streams ends `Operation aborted` (R72).
+ */
+function settleStreamed(kind: "done" | "crashed") {
+  const outcome = ({ event, context }: { event: RunEvent; context: RunContext }) => {
+    const settled = kind === "done" ? (event as ToolDoneEvent).output : crashedCall(event as ToolErrorEvent, context);
+    return context.aborted && !context.turn.batch!.streamed!.ended ? { index: settled.index, result: abortedResult(), isError: true, settledAt: settled.settledAt } : settled;
+  };
+  return [
+    { type: "stopCall", params: ({ event }: { event: RunEvent }) => indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "") },
+    { type: "emitToolEnd", params: outcome },
+    { type: "closeApproval", params: outcome },
+    { type: "recordOutcome", params: outcome },
+  ] as const;
+}
+
+/** R70, R71, R73: what the run does with its streamed calls, while the response streams and after. */
+const streamedCallEvents = {
+  "call.checked": { actions: ["recordCheck", "startCalls"] },
+  // R82: a streamed call waits for approval (its id issued here), and the decisions reach it.
+  "call.approvalNeeded": { actions: "requestStreamedApproval" },
+  "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
+  "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
+  "xstate.done.actor.*": [
+    // R73: its tool cancels on error: running calls are cancelled, calls not started are not run.
+    // (Not once an aborted run's response still streams: the call then ends Operation aborted, R72.)
+    { guard: "cancelsStreamedSiblings", actions: [...settleStreamed("done"), "cancelStreamedCalls"] },
+    { actions: [...settleStreamed("done"), "startCalls"] },
+  ],
+  "xstate.error.actor.*": { actions: [...settleStreamed("crashed"), "startCalls"] },
+} as const;
+
 export const runMachine = setup({
   types: {
     input: {} as RunInput,
@@ -253,6 +350,13 @@ export const runMachine = setup({
     reissueStep: enqueueActions(({ context, self, enqueue }) => {
       const job = currentStep<RunStepName>(self);
       if (job) enqueue.sendTo("steps", stepRequest(job, runStepInput[job](context) as never, self, true));
+      // R13, R70: a call.start may have been in flight at the snapshot: each started call is told
+      // again (a call past waitingToStart ignores it).
+      const streamed = context.turn.batch?.streamed;
+      if (!streamed) return;
+      context.turn.batch!.outcomes.forEach((outcome, index) => {
+        if (outcome === null && streamed.started[index]) enqueue.sendTo(toolChildId(index), { type: "call.start", streaming: !streamed.ended });
+      });
     }),
     // R29: the signal of every job, running or to come, aborts; the run winds down on its own.
     markAborted: assign({ aborted: true }),
@@ -435,11 +539,32 @@ export const runMachine = setup({
       });
     }),
     // R28: a truncated response's calls are rejected, never executed.
-    rejectTruncatedCalls: enqueueActions(({ context, event, enqueue }) => {
+    rejectTruncatedCalls: enqueueActions(({ context, event, self, enqueue }) => {
       const at = timeOf(event as { type: string }, context.startedAt);
       const results: ToolResultMessage[] = [];
-      for (const call of toolCallsOf(context.turn.assistant!)) {
+      // R72: in streaming mode, started calls are aborted with R28's text (no second start); a call
+      // that already settled keeps its outcome (it ran: its end went out with it).
+      const streamed = context.turn.batch?.streamed ? context.turn.batch : null;
+      for (const [index, call] of toolCallsOf(context.turn.assistant!).entries()) {
+        const settled = streamed?.outcomes[index];
+        if (settled) {
+          const message = toolResultMessage(call, settled.result, settled.isError, settled.durationMs, settled.settledAt);
+          enqueue.emit({ type: "message_start", message });
+          enqueue.emit({ type: "message_end", message });
+          results.push(message);
+          continue;
+        }
         const result = truncatedCallResult(call);
+        const started = streamed?.streamed!.started[index] === true;
+        if (streamed && index < streamed.calls.length) discardCall(enqueue, self, index);
+        if (started) {
+          enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+          const message = toolResultMessage(call, result, true, undefined, at);
+          enqueue.emit({ type: "message_start", message });
+          enqueue.emit({ type: "message_end", message });
+          results.push(message);
+          continue;
+        }
         enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
         enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
         const message = toolResultMessage(call, result, true, undefined, at);
@@ -447,7 +572,7 @@ export const runMachine = setup({
         enqueue.emit({ type: "message_end", message });
         results.push(message);
       }
-      enqueue.assign({ ...appended(context, results), turn: { ...context.turn, toolResults: results } });
+      enqueue.assign({ ...appended(context, results), turn: { ...context.turn, toolResults: results, ...(streamed ? { batch: { ...streamed, streamed: { ...streamed.streamed!, ended: true } } } : {}) } });
     }),
     startBatch: assign(({ context }, { mode }: { mode: ToolBatch["mode"] }) => {
       const calls = toolCallsOf(context.turn.assistant!);
@@ -527,6 +652,117 @@ export const runMachine = setup({
       enqueue.emit({ type: "tool_approval_resolved", approvalId: entry.approvalId, toolCallId: entry.toolCallId, decision: "rejected", reason });
       enqueue.assign({ approval: { ...context.approval, pending: context.approval.pending.filter((pending) => pending !== entry) } });
     }),
+    // R82, R70: a streamed call's preflight asked for approval: its id, and the request (an
+    // aborted run asks nobody: the call settles with R29's result).
+    requestStreamedApproval: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "call.approvalNeeded");
+      if (context.aborted) return void enqueue.sendTo(toolChildId(event.index), { type: "approval.abort" });
+      const toolCall = context.turn.batch!.calls[event.index];
+      const { approval } = context;
+      const request = { approvalId: `${approval.idPrefix}${approval.issued + 1}`, toolCallId: toolCall.id, toolName: toolCall.name, args: event.args, reason: event.reason };
+      enqueue.assign({ approval: { ...approval, issued: approval.issued + 1, pending: approval.pending.concat({ ...request, index: event.index }) } });
+      enqueue.emit({ type: "tool_approval_requested", ...request });
+    }),
+    // ── R70–R73: tools that start while the model streams ─────────────────────────────────────
+    // A call whose toolcall_end arrived: its own actor checks it (a call re-reported by a stream
+    // re-issued after a restore, R13, is already known).
+    spawnStreamedCall: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, "stream.toolCallReady");
+      const batch = context.turn.batch?.streamed ? context.turn.batch : emptyStreamedBatch();
+      if (event.index !== batch.calls.length) return;
+      const next = withStreamedCalls(batch, [event.toolCall]);
+      const cancelled = cancelledOutcome(next, event.index, event.at);
+      if (cancelled) {
+        emitCancelledStart(enqueue, event.toolCall, cancelled);
+        return void enqueue.assign({ turn: { ...context.turn, batch: settledStreamed(next, cancelled) } });
+      }
+      enqueue.assign({ turn: { ...context.turn, batch: next } });
+      enqueue.spawnChild("toolCall", { id: toolChildId(event.index), input: streamedCallInput(context, event.toolCall, event.index, event.partialMessage, event.at) });
+    }),
+    // R70: the response ended: its calls not yet known get their actors; every call is known now.
+    closeStreamedBatch: enqueueActions(({ context, event, enqueue }) => {
+      const message = context.turn.assistant!;
+      const calls = toolCallsOf(message);
+      const batch = context.turn.batch?.streamed ? context.turn.batch : emptyStreamedBatch();
+      const known = batch.calls.length;
+      let closed = withStreamedCalls(batch, calls.slice(known));
+      const at = timeOf(event as { type: string }, context.startedAt);
+      for (let index = known; index < calls.length; index++) {
+        const cancelled = cancelledOutcome(closed, index, at);
+        if (cancelled) {
+          emitCancelledStart(enqueue, calls[index], cancelled);
+          closed = settledStreamed(closed, cancelled);
+        } else enqueue.spawnChild("toolCall", { id: toolChildId(index), input: streamedCallInput(context, calls[index], index, message, at) });
+      }
+      enqueue.assign({ turn: { ...context.turn, batch: { ...closed, streamed: { ...closed.streamed!, ended: true } } } });
+    }),
+    recordCheck: assign(({ context, event }) => {
+      assertEvent(event, "call.checked");
+      const batch = context.turn.batch!;
+      const safe = batch.streamed!.safe.slice();
+      safe[event.index] = event.safe;
+      return { turn: { ...context.turn, batch: { ...batch, streamed: { ...batch.streamed!, safe } } } };
+    }),
+    // R70: the calls that may start now, in source order: tool_execution_start, then the call's own preflight.
+    startCalls: enqueueActions(({ context, enqueue }) => {
+      const batch = context.turn.batch!;
+      const streamed = batch.streamed!;
+      // R72: once the run is aborted, a call that had not started while the response streams never does.
+      if (context.aborted && !streamed.ended) return;
+      const starting = callsToStart(batch, context.settings.streamingTools!.maxConcurrent);
+      if (starting.length === 0) return;
+      const started = streamed.started.slice();
+      for (const index of starting) {
+        const call = batch.calls[index];
+        started[index] = true;
+        enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+        enqueue.sendTo(toolChildId(index), { type: "call.start", streaming: !streamed.ended });
+      }
+      enqueue.assign({ turn: { ...context.turn, batch: { ...batch, streamed: { ...streamed, started } } } });
+    }),
+    // R73: running calls settle as cancelled (their actors reply); calls not started are not run.
+    cancelStreamedCalls: enqueueActions(({ context, event, self, enqueue }) => {
+      const { output } = event as ToolDoneEvent;
+      let batch = context.turn.batch!;
+      const failedTool = batch.calls[output.index].name;
+      const result = siblingCancelledResult(failedTool);
+      batch.outcomes.forEach((outcome, index) => {
+        if (outcome !== null) return;
+        const call = batch.calls[index];
+        if (batch.streamed!.started[index]) return void enqueue.sendTo(toolChildId(index), { type: "call.cancel", failedTool, at: output.settledAt });
+        discardCall(enqueue, self, index);
+        const cancelled = { index, result, isError: true, settledAt: output.settledAt };
+        emitCancelledStart(enqueue, call, cancelled);
+        batch = settledStreamed(batch, cancelled);
+      });
+      enqueue.assign({ turn: { ...context.turn, batch: { ...batch, streamed: { ...batch.streamed!, cancelledBy: failedTool } } } });
+    }),
+    // R72 (and whenever the response is not answered with its calls): every call still running is
+    // aborted; a started call's tool_execution_end carries `Operation aborted`; no result message.
+    abortStreamedCalls: enqueueActions(({ context, event, self, enqueue }) => {
+      const batch = context.turn.batch;
+      if (!batch?.streamed) return;
+      const at = timeOf(event as { type: string }, context.startedAt);
+      let next = batch;
+      const discarded = new Set<number>();
+      batch.outcomes.forEach((outcome, index) => {
+        if (outcome !== null) return;
+        discardCall(enqueue, self, index);
+        discarded.add(index);
+        if (!batch.streamed!.started[index]) return;
+        const call = batch.calls[index];
+        enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: abortedResult(), isError: true });
+        next = settledStreamed(next, { index, result: abortedResult(), isError: true, settledAt: at });
+      });
+      // R82: a discarded call that waited for approval is resolved as rejected.
+      const closed = context.approval.pending.filter((pending) => discarded.has(pending.index));
+      for (const pending of closed) {
+        enqueue.emit({ type: "tool_approval_resolved", approvalId: pending.approvalId, toolCallId: pending.toolCallId, decision: "rejected", reason: ABORTED_TEXT });
+      }
+      if (closed.length) enqueue.assign({ approval: { ...context.approval, pending: context.approval.pending.filter((pending) => !closed.includes(pending)) } });
+      enqueue.assign({ turn: { ...context.turn, batch: { ...next, streamed: { ...next.streamed!, ended: true } } } });
+    }),
+    // ── end of R70–R73 ─────────────────────────────────────────────────────────────────────────
     // R73: every call of the parallel batch still running settles as cancelled (its actor replies).
     cancelRunningCalls: enqueueActions(({ context, event, enqueue }) => {
       const { output } = event as ToolDoneEvent;
@@ -704,6 +940,12 @@ export const runMachine = setup({
       return outcome.executionFailed === true && context.toolSet.siblingCancellingTools.includes(context.turn.batch!.calls[outcome.index].name);
     },
     cancelsLaterCalls: and(["cancelsSiblings", "hasLaterCall"]),
+    // R73 in streaming mode, but R72 first: a call aborted while its response streams cancels nothing.
+    cancelsStreamedSiblings: and(["cancelsSiblings", not(({ context }) => context.aborted && context.turn.batch?.streamed?.ended === false)]),
+    // R70: streaming mode is on.
+    streamsTools: ({ context }) => context.settings.streamingTools !== null,
+    // R71: every call of the streamed batch settled (results follow in source order).
+    settledEveryCall: ({ context }) => context.turn.batch!.outcomes.every((outcome) => outcome !== null),
     // R24: does a sequential batch have a call after the one in progress?
     hasLaterCall: ({ context }) => context.turn.batch!.cursor + 1 < context.turn.batch!.calls.length,
     // R21: every call the preflight saw ended with an immediate result (nothing to execute).
@@ -810,6 +1052,8 @@ export const runMachine = setup({
         // R40: transformContext → convertToLlm → normalize → getApiKey → stream.
         requesting: {
           initial: "convertingToLlm",
+          // R6, R7, R20, R28, R60–R62: the response of either stream state.
+          on: { "step.streamResponse.done": routeResponse },
           states: {
             transformingContext: {
               ...step("transformContext"),
@@ -832,7 +1076,7 @@ export const runMachine = setup({
             // A shared request limiter: the request waits for its slot (held until its response ended).
             awaitingRequestSlot: {
               ...step("acquireRequestSlot"),
-              on: { "step.acquireRequestSlot.done": "streaming" },
+              on: { "step.acquireRequestSlot.done": [{ guard: "streamsTools", target: "streamingWithTools" }, { target: "streaming" }] },
             },
             // R60: the backoff is drawn (full jitter, the injected random source) …
             schedulingRetry: {
@@ -852,32 +1096,25 @@ export const runMachine = setup({
               },
             },
             // R41, R42: the worker streams the response and emits its message events.
-            streaming: {
-              ...step("streamResponse"),
-              on: {
-                // R6, R7, R20, R28: what the response asks for, and how its tool batch runs.
-                "step.streamResponse.done": [
-                  // R60: a transient failure before content: back off, then another attempt.
-                  { guard: "retriesFailure", target: "schedulingRetry", actions: "recordRetryableFailure" },
-                  // R62: the prompt overflowed: compact once, then the same request again.
-                  { guard: "compactsOverflow", target: "#run.turn.compactingOnOverflow", actions: { type: "startCompaction", params: { reason: "overflow" } } },
-                  // R61: cut off by the output limit: discard it and ask again with the higher limit.
-                  { guard: and(["escalatesOutputLimit", "hasGetApiKey"]), target: "resolvingApiKey", actions: "escalateOutputLimit" },
-                  ...toStreaming("escalatesOutputLimit", ["escalateOutputLimit"]),
-                  ...toTurnEnd("responseFailed", [surfaceFailure, appendAssistant]),
-                  { guard: "responseTruncatesCalls", target: "#run.turn.rejectingTruncatedCalls", actions: [appendAssistant] },
-                  {
-                    guard: and(["responseCallsTools", "responseRunsSequentially"]),
-                    target: "#run.turn.executingTools.preflightingCall",
-                    actions: [appendAssistant, { type: "startBatch", params: { mode: "sequential" } }],
+            // (Its reply is routed by `requesting`, see routeResponse.)
+            streaming: step("streamResponse"),
+            // R70 (streaming mode): the response streams on one side; on the other, the calls
+            // whose toolcall_end arrived check themselves, start in source order and run.
+            streamingWithTools: {
+              type: "parallel",
+              states: {
+                // R41, R42: the response (routed by `requesting`, as `streaming`'s) …
+                response: {
+                  initial: "receiving",
+                  states: {
+                    receiving: step("streamResponse"),
+                    // R70, R71: … ended with calls: the calls not yet started start as they may;
+                    // once every call settled, the result messages in source order.
+                    ended: { always: [...toTurnEnd("settledEveryCall", ["appendResults"])] },
                   },
-                  {
-                    guard: "responseCallsTools",
-                    target: "#run.turn.executingTools.preflightingCalls",
-                    actions: [appendAssistant, { type: "startBatch", params: { mode: "parallel" } }],
-                  },
-                  ...toTurnEnd(undefined, [appendAssistant]),
-                ],
+                },
+                // R70: the calls whose toolcall_end arrived: each checks itself, starts in source order, runs.
+                runningCalls: { on: { "stream.toolCallReady": { actions: "spawnStreamedCall" }, ...streamedCallEvents } },
               },
             },
           },
@@ -1007,7 +1244,7 @@ export const runMachine = setup({
     // R56: a hook or the stream function threw; close the turn with a failure message.
     // R67: or it was abandoned after the abort grace; the run then ends aborted.
     failing: {
-      entry: "emitFailure",
+      entry: ["abortStreamedCalls", "emitFailure"],
       always: "done",
     },
     // R12: agent_end with every message this run added.
@@ -1047,4 +1284,48 @@ function crashedCall(event: ToolErrorEvent, context: RunContext): ToolCallOutcom
 function abandonedStepOf(event: { type: string }): StepAbandonedError | undefined {
   const error = event.type === "step.failed" ? (event as { error?: unknown }).error : undefined;
   return isStepAbandoned(error) ? error : undefined;
+}
+
+
+/** The slice of `enqueueActions`' `enqueue` the streamed-call helpers use. */
+interface CallEnqueue {
+  emit(event: AnyAgentEvent): void;
+  sendTo(target: "steps", event: { type: "step.cancel"; replyTo: AnyActorRef }): void;
+  stopChild(id: string): void;
+}
+
+/**
+ * R72, R73: a streamed call that will not run (or not finish): its job is cancelled (its signal
+ * aborts, it never replies) and its actor stopped.
+ */
+function discardCall(enqueue: CallEnqueue, self: AnyActorRef, index: number): void {
+  const child = (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children[toolChildId(index)];
+  if (!child) return;
+  enqueue.sendTo("steps", { type: "step.cancel", replyTo: child });
+  enqueue.stopChild(toolChildId(index));
+}
+
+/** R73: after a sibling's failure cancelled the batch, a call that becomes known is not run. */
+function cancelledOutcome(batch: ToolBatch, index: number, at: number): ToolCallOutcome | undefined {
+  const failedTool = batch.streamed!.cancelledBy;
+  return failedTool === null ? undefined : { index, result: siblingCancelledResult(failedTool), isError: true, settledAt: at };
+}
+
+/** R73: a call that is not run still gets its start and its end (the cancelled result). */
+function emitCancelledStart(enqueue: Pick<CallEnqueue, "emit">, call: ToolCall, outcome: ToolCallOutcome): void {
+  enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+  enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: outcome.result, isError: true });
+}
+
+/** R70: a streamed call's actor input: it checks and preflights itself. */
+function streamedCallInput(context: RunContext, toolCall: ToolCall, index: number, partial: AssistantMessage, at: number): ToolCallInput {
+  const { hooks, toolExecution } = context.settings;
+  return {
+    index,
+    toolCall,
+    args: toolCall.arguments,
+    afterToolCall: hooks.afterToolCall,
+    startedAt: at,
+    streamed: { partial, gate: hooks.beforeToolCall, sequential: toolExecution === "sequential", approval: { rules: context.approval.rules } },
+  };
 }

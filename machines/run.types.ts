@@ -52,6 +52,14 @@ export interface RunInput extends ToolSetData {
   recovery?: RecoverySettings;
   /** R82: the session's approval id prefix (ids unique within it) and its "always allow" rules. */
   approval?: { idPrefix?: string; rules?: ApprovalRule[] };
+  /** R70: tools start while the response streams (`streamingToolExecution: true`). */
+  streamingTools?: StreamingToolsSettings;
+}
+
+/** R70: streaming tool execution's settings. */
+export interface StreamingToolsSettings {
+  /** `maxConcurrentTools` (default 10). */
+  maxConcurrent: number;
 }
 
 /** R60–R62, resolved with their defaults (`src/loop/recovery-settings.ts`); `null`: off. */
@@ -128,6 +136,23 @@ export interface ToolBatch {
   cursor: number;
   /** Finalized outcomes by source index (R26: exactly one each). */
   outcomes: (ToolCallOutcome | null)[];
+  /** R70–R73: the batch started while its response streamed (streaming mode only). */
+  streamed?: StreamedCalls;
+}
+
+/**
+ * R70–R73: the calls of a response in streaming mode, by source index: each is a tool-call child
+ * from the moment it is known (its `toolcall_end`, or the response's end).
+ */
+export interface StreamedCalls {
+  /** `isConcurrencySafe` on the validated arguments; `null` while the call's check runs. */
+  safe: (boolean | null)[];
+  /** `tool_execution_start` was emitted (calls start in source order, so a prefix). */
+  started: boolean[];
+  /** The response ended (its calls are all known; results follow once every call settled). */
+  ended: boolean;
+  /** R73: the tool whose failure cancelled the calls not yet started. */
+  cancelledBy: string | null;
 }
 
 /** Run-wide settings, fixed for the run. */
@@ -140,6 +165,8 @@ export interface RunSettings {
   forwardEvents: boolean;
   budget: RunBudget;
   recovery: RecoverySettings;
+  /** R70: `null` when tools wait for the response's end (pi's behaviour). */
+  streamingTools: StreamingToolsSettings | null;
 }
 
 /** The current turn. */

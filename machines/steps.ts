@@ -23,7 +23,7 @@
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
-import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
+import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
 import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
 /**
@@ -39,6 +39,22 @@ export type Preflight =
 export interface PreflightApproval {
   /** The session's "always allow" rules: a matching call does not wait. */
   rules: ApprovalRule[];
+}
+
+/** One streamed call's preflight (R70, R21): the arguments to execute with, or its immediate result. */
+export type CallPreflight = { ready: true; args: unknown; approval?: { reason: string } } | { ready: false; result: AgentToolResult };
+
+/**
+ * R70: the stream job tells its run that a call's `toolcall_end` arrived mid-stream (`index`: its
+ * position among the response's calls; `partialMessage`: a copy of the message so far).
+ */
+export interface StreamToolCallReady {
+  type: "stream.toolCallReady";
+  index: number;
+  toolCall: ToolCall;
+  partialMessage: AssistantMessage;
+  /** The injected clock's time (R13). */
+  at: number;
 }
 
 /** What `execute` produced (R22); `executed: false` when it did not run (R29, R13). */
@@ -81,7 +97,7 @@ export interface StepJobs {
    * `loopRetries`: the stream function is given `maxRetries: 0`.
    */
   streamResponse: {
-    input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel; maxTokens: number | null; withhold: boolean; loopRetries: boolean };
+    input: { messages: Message[]; model: Model; thinkingLevel: ThinkingLevel; maxTokens: number | null; withhold: boolean; loopRetries: boolean; streamTools?: boolean };
     output: StreamedResponse;
   };
   /** Waits for a slot of the request limiter; the stream step holds it until its response ended. */
@@ -103,6 +119,14 @@ export interface StepJobs {
    */
   preflightCalls: { input: { calls: { index: number; toolCall: ToolCall }[]; gate: boolean; approval?: PreflightApproval }; output: Preflight[] };
   executeToolCall: { input: ExecuteStepInput; output: ExecutionOutcome };
+  /** R70: may this streamed call run alongside others? `isConcurrencySafe` on a validated copy of its arguments. */
+  checkToolCall: { input: { toolCall: ToolCall; sequential: boolean }; output: boolean };
+  /**
+   * R70, R21: a streamed call's own preflight, once the run started it (its `tool_execution_start`
+   * was delivered): the abort check, lookup, `prepareArguments`, validation and `beforeToolCall`
+   * (when `gate`; told `streaming` and given `partial` while the response streams).
+   */
+  preflightToolCall: { input: { toolCall: ToolCall; partial: AssistantMessage | null; gate: boolean; approval: PreflightApproval }; output: CallPreflight };
   finalizeToolCall: { input: ToolStepInput & { result: AgentToolResult; isError: boolean }; output: AfterToolCallResult | undefined };
 }
 

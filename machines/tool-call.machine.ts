@@ -15,6 +15,12 @@
  * `call.cancel` (R73: a sibling whose tool cancels on error failed) settles it at once from
  * `executing` or `finalizing`; leaving the state aborts its job's signal.
  *
+ * R70 (streaming mode): a call spawned while its response streams (or for the response's calls
+ * once it ended) does its own checks first: `checking` (`isConcurrencySafe` on validated
+ * arguments, reported to the run as `call.checked`) → `waitingToStart` (until the run's
+ * `call.start`: calls start in source order) → `preflighting` (R21's preparation and
+ * `beforeToolCall`; the run emitted its `tool_execution_start`) → `executing` as above.
+ *
  * Each step that runs app code is a state that asks the run's step worker (`steps.ts`) for its
  * job and leaves on the reply: `execute`, then `afterToolCall` when it is configured and the tool
  * ran. No app code runs in a transition (R15). The output is the call's one result (R26); the run
@@ -23,12 +29,12 @@
  * Context and input are plain data: the call finds the run's worker as its parent's `steps`
  * child, so a restored call is wired again without any actor reference in its context (R13).
  */
-import { assertEvent, assign, setup, type AnyActorRef } from "xstate";
-import type { AgentToolResult, ToolCall } from "../src/types.js";
+import { assertEvent, assign, sendParent, setup, type AnyActorRef } from "xstate";
+import type { AgentToolResult, AssistantMessage, ToolCall } from "../src/types.js";
 import { abortedResult, applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/loop/tool-results.js";
 import { rejectedResult } from "./approval.helpers.js";
 import type { ToolCallOutcome } from "./run.types.js";
-import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
+import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type PreflightApproval, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
 
 export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
@@ -42,11 +48,46 @@ export interface ToolCallInput {
   startedAt: number;
   /** R82: the call waits for approval first (its id is the run's). Absent: it executes at once. */
   approval?: { approvalId: string; reason: string };
+  /** R70: streaming mode: the call checks and preflights itself (`args` is then unused until its preflight). */
+  streamed?: StreamedCallInput;
+}
+
+/** R70: what a call spawned in streaming mode needs for its own checks and preflight. */
+export interface StreamedCallInput {
+  /** A copy of the response as it was when the call was ready (the final message once it ended). */
+  partial: AssistantMessage;
+  /** `beforeToolCall` is configured. */
+  gate: boolean;
+  /** `toolExecution: "sequential"`: no call is concurrency-safe. */
+  sequential: boolean;
+  /** R82: what its preflight knows of approvals (the run's "always allow" rules when it was spawned). */
+  approval: PreflightApproval;
+}
+
+/** R70: the run starts the call; `streaming`: the response has not ended yet. */
+export interface CallStart {
+  type: "call.start";
+  streaming: boolean;
+}
+
+/** R82, R70: a streamed call's preflight asked for approval: the run issues its id and waits with it. */
+export interface CallApprovalNeeded {
+  type: "call.approvalNeeded";
+  index: number;
+  args: unknown;
+  reason: string;
+}
+
+/** R70: the call's check, reported to its run. */
+export interface CallChecked {
+  type: "call.checked";
+  index: number;
+  safe: boolean;
 }
 
 export type ToolCallOutput = ToolCallOutcome;
 
-export interface ToolCallContext extends ToolCallInput {
+export interface ToolCallContext extends Omit<ToolCallInput, "streamed"> {
   /** Set once `execute` settled. */
   result: AgentToolResult | null;
   isError: boolean;
@@ -56,6 +97,11 @@ export interface ToolCallContext extends ToolCallInput {
   executionFailed: boolean;
   /** R82: `args` are an approval's replacement, validated by the execute step. */
   validateArgs: boolean;
+  /** R70: streaming mode's input, and whether the call started before its response ended. */
+  streamed: StreamedCallInput | null;
+  startedStreaming: boolean;
+  /** R70: the check's answer (reported again after a restore). */
+  safe: boolean | null;
 }
 
 /** R82: the run forwards an approval decision to the waiting call (`at`: when it was taken, if the sender knows). */
@@ -72,13 +118,20 @@ export interface CallCancel {
   at: number;
 }
 
-export type ToolCallEvent = StepReply | StepReissue | CallCancel | CallApprovalEvent;
+export type ToolCallEvent = StepReply | StepReissue | CallCancel | CallApprovalEvent | CallStart;
 
-type ToolStepName = "executeToolCall" | "finalizeToolCall";
+type ToolStepName = "executeToolCall" | "finalizeToolCall" | "checkToolCall" | "preflightToolCall";
 
 const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
   executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, startedAt: context.startedAt, ...(context.validateArgs ? { validate: true } : {}) }),
   finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
+  checkToolCall: (context) => ({ toolCall: context.toolCall, sequential: context.streamed!.sequential }),
+  preflightToolCall: (context) => ({
+    toolCall: context.toolCall,
+    partial: context.startedStreaming ? context.streamed!.partial : null,
+    gate: context.streamed!.gate,
+    approval: context.streamed!.approval,
+  }),
 };
 
 /** The run's step worker: the parent's `steps` child (the run, or `runToolCall`'s host). */
@@ -150,6 +203,27 @@ export const toolCallMachine = setup({
     }),
     // R82, R29: an abort settles a waiting call at once.
     settleAsAborted: assign(({ context, event }) => ({ result: abortedResult(), isError: true, settledAt: timeOf(event, context.startedAt) })),
+    // R70: the check goes to the run, which starts calls in source order.
+    recordCheck: assign({ safe: ({ event }) => reply(event, "checkToolCall") }),
+    reportCheck: sendParent(({ context }): CallChecked => ({ type: "call.checked", index: context.index, safe: context.safe === true })),
+    recordStart: assign(({ event }) => {
+      assertEvent(event, "call.start");
+      return { startedStreaming: event.streaming };
+    }),
+    // R70, R65: the preflight's arguments; the execution (and a timeout) counts from now.
+    recordPreflight: assign(({ event }) => {
+      assertEvent(event, "step.preflightToolCall.done");
+      const preflight = event.output;
+      return preflight.ready
+        ? { args: preflight.args, startedAt: event.at, settledAt: event.at }
+        : { result: preflight.result, isError: true, settledAt: event.at };
+    }),
+    // R82, R70: the streamed call waits for approval; the run issues the id and announces it.
+    reportApprovalNeeded: sendParent(({ context, event }): CallApprovalNeeded => {
+      assertEvent(event, "step.preflightToolCall.done");
+      const preflight = event.output as Extract<typeof event.output, { ready: true }>;
+      return { type: "call.approvalNeeded", index: context.index, args: preflight.args, reason: preflight.approval!.reason };
+    }),
     applyAfterToolCall: assign(({ context, event }) => ({
       ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
@@ -159,6 +233,12 @@ export const toolCallMachine = setup({
     // R23, R29, R13: only a call that executed is finalized.
     isFinalized: ({ context, event }) => context.afterToolCall && reply(event, "executeToolCall").executed,
     awaitsApproval: ({ context }) => context.approval !== undefined,
+    isStreamed: ({ context }) => context.streamed !== null,
+    preflightPassed: ({ event }) => reply(event, "preflightToolCall").ready,
+    preflightAsksApproval: ({ event }) => {
+      const preflight = reply(event, "preflightToolCall");
+      return preflight.ready && preflight.approval !== undefined;
+    },
   },
 }).createMachine({
   id: "toolCall",
@@ -174,7 +254,12 @@ export const toolCallMachine = setup({
     executionFailed: false,
     ...(input.approval ? { approval: input.approval } : {}),
     validateArgs: false,
+    streamed: input.streamed ?? null,
+    startedStreaming: false,
+    safe: null,
   }),
+  // R70: a call of streaming mode checks and preflights itself first; R82: a batch's call that
+  // needs approval waits for it first.
   initial: "starting",
   on: {
     // R22, R23: a step that throws is an error result.
@@ -184,7 +269,7 @@ export const toolCallMachine = setup({
   states: {
     // R82: a call that needs approval waits for it first.
     starting: {
-      always: [{ guard: "awaitsApproval", target: "awaitingApproval" }, { target: "executing" }],
+      always: [{ guard: "isStreamed", target: "checking" }, { guard: "awaitsApproval", target: "awaitingApproval" }, { target: "executing" }],
     },
     // R82: the run forwards the decision; nothing runs meanwhile (no step: a restore just waits on).
     awaitingApproval: {
@@ -195,6 +280,30 @@ export const toolCallMachine = setup({
         "call.cancel": { target: "settled", actions: "settleAsCancelled" },
       },
     },
+    // ── R70: streaming mode only ────────────────────────────────────────────────────────────
+    // The check, reported to the run (`call.checked`).
+    checking: {
+      ...step("checkToolCall"),
+      on: { "step.checkToolCall.done": { target: "waitingToStart", actions: ["recordCheck", "reportCheck"] } },
+    },
+    // Until the run starts it: calls start in source order, an unsafe call alone (R70). R13: a
+    // restored call reports its check again (the report may have been in flight at the snapshot).
+    waitingToStart: {
+      on: { "call.start": { target: "preflighting", actions: "recordStart" }, "step.reissue": { actions: "reportCheck" } },
+    },
+    // R21: preparation and beforeToolCall, after the run's tool_execution_start reached the sink.
+    preflighting: {
+      ...step("preflightToolCall"),
+      on: {
+        "step.preflightToolCall.done": [
+          { guard: "preflightAsksApproval", target: "awaitingApproval", actions: ["recordPreflight", "reportApprovalNeeded"] },
+          { guard: "preflightPassed", target: "executing", actions: "recordPreflight" },
+          { target: "settled", actions: "recordPreflight" },
+        ],
+        "call.cancel": { target: "settled", actions: "settleAsCancelled" },
+      },
+    },
+    // ── end of R70 ──────────────────────────────────────────────────────────────────────────
     // R22: execute, forwarding updates; durationMs on the injected monotonic clock.
     executing: {
       ...step("executeToolCall"),

@@ -331,7 +331,7 @@ export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentT
 /** A JSON Schema object or a zod schema (converted with zod's JSON Schema export, validated with zod). */
 export type ToolParameters = Record<string, unknown> | z.ZodType;
 
-export interface AgentTool<TParams = any, TDetails = any> {
+export interface AgentTool<TParams = any, TDetails = any> extends ConcurrencySafeTool<TParams> {
   name: string;
   description: string;
   parameters: ToolParameters;
@@ -400,7 +400,7 @@ export interface AgentToolCallOutcome {
 // Hooks
 // ---------------------------------------------------------------------------------------------
 
-export interface BeforeToolCallContext {
+export interface BeforeToolCallContext extends StreamingToolCallContext {
   assistantMessage: AssistantMessage;
   toolCall: ToolCall;
   /** The validated arguments. */
@@ -484,7 +484,7 @@ type MaybePromise<T> = T | Promise<T>;
  * that one call into an error tool result and the run goes on (R21, R23). Hooks that receive a
  * `signal` get the run's abort signal and should honour it.
  */
-export interface AgentLoopConfig extends LoopStreamOptions {
+export interface AgentLoopConfig extends LoopStreamOptions, StreamingToolSettings {
   model: Model;
   /** Thinking level requested; absent means off. */
   reasoning?: ThinkingLevel;
@@ -582,6 +582,40 @@ export interface AgentLoopConfig extends LoopStreamOptions {
    * the `awaitingRequestSlot` state and holds it until its response ended. A loop setting.
    */
   requestLimiter?: import("./loop/request-limiter.js").RequestLimiter;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools that start while the model streams (SPEC R70–R73; opt-in: `streamingToolExecution`)
+// ---------------------------------------------------------------------------------------------
+
+/** Loop settings of R70 (never passed to the stream function). */
+export interface StreamingToolSettings {
+  /**
+   * SPEC R70: start each tool call as soon as its `toolcall_end` arrives, while the response
+   * still streams (concurrency-safe calls in parallel, in source order; an unsafe call alone).
+   * Off (default): pi's events exactly.
+   */
+  streamingToolExecution?: boolean;
+  /** SPEC R70: at most this many calls run at once in streaming mode (default 10). */
+  maxConcurrentTools?: number;
+}
+
+/** What a tool declares for R70. */
+export interface ConcurrencySafeTool<TParams = any> {
+  /**
+   * SPEC R70: may this call run alongside others? Called in an actor on the validated arguments;
+   * absent = not safe; a throw = not safe; a tool with `executionMode: "sequential"` is never safe.
+   */
+  isConcurrencySafe?: (args: TParams) => boolean;
+}
+
+/** What `beforeToolCall` learns in streaming mode (R70). */
+export interface StreamingToolCallContext {
+  /**
+   * Streaming mode only (absent otherwise): `true` when the call starts while the response still
+   * streams; `assistantMessage` is then a copy of the partial message (its `stopReason` is not yet known).
+   */
+  streaming?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,6 +28,12 @@ export interface JobScope {
   emit(event: AnyAgentEvent): Promise<void> | undefined;
   /** Aborts this job's own signal (R65: a tool's timeout); the run's signal is untouched. */
   abortOwn(reason: unknown): void;
+  /**
+   * Sends `event` to the job's requester while the job runs (R70: a tool call ready mid-stream),
+   * unless the job was cancelled or the requester stopped. The one way a job talks to its
+   * requester besides its reply.
+   */
+  send(event: EventObject): void;
 }
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
@@ -112,6 +118,11 @@ class RunningJob implements JobScope {
 
   abortOwn(reason: unknown): void {
     (this.controller ??= new AbortController()).abort(reason);
+  }
+
+  send(event: EventObject): void {
+    if (this.cancelled || this.requester.getSnapshot().status !== "active") return;
+    this.requester.send(event);
   }
 }
 

@@ -7,11 +7,12 @@
  * content or terminal event: a failure before content then emits nothing, and the machine decides
  * whether to retry, compact or surface it.
  */
-import type { AnyAgentEvent, AssistantMessage } from "../types.js";
+import type { AnyAgentEvent, AssistantMessage, ToolCall } from "../types.js";
 import type { ResponseFailure, StreamedResponse } from "../../machines/run.types.js";
-import type { StepJobs } from "../../machines/steps.js";
+import type { StepJobs, StreamToolCallReady } from "../../machines/steps.js";
 import { errorText } from "../loop/tool-results.js";
 import { classifyFailure } from "../loop/classify-failure.js";
+import { toPlainData } from "../loop/plain-data.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./steps-worker.js";
 
@@ -69,6 +70,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   /** R60: the withheld `start`'s message as it was then (providers grow the live partial in place). */
   let held: AssistantMessage | undefined;
   let final: AssistantMessage | undefined;
+  /** R70: the calls already reported ready (the next one's index among the response's calls). */
+  let readyCalls = 0;
   try {
     const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
     for await (const event of stream) {
@@ -103,6 +106,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
       const delivery = push({ type: "message_update", message: { ...partial }, assistantMessageEvent: event });
       if (delivery) await delivery;
+      // R70: the call is complete while the response goes on; its run starts it (after this update).
+      if (request.streamTools && event.type === "toolcall_end") scope.send(toolCallReady(readyCalls++, event.toolCall, partial, runtime.clock.now()));
     }
     // R41: a stream that ends without a terminal event falls back to result().
     final ??= await stream.result();
@@ -125,6 +130,17 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   if (!started) await push({ type: "message_start", message });
   await push({ type: "message_end", message });
   return { message, withheld: false, failure };
+}
+
+/** R70: plain copies: the provider keeps growing its live partial (and may reuse the block). */
+function toolCallReady(index: number, toolCall: ToolCall, partial: AssistantMessage, at: number): StreamToolCallReady {
+  return {
+    type: "stream.toolCallReady",
+    at,
+    index,
+    toolCall: toPlainData(toolCall),
+    partialMessage: { ...partial, content: partial.content.map((block) => ({ ...block })) },
+  };
 }
 
 function failureOf(message: AssistantMessage): ResponseFailure | null {

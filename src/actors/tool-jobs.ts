@@ -2,8 +2,8 @@
  * The tool-call steps' work (R21–R23, R29, R13): preparation, `beforeToolCall`, `execute` and
  * `afterToolCall`, each run by the step worker for one call's state.
  */
-import type { AfterToolCallResult, AgentToolResult } from "../types.js";
-import type { ExecutionOutcome, Preflight, PreflightApproval, StepJobs } from "../../machines/steps.js";
+import type { AfterToolCallResult, AgentToolResult, AssistantMessage } from "../types.js";
+import type { CallPreflight, ExecutionOutcome, Preflight, PreflightApproval, StepJobs } from "../../machines/steps.js";
 import type { AgentTool, AnyAgentEvent, ToolCall } from "../types.js";
 import { approvalUnavailableResult, needsApprovalReason, rulesAllow } from "../../machines/approval.helpers.js";
 import { describeValue } from "../boundary/describe-value.js";
@@ -103,6 +103,50 @@ export const toolJobs = {
     return Promise.race([execution, timedOut]).finally(cancelTimer);
   },
 
+  /**
+   * R70: may the streamed call run alongside others? `isConcurrencySafe` on a validated copy of
+   * its arguments (absent, throwing, or a sequential tool or batch: not safe). A call that cannot
+   * run (unknown tool, invalid arguments) executes nothing, so it is safe: its preflight gives it
+   * its error result.
+   */
+  async checkToolCall(runtime: RunRuntime, { toolCall, sequential }: Input<"checkToolCall">): Promise<boolean> {
+    const tool = runtime.tools.find(toolCall.name);
+    if (!tool) return true;
+    if (sequential || tool.executionMode === "sequential" || typeof tool.isConcurrencySafe !== "function") return false;
+    let decision: Decision;
+    try {
+      decision = prepareCall(runtime, toolCall, true);
+    } catch {
+      return true;
+    }
+    if (!decision.ready) return true;
+    try {
+      return (await tool.isConcurrencySafe(decision.args)) === true;
+    } catch {
+      return false;
+    }
+  },
+
+  /**
+   * R70, R21: a streamed call's preflight, after the run emitted its `tool_execution_start` (the
+   * worker starts this job once the sink has it). `beforeToolCall` is told whether the response
+   * still streams and, if so, gets a copy of the partial message.
+   */
+  async preflightToolCall(runtime: RunRuntime, { toolCall, partial, gate, approval }: Input<"preflightToolCall">, { signal }: JobScope): Promise<CallPreflight> {
+    let decision: Decision;
+    try {
+      decision = prepareCall(runtime, toolCall);
+    } catch (error) {
+      decision = { ready: false, result: errorResult(errorText(error)) };
+    }
+    const tool = decision.ready ? decision.tool : undefined;
+    if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal, partial);
+    // R82: after beforeToolCall, whether the call waits for approval (as in a batch's preflight).
+    if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
+    if (!decision.ready) return decision;
+    return { ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) };
+  },
+
   /** R23: `afterToolCall`'s overrides (the machine merges them). */
   async finalizeToolCall(runtime: RunRuntime, input: Input<"finalizeToolCall">, { signal }: JobScope): Promise<AfterToolCallResult | undefined> {
     const override = checkAfterToolCallResult(await runtime.config.afterToolCall!({ ...runtime.hookContext(), ...input }, signal));
@@ -115,8 +159,8 @@ type Ready = { ready: true; args: unknown; approval?: { reason: string }; tool?:
 type Decision = Ready | { ready: false; result: AgentToolResult };
 
 /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
-function prepareCall(runtime: RunRuntime, call: ToolCall): Decision {
-  if (runtime.signal.aborted) return { ready: false, result: abortedResult() };
+function prepareCall(runtime: RunRuntime, call: ToolCall, ignoreAbort = false): Decision {
+  if (runtime.signal.aborted && !ignoreAbort) return { ready: false, result: abortedResult() };
   const tool = runtime.tools.find(call.name);
   if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
   const decision = validatedArgs(tool, call.arguments, call.argumentsError);
@@ -168,9 +212,14 @@ async function approvalOf(tool: AgentTool | undefined, toolCall: ToolCall, decis
 }
 
 /** R21: `beforeToolCall`, normalized; a throw is an error result; an abort that came while it ran wins. */
-async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, signal: AbortSignal): Promise<Decision> {
+async function gateCall(runtime: RunRuntime, toolCall: ToolCall, args: unknown, signal: AbortSignal, streamed?: AssistantMessage | null): Promise<Decision> {
   try {
-    const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!({ ...runtime.hookContext(), toolCall, args }, signal));
+    // R70: in streaming mode the hook learns whether the response still streams (then it sees the partial message).
+    const context =
+      streamed === undefined
+        ? { ...runtime.hookContext(), toolCall, args }
+        : { ...runtime.hookContext(), ...(streamed ? { assistantMessage: structuredClone(streamed) } : {}), toolCall, args, streaming: streamed !== null };
+    const decision = checkBeforeToolCallResult(await runtime.config.beforeToolCall!(context, signal));
     if (signal.aborted) return { ready: false, result: abortedResult() };
     if (decision?.block) return { ready: false, result: blockedResult(decision.reason, decision.terminate) };
     // R82: the hook asks for approval (with its reason, else the default one).

@@ -105,6 +105,9 @@ export class Agent {
   toolTimeoutMs?: number;
   abortGraceMs?: number;
   requestLimiter?: AgentOptions["requestLimiter"];
+  /** SPEC R70: tools start while the model streams (see `AgentLoopConfig.streamingToolExecution`); read when a run starts. */
+  streamingToolExecution?: boolean;
+  maxConcurrentTools?: number;
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
@@ -171,6 +174,8 @@ export class Agent {
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.abortGraceMs = options.abortGraceMs;
     this.requestLimiter = options.requestLimiter;
+    this.streamingToolExecution = options.streamingToolExecution;
+    this.maxConcurrentTools = options.maxConcurrentTools;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
     this.transport = options.transport;

@@ -14,7 +14,17 @@ const STREAM_OPTION_KEYS = [
   "identity",
 ] as const satisfies readonly (keyof AgentStreamOptions)[];
 
-const LOOP_SETTING_KEYS = ["budget", "retry", "outputLimit", "compact", "toolTimeoutMs", "abortGraceMs", "requestLimiter"] as const satisfies readonly (keyof AgentLoopConfig)[];
+const LOOP_SETTING_KEYS = [
+  "budget",
+  "retry",
+  "outputLimit",
+  "compact",
+  "toolTimeoutMs",
+  "abortGraceMs",
+  "requestLimiter",
+  "streamingToolExecution",
+  "maxConcurrentTools",
+] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const isProviderMessage = (message: AgentMessage): message is Message => {
   const role = (message as { role?: unknown }).role;
@@ -41,7 +51,10 @@ export interface LoopConfigArgs {
   streamOptions: AgentStreamOptions;
   toolExecution: ToolExecutionMode;
   /** The loop settings the Agent passes through as they are (R60–R67). */
-  settings: Pick<AgentLoopConfig, "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs" | "requestLimiter">;
+  settings: Pick<
+    AgentLoopConfig,
+    "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs" | "requestLimiter" | "streamingToolExecution" | "maxConcurrentTools"
+  >;
   model: Model;
   thinkingLevel: ThinkingLevel;
   /** Takes the next batch of a queue (R53); the run polls it at every drain point. */

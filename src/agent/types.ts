@@ -4,6 +4,7 @@
  */
 import type { InspectionEvent, Observer } from "xstate";
 import type {
+  StreamingToolSettings,
   RunBudget,
   AgentEvent,
   AnyAgentEvent,
@@ -101,7 +102,7 @@ export type AgentStreamOptions = Pick<
   "sessionId" | "thinkingBudgets" | "transport" | "maxRetryDelayMs" | "onPayload" | "onResponse" | "onProviderStreamEvent" | "identity"
 >;
 
-export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
+export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions, StreamingToolSettings {
   initialState?: AgentInitialState;
   /** The provider seam (see `StreamFn`). Default: the one set with `setDefaultStreamFn`; with none set, the constructor throws. */
   streamFn?: StreamFn;

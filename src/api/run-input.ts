@@ -45,6 +45,12 @@ export function runInput(args: RunInputArgs): RunInput {
     ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
     ...(args.forwardEvents ? { forwardEvents: true } : {}),
     ...(config.budget ? { budget: { ...config.budget } } : {}),
+    ...(config.streamingToolExecution === true ? { streamingTools: { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) } } : {}),
     ...(config.retry || config.outputLimit || config.compact ? { recovery: recoverySettings(config) } : {}),
   };
+}
+
+/** R70: `maxConcurrentTools`, default 10; anything that is not a whole number ≥ 1 counts as the default. */
+function maxConcurrentTools(value: unknown): number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 ? value : 10;
 }

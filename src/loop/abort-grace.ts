@@ -29,13 +29,17 @@ const SUBJECT: Record<StepName, string> = {
   // R67 gives a call one text whether execute or afterToolCall kept it.
   executeToolCall: "the tool",
   finalizeToolCall: "the tool",
+  // R70: a streamed call's own check (isConcurrencySafe) and preflight (beforeToolCall).
+  checkToolCall: "isConcurrencySafe",
+  preflightToolCall: "beforeToolCall",
 };
 
 /** `Operation aborted (finishTurn did not stop within 500 ms)`. */
 export const abandonedText = (job: StepName, graceMs: number): string => `${ABORTED_TEXT} (${SUBJECT[job]} did not stop within ${graceMs} ms)`;
 
 /** Is `job` one of a tool call's own steps (abandoning it settles the call, not the run)? */
-export const isCallStep = (job: StepName): boolean => job === "executeToolCall" || job === "finalizeToolCall";
+export const isCallStep = (job: StepName): boolean =>
+  job === "executeToolCall" || job === "finalizeToolCall" || job === "checkToolCall" || job === "preflightToolCall";
 
 /** A tool result whose `tool_execution_end` the abandoned job had already emitted (an immediate preflight result). */
 export interface EmittedResult {

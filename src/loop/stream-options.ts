@@ -34,6 +34,8 @@ export const LOOP_CONFIG_KEYS = [
   "abortGraceMs",
   "onRuntimeEvent",
   "requestLimiter",
+  "streamingToolExecution",
+  "maxConcurrentTools",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);

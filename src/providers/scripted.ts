@@ -35,13 +35,16 @@ import type {
   Usage,
 } from "../types.js";
 import { emptyUsage, monotonicNow, PushAssistantStream } from "./assistant-stream.js";
+import type { Clock } from "../loop/clock.js";
 import { modelProblem } from "../boundary/model.js";
 import { problemText } from "../boundary/problem.js";
 
 export type ScriptedBlock =
   | { type: "text"; text: string }
   | { type: "thinking"; thinking: string; signature?: string; redacted?: boolean }
-  | { type: "toolCall"; name: string; arguments?: Record<string, unknown>; id?: string; argumentsError?: string };
+  | { type: "toolCall"; name: string; arguments?: Record<string, unknown>; id?: string; argumentsError?: string }
+  /** Not content: the stream waits `ms` here (on the scripted model's clock when it has one), abortable. */
+  | { type: "pause"; ms: number };
 
 /** A failure the scripted model can play (SPEC R60's transient kinds, and R62's overflow). */
 export type ScriptedFailureKind = TransientFailureKind | "prompt_too_long";
@@ -104,6 +107,14 @@ export const toolCall = (name: string, args: Record<string, unknown> = {}, id?: 
 });
 
 /** The model descriptor the scripted model reports unless the request's model says otherwise. */
+/** The stream waits `ms` between the blocks around it (SPEC R70's tests: calls that complete mid-stream). */
+export const pause = (ms: number): ScriptedBlock => ({ type: "pause", ms });
+
+export interface ScriptedStreamOptions {
+  /** The clock `pause` blocks wait on (a test's injected clock); default: real timers. */
+  clock?: Pick<Clock, "setTimer">;
+}
+
 export const scriptedModel: Model = {
   id: "scripted",
   name: "Scripted model (offline)",
@@ -116,7 +127,7 @@ export const scriptedModel: Model = {
   maxTokens: 32_000,
 };
 
-export function scriptedStreamFn(script: Script): ScriptedStreamFn {
+export function scriptedStreamFn(script: Script, streamOptions: ScriptedStreamOptions = {}): ScriptedStreamFn {
   const calls: ScriptedCall[] = [];
   const fn = (model: Model, context: TranscriptContext, options: StreamOptions) => {
     const { signal, apiKey, ...rest } = options ?? {};
@@ -135,7 +146,7 @@ export function scriptedStreamFn(script: Script): ScriptedStreamFn {
       stream.push({ type: "error", reason: "error", error: invalidModelMessage(model, `Scripted model: invalid ${problemText(problem)}`) });
       return stream;
     }
-    play(stream, response, model, signal).catch((error: unknown) => stream.fail(error));
+    play(stream, response, model, signal, streamOptions.clock).catch((error: unknown) => stream.fail(error));
     return stream;
   };
   return Object.assign(fn, { calls });
@@ -146,6 +157,7 @@ async function play(
   response: ScriptedResponse,
   model: Model,
   signal: AbortSignal | undefined,
+  clock?: Pick<Clock, "setTimer">,
 ): Promise<void> {
   const started = monotonicNow();
   const message: AssistantMessage = {
@@ -200,6 +212,11 @@ async function play(
     const blocks = response.content ?? (failure ? [{ type: "text" as const, text: "Partial answer" }] : []);
     for (const block of blocks) {
       const index = message.content.length;
+      if (block.type === "pause") {
+        await (clock ? clockDelay(clock, block.ms, signal) : delay(block.ms, signal));
+        if (signal?.aborted) return fail("aborted", "Request was aborted");
+        continue;
+      }
       if (block.type === "text") {
         const content: TextContent = { type: "text", text: "" };
         const started = await send(() => (message.content.push(content), { type: "text_start", contentIndex: index, partial: message }));
@@ -337,6 +354,19 @@ function chunks(value: string, size: number | undefined): string[] {
     return out;
   }
   return value.match(/\S+\s*|\s+/g) ?? [value];
+}
+
+function clockDelay(clock: Pick<Clock, "setTimer">, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const cancel = clock.setTimer(ms, done);
+    function done() {
+      cancel();
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -9,6 +9,8 @@ export {
   text,
   thinking,
   toolCall,
+  pause,
+  type ScriptedStreamOptions,
   type ScriptedBlock,
   type ScriptedResponse,
   type ScriptedFailureKind,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
 
 /** Issue 17 item 7: what every run gets unless a flag says otherwise. */
-const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true };
+const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true, streamingTools: true };
 
 describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {
@@ -129,5 +129,10 @@ describe("issue 17 item 7: compaction flags (R62)", () => {
     expect(options(["--no-compact", "hi"])).toMatchObject({ compact: false });
     expect(options(["--compact-at", "50000", "hi"])).toMatchObject({ compact: true, compactAtTokens: 50_000 });
     expect(options(["--compact-at=120000", "hi"])).toMatchObject({ compactAtTokens: 120_000 });
+  });
+
+  it("R70: tools start while the model streams by default; --no-streaming-tools turns it off", () => {
+    expect(options(["hi"])).toMatchObject({ streamingTools: true });
+    expect(options(["--no-streaming-tools", "hi"])).toMatchObject({ streamingTools: false });
   });
 });

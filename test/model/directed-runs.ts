@@ -14,6 +14,7 @@ import { eventProblems } from "../property/invariants.js";
 import { approveToolCall, rejectToolCall } from "../../src/agent/index.js";
 import type { RunActor } from "../../src/index.js";
 import { Coverage, liveActorProblems, memo, runLoop, statePath } from "./harness.js";
+import { streamingDirectedRuns } from "./streaming-directed-runs.js";
 
 export interface DirectedResult {
   problems: string[];
@@ -324,6 +325,8 @@ export const directedRuns: Record<string, Directed> = {
       }) satisfies Directed,
     ]),
   ),
+  // R70–R73: streaming mode (streaming-directed-runs.ts).
+  ...streamingDirectedRuns,
 };
 
 /** Each directed run, played once (with its own coverage of both machines). */

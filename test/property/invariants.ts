@@ -32,8 +32,14 @@ interface OpenTurn {
  * - agent_end.messages, the resolved value and the ended messages (the transcript delta) are equal (R12),
  *   where `transcript_replaced` starts the delta afresh and `message_discarded` takes its message back
  *   (R62, R61: the messages added since the last replacement).
+ * - `streamingTools` (R70–R72): tool events may come inside the open assistant message; a failed
+ *   response's started calls end (no result message), and its calls that never started have no
+ *   events; every started call starts in source order.
  */
-export function eventProblems(events: readonly AnyAgentEvent[], resolved?: readonly AgentMessage[]): string[] {
+export function eventProblems(events: readonly AnyAgentEvent[], resolved?: readonly AgentMessage[], options: { streamingTools?: boolean } = {}): string[] {
+  const streaming = options.streamingTools === true;
+  // R70: in streaming mode a call's events may come while its response is still open.
+  const openForTools = (open: AgentMessage | null) => open !== null && !(streaming && isAssistant(open));
   const problems: string[] = [];
   const add = (i: number, text: string) => problems.push(`#${i} ${events[i]?.type ?? "?"}: ${text}`);
   let turn: OpenTurn | null = null;
@@ -66,7 +72,7 @@ export function eventProblems(events: readonly AnyAgentEvent[], resolved?: reado
         if (!turn) add(i, "turn_end without turn_start");
         else {
           if (message) add(i, "turn_end inside an open message");
-          checkTurn(turn, event, i, add);
+          (streaming ? checkStreamedTurn : checkTurn)(turn, event, i, add);
         }
         turn = null;
         break;
@@ -93,7 +99,7 @@ export function eventProblems(events: readonly AnyAgentEvent[], resolved?: reado
       }
       case "tool_execution_start":
         if (!turn) add(i, "tool_execution_start outside a turn");
-        if (message) add(i, "tool_execution_start inside an open message");
+        if (openForTools(message)) add(i, "tool_execution_start inside an open message");
         if (failedResponse >= 0) add(i, `a tool starts after the failed response at #${failedResponse} (R6)`);
         if (started.has(event.toolCallId)) add(i, `second tool_execution_start for ${event.toolCallId}`);
         started.set(event.toolCallId, i);
@@ -101,12 +107,12 @@ export function eventProblems(events: readonly AnyAgentEvent[], resolved?: reado
         break;
       case "tool_execution_update":
         if (!started.has(event.toolCallId) || finished.has(event.toolCallId)) add(i, `tool_execution_update outside ${event.toolCallId}'s execution`);
-        if (message) add(i, "tool_execution_update inside an open message");
+        if (openForTools(message)) add(i, "tool_execution_update inside an open message");
         break;
       case "tool_execution_end":
         if (!started.has(event.toolCallId)) add(i, `tool_execution_end before tool_execution_start for ${event.toolCallId}`);
         if (finished.has(event.toolCallId)) add(i, `second tool_execution_end for ${event.toolCallId}`);
-        if (message) add(i, "tool_execution_end inside an open message");
+        if (openForTools(message)) add(i, "tool_execution_end inside an open message");
         finished.add(event.toolCallId);
         turn?.ends.push(event.toolCallId);
         break;
@@ -146,6 +152,22 @@ function checkTurn(turn: OpenTurn, end: Extract<AnyAgentEvent, { type: "turn_end
   const expected = isAssistant(end.message) && failed(end.message) ? [] : turn.results;
   if (!same(end.toolResults, expected)) add(i, "turn_end.toolResults differ from the turn's result messages");
   const last = turn.assistants[turn.assistants.length - 1];
+  if (last && !same(end.message, last)) add(i, "turn_end.message is not the turn's last assistant message");
+}
+
+/** R70–R72 for one turn of streaming mode: calls start in source order; a failed response answers none. */
+function checkStreamedTurn(turn: OpenTurn, end: Extract<AnyAgentEvent, { type: "turn_end" }>, i: number, add: (i: number, text: string) => void) {
+  const last = turn.assistants[turn.assistants.length - 1];
+  const ids = turn.assistants.flatMap(callsOf).map((call) => call.id);
+  const positions = turn.starts.map((id) => ids.indexOf(id));
+  if (positions.some((p, k) => p < 0 || (k > 0 && p <= positions[k - 1]))) add(i, `R70: tool starts ${JSON.stringify(turn.starts)} are not calls of ${JSON.stringify(ids)} in source order`);
+  if (!same([...turn.ends].sort(), [...turn.starts].sort())) add(i, `tool ends ${JSON.stringify(turn.ends)} do not match the starts ${JSON.stringify(turn.starts)}`);
+  const failedTurn = isAssistant(end.message) && failed(end.message);
+  const resultIds = turn.results.map((m) => m.toolCallId);
+  if (failedTurn && resultIds.length > 0) add(i, `R72: result messages ${JSON.stringify(resultIds)} after a failed response`);
+  if (!failedTurn && !same(resultIds, ids)) add(i, `R71: result messages ${JSON.stringify(resultIds)} are not the calls ${JSON.stringify(ids)} in source order`);
+  if (!failedTurn && !same(turn.starts, ids)) add(i, `tool starts ${JSON.stringify(turn.starts)} are not every call ${JSON.stringify(ids)}`);
+  if (!same(end.toolResults, failedTurn ? [] : turn.results)) add(i, "turn_end.toolResults differ from the turn's result messages");
   if (last && !same(end.message, last)) add(i, "turn_end.message is not the turn's last assistant message");
 }
 

@@ -12,10 +12,12 @@ import { agentEvents, createAgentRunLogic, type AnyAgentEvent, type AgentMessage
 import { comparable, newWorld, scenarioInput, scenarioOptions, type World } from "./scenario.js";
 import { scenarioBOptions } from "./scenario-b.js";
 import { scenarioCOptions } from "./scenario-c.js";
+import { SCENARIO_D_NOT_REPLAY_SAFE, scenarioDOptions } from "./scenario-d.js";
 import { runMachine } from "../../machines/run.machine.js";
 
-type Scenario = "a" | "b" | "c";
-const optionsOf = (scenario: Scenario, world: World) => (scenario === "a" ? scenarioOptions(world) : scenario === "b" ? scenarioBOptions(world) : scenarioCOptions(world));
+type Scenario = "a" | "b" | "c" | "d";
+const optionsOf = (scenario: Scenario, world: World) =>
+  scenario === "a" ? scenarioOptions(world) : scenario === "b" ? scenarioBOptions(world) : scenario === "c" ? scenarioCOptions(world) : scenarioDOptions(world);
 
 interface RestorePoint {
   /** The persisted snapshot, as JSON text. */
@@ -123,8 +125,15 @@ function resultsPerCall(messages: AgentMessage[]): Map<string, number> {
   return counts;
 }
 
-/** A state value as its leaf's dotted path. */
-const flatten = (value: unknown): string => (typeof value === "string" ? value : Object.entries(value as Record<string, unknown>).map(([key, inner]) => `${key}.${flatten(inner)}`)[0]);
+/** A state value as its leaves' dotted paths (one per region of a parallel state). */
+const leavesOf = (value: unknown): string[] =>
+  typeof value === "string"
+    ? [value]
+    : Object.entries(value as Record<string, unknown>).flatMap(([key, inner]) => {
+        // An atomic region of a parallel state has the value {}.
+        const leaves = leavesOf(inner);
+        return leaves.length === 0 ? [key] : leaves.map((leaf) => `${key}.${leaf}`);
+      });
 
 describe("R13: restore at any point", () => {
   it.each(["a", "b", "c"] as const)("R13: every restore point of scenario %s finishes as the uninterrupted run", async (scenario) => {
@@ -149,9 +158,9 @@ describe("R13: restore at any point", () => {
     expect(checked).toBe(original.points.length);
   });
 
-  it("R13: the three scenarios' restore points cover every state of the run machine", async () => {
+  it("R13: the four scenarios' restore points cover every state of the run machine", async () => {
     const visited: string[] = [];
-    for (const scenario of ["a", "b", "c"] as const) {
+    for (const scenario of ["a", "b", "c", "d"] as const) {
       const original = record(scenario);
       await toPromise(original.actor);
       visited.push(...original.points.map((point) => point.state));
@@ -161,8 +170,42 @@ describe("R13: restore at any point", () => {
     const all = leaves(runMachine.root as never, []).map((path) => path.join("."));
     // Transient states (eventless transitions only) and the final one never stand in a snapshot of a running run.
     const transient = new Set(["starting", "turn.injectingMessages", "turn.rejectingTruncatedCalls", "turn.endingTurn", "choosingNextStep", "choosingAfterFollowUps", "continuingAsDecided", "recoveringOutputLimit", "failing", "done"]);
-    const seen = new Set(visited.map((state) => flatten(JSON.parse(state))));
+    const seen = new Set(visited.flatMap((state) => leavesOf(JSON.parse(state))));
     expect(all.filter((state) => !transient.has(state) && !seen.has(state))).toEqual([]);
+  });
+
+  /**
+   * R13, R70: scenario d persisted at every point, calls running while the response streams among
+   * them. A re-issued request streams its response again (its message_start and deltas come again;
+   * its calls are known by index and not spawned twice), so what is compared is what R13 promises:
+   * the same output (a write in flight gets the interrupted result), exactly one start and one end
+   * per call across both processes, one result per call, and the write never executed twice.
+   */
+  it("R13, R70: every restore point of scenario d (calls running during the stream) finishes as the uninterrupted run", async () => {
+    const original = record("d");
+    const output = await toPromise(original.actor);
+    const duringStream = original.points.filter((point) => point.state.includes('"response":"receiving"') && point.executing.length > 0);
+    // Calls executing while the response still streams.
+    expect(duringStream.length).toBeGreaterThan(2);
+    for (const point of original.points) {
+      const world = structuredClone(point.world);
+      const restored = await restoreInProcess("d", point, world);
+      const interruptedIds = new Set(point.executing.filter((id) => SCENARIO_D_NOT_REPLAY_SAFE.has(id)));
+      const expected = comparable(output).map((message) =>
+        message.role === "toolResult" && interruptedIds.has(message.toolCallId)
+          ? { ...message, content: [{ type: "text", text: interrupted("write") }], details: {}, isError: true }
+          : message,
+      );
+      expect(comparable(restored.output), point.state).toEqual(expected);
+      const both = [...original.events.slice(0, point.delivered), ...restored.events];
+      for (const id of ["d1", "d2", "d3"]) {
+        expect(both.filter((event) => event.type === "tool_execution_start" && event.toolCallId === id).length, `${id} starts at ${point.state}`).toBe(1);
+        expect(both.filter((event) => event.type === "tool_execution_end" && event.toolCallId === id).length, `${id} ends at ${point.state}`).toBe(1);
+      }
+      for (const [id, count] of resultsPerCall(restored.output)) expect(count, `${id} at ${point.state}`).toBe(1);
+      expect(world.executions.d2 ?? 0, `d2 at ${point.state}`).toBeLessThanOrEqual(1);
+    }
+    console.log(`R13: scenario d: ${original.points.length} restore points (${duringStream.length} with calls executing during the stream) checked in process`);
   });
 
   it.each([

@@ -181,7 +181,9 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       await page.waitForFunction(() => {
         const run = document.getElementById("run-state")!.dataset.state;
         const live = Array.from(document.querySelectorAll<HTMLElement>('#tool-actors li[data-live="true"]')).map((li) => `${li.dataset.actor} ${li.dataset.state}`);
-        return run === "turn.executingTools.runningInParallel" && live.join() === "tool:0 executing,tool:1 executing";
+        // SPEC R70: the page runs tools while the model streams; once the answer is complete its calls run on in the same state,
+        // and book_table (not concurrency-safe) waits for the lookups before its beforeToolCall blocks it.
+        return run === "turn.requesting.streamingWithTools.response.ended, runningCalls" && live.join() === "tool:0 executing,tool:1 executing,tool:2 waitingToStart";
       });
       // Progress updates arrive on the cards (the weather tool is on its second of four steps).
       await page.waitForSelector('.tool[data-status="running"] .progress-text:text("Reading Saturday…")');
@@ -227,9 +229,9 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       const samples = await samplesOf(page);
       const runs = samples.map((sample) => sample.run);
       // The tool batch: the run in executingTools while both tool-call actors execute.
-      expect(samples.some((s) => s.run === "turn.executingTools.runningInParallel" && s.tools.join() === "tool:0 executing,tool:1 executing")).toBe(true);
+      expect(samples.some((s) => s.run === "turn.requesting.streamingWithTools.response.ended, runningCalls" && s.tools.join() === "tool:0 executing,tool:1 executing,tool:2 waitingToStart")).toBe(true);
       // The steering message was queued while both tools executed.
-      expect(samples.some((s) => s.steering.join() === "Also find a good fado bar" && s.tools.join() === "tool:0 executing,tool:1 executing")).toBe(true);
+      expect(samples.some((s) => s.steering.join() === "Also find a good fado bar" && s.tools.join() === "tool:0 executing,tool:1 executing,tool:2 waitingToStart")).toBe(true);
       // preparingNextTurn, twice (before the steering turn and the follow-up turn): each time the
       // last event is turn_end and no event arrives while the panel shows it.
       const stretches: Sample[][] = [];
@@ -262,7 +264,7 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       await page.fill("#message", "Tell me a long story");
       await page.click("#send");
       await page.waitForFunction(() => (document.querySelector('.message.assistant[data-status="streaming"] .body')?.textContent ?? "").split(" ").length > 6);
-      expect(await page.getAttribute("#run-state", "data-state")).toBe("turn.requesting.streaming");
+      expect(await page.getAttribute("#run-state", "data-state")).toBe("turn.requesting.streamingWithTools.response.receiving, runningCalls");
       await page.click("#abort");
       await idle(page);
       const last = (await transcriptOf(page)).slice(-2);

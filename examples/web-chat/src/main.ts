@@ -46,6 +46,9 @@ const agent = new Agent({
     config.provider === "anthropic" ? proxyStreamFn({ proxyUrl: new URL(".", location.href).href, authToken: config.proxyToken }) : demoStreamFn(),
   ...demoHooks,
   ...recovery,
+  // SPEC R70: the lookups start as soon as their calls are complete, while the model goes on
+  // (open the page with ?streamingTools=off for pi's behaviour: tools after the answer).
+  streamingToolExecution: new URLSearchParams(location.search).get("streamingTools") !== "off",
   inspect: inspection.observe,
 });
 

@@ -46,8 +46,11 @@ async function work(steps: string[], signal: AbortSignal | undefined, onUpdate: 
   }
 }
 
+/** SPEC R70: a lookup may start while the model still streams (the page runs in streaming mode). */
+const safe = (tool: AgentTool): AgentTool => ({ ...tool, isConcurrencySafe: () => true });
+
 export const demoTools: AgentTool[] = [
-  defineTool({
+  safe(defineTool({
     name: "get_weather",
     label: "Weather",
     description: "The weather forecast for a city this weekend.",
@@ -56,8 +59,8 @@ export const demoTools: AgentTool[] = [
       await work([`Contacting the station in ${city}…`, "Reading Saturday…", "Reading Sunday…", "Averaging…"], signal, onUpdate);
       return { content: [{ type: "text", text: `${city}: sunny on Saturday (24 °C), light showers on Sunday (19 °C).` }], details: { progress: 1 } };
     },
-  }),
-  defineTool({
+  })),
+  safe(defineTool({
     name: "find_places",
     label: "Places",
     description: "Places of a kind (museums, restaurants, viewpoints) in a city.",
@@ -66,7 +69,7 @@ export const demoTools: AgentTool[] = [
       await work([`Searching ${kind} in ${city}…`, "Ranking…", "Checking opening hours…"], signal, onUpdate);
       return { content: [{ type: "text", text: "Gulbenkian Museum, MAAT, National Tile Museum (all open Saturday)." }], details: { progress: 1 } };
     },
-  }),
+  })),
   defineTool({
     name: "book_table",
     label: "Booking",

@@ -145,6 +145,8 @@ class CliSession {
         : {}),
       // R60, R61, R62, R67: on unless a flag turns them off.
       ...recoveryConfig(options),
+      // R70: reads start while the model streams unless --no-streaming-tools.
+      ...(options.streamingTools ? { streamingToolExecution: true } : {}),
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);

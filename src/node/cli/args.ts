@@ -37,6 +37,8 @@ export interface CliOptions {
   compact: boolean;
   /** SPEC R62: also compact before a request above this many estimated tokens (`--compact-at`; off when absent: it spends model calls). */
   compactAtTokens?: number;
+  /** SPEC R70: tools start while the model streams (default on; `--no-streaming-tools`). */
+  streamingTools: boolean;
 }
 
 /** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
@@ -75,6 +77,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         "no-abort-grace": { type: "boolean" },
         "no-compact": { type: "boolean" },
         "compact-at": { type: "string" },
+        "no-streaming-tools": { type: "boolean" },
       },
     });
   } catch (error) {
@@ -134,6 +137,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       ...(values["no-abort-grace"] ? {} : { abortGraceMs: typeof abortGraceMs === "number" ? abortGraceMs : DEFAULT_ABORT_GRACE_MS }),
       compact: values["no-compact"] !== true,
       ...(typeof compactAtTokens === "number" ? { compactAtTokens } : {}),
+      streamingTools: values["no-streaming-tools"] !== true,
     },
   };
 }
@@ -176,6 +180,9 @@ Options:
   -C, --cwd <dir>      Work on this directory instead of the current one
       --max-turns <n>  End a run after n turns (its footer says so)
       --max-cost <usd> End a run once it has cost this many US dollars
+      --no-streaming-tools
+                       Run tools only once the model's answer is complete (default: a read
+                       starts as soon as its call is complete, while the model goes on)
   -h, --help           Show this help
   -v, --version        Show the version
 

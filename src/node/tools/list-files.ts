@@ -29,7 +29,7 @@ export interface ListFilesDetails {
 
 export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof listFilesParameters>, ListFilesDetails> {
   const root = rootOf(options);
-  return defineTool({
+  const tool: ReturnType<typeof listFilesTool> = defineTool({
     name: "list_files",
     label: "List files",
     description:
@@ -84,4 +84,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       };
     },
   });
+  // SPEC R70: a read never conflicts with another call, so it may start while the model streams.
+  tool.isConcurrencySafe = () => true;
+  return tool;
 }

@@ -34,7 +34,7 @@ export interface ReadFileDetails {
 
 export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof readFileParameters>, ReadFileDetails> {
   const root = rootOf(options);
-  return defineTool({
+  const tool: ReturnType<typeof readFileTool> = defineTool({
     name: "read_file",
     label: "Read file",
     description:
@@ -113,6 +113,9 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
       };
     },
   });
+  // SPEC R70: a read never conflicts with another call, so it may start while the model streams.
+  tool.isConcurrencySafe = () => true;
+  return tool;
 }
 
 function clipLine(line: string): string {

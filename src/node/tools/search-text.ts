@@ -57,7 +57,7 @@ export interface SearchTextDetails {
 
 export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof searchTextParameters>, SearchTextDetails> {
   const root = rootOf(options);
-  return defineTool({
+  const tool: ReturnType<typeof searchTextTool> = defineTool({
     name: "search_text",
     label: "Search text",
     description:
@@ -166,6 +166,9 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       }
     },
   });
+  // SPEC R70: a read never conflicts with another call, so it may start while the model streams.
+  tool.isConcurrencySafe = () => true;
+  return tool;
 }
 
 /** RE2 (linear time); backreferences and lookaround, which need backtracking, get a clear error. */
