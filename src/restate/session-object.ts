@@ -89,6 +89,8 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
   // The abort grace's timer lives in the worker: on Restate it would fire at a different point on
   // every attempt, so it is refused rather than left to diverge.
   if (run.config?.abortGraceMs !== undefined) throw new AgentInputError("config.abortGraceMs", "config.abortGraceMs: the abort grace is not available on Restate (its timer is not journaled); leave it unset");
+  // Calls that start mid-stream are sends inside the stream's step: not journaled as they happen.
+  if (run.config?.streamingToolExecution) throw new AgentInputError("config.streamingToolExecution", "config.streamingToolExecution: tools that start while the model streams are not available on Restate yet (their starts happen inside the request's step); leave it unset");
   const queued = (queue: Queue) => `queue:${queue}`;
 
   const inbox = restate.object({

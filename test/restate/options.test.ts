@@ -9,4 +9,12 @@ describe("R90: what the Restate binding refuses", () => {
     const make = () => agentSessionObjects({ streamFn: scriptedStreamFn([]), config: { model: scriptedModel, convertToLlm: defaultConvertToLlm, abortGraceMs: 1_000 } });
     expect(make).toThrow(expect.objectContaining({ name: "AgentInputError", field: "config.abortGraceMs" }));
   });
+
+  it("R90, R70: streaming tool execution is a typed error naming the setting", async () => {
+    const { agentSessionObjects } = await import("../../src/restate/session-object.js");
+    const { scriptedModel, scriptedStreamFn } = await import("../../src/testing/index.js");
+    const { defaultConvertToLlm } = await import("../../src/agent/loop-config.js");
+    const make = () => agentSessionObjects({ streamFn: scriptedStreamFn([]), config: { model: scriptedModel, convertToLlm: defaultConvertToLlm, streamingToolExecution: true } });
+    expect(make).toThrow(expect.objectContaining({ name: "AgentInputError", field: "config.streamingToolExecution" }));
+  });
 });
