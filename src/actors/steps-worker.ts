@@ -27,7 +27,48 @@ export interface JobScope {
   emit(event: AnyAgentEvent): Promise<void> | undefined;
   /** Aborts this job's own signal (R65: a tool's timeout); the run's signal is untouched. */
   abortOwn(reason: unknown): void;
+  /** Sends `event` to the requester mid-job (before its reply), unless the job was cancelled meanwhile. */
+  send(event: EventObject): void;
 }
+
+// --- The journal seam (SPEC R80–R83; the journal itself is src/durable/) -----------------------
+
+/** A job as its run's journal sees it: what was asked, by whom, and how to answer it from a record. */
+export interface JournaledJob {
+  readonly name: StepName;
+  readonly input: unknown;
+  readonly requester: AnyActorRef;
+  readonly cancelled: boolean;
+  /** Set by the journal before a job goes live: an intent without an outcome is a re-run (R81, R13). */
+  reissue: boolean;
+  /**
+   * Answers the job from a record, in the record's order: pushes each event (not journaled again)
+   * and sends each `{ sent }` to the requester, then sends `reply` (when given, and the job is still current).
+   */
+  replay(output: readonly (AnyAgentEvent | { sent: EventObject })[], reply: StepReply | undefined): void;
+  /** Runs the job for real now (the journal has no more records for it). */
+  runLive(): void;
+}
+
+/**
+ * What a run's journal does at the worker. `begin`: "live" runs the job now (its events and reply
+ * are reported); "answered": the journal answers it later, in journal order, with `replay` or `runLive`.
+ */
+export interface JobJournal {
+  begin(job: JournaledJob): "live" | "answered";
+  emitted(job: JournaledJob, event: AnyAgentEvent): void;
+  sent(job: JournaledJob, event: EventObject): void;
+  /** The reply a live job is about to send (only a reply that is sent: never a cancelled job's). */
+  replied(job: JournaledJob, reply: StepReply): void;
+}
+
+const journals = new WeakMap<RunRuntime, JobJournal>();
+
+/** Binds a journal to a run's runtime before the run starts (src/durable/). */
+export function bindJobJournal(runtime: RunRuntime, journal: JobJournal): void {
+  journals.set(runtime, journal);
+}
+// --- end of the journal seam --------------------------------------------------------------------
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
 
@@ -75,7 +116,7 @@ function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
 }
 
 /** One job in flight: its own scope (a class, so its accessors live on the prototype, not per job). */
-class RunningJob implements JobScope {
+class RunningJob implements JobScope, JournaledJob {
   controller: AbortController | undefined = undefined;
   cancelled = false;
   /** R67: what the job emitted, kept only when an abort grace may abandon it. */
@@ -85,9 +126,30 @@ class RunningJob implements JobScope {
     private readonly runtime: RunRuntime,
     readonly name: StepName,
     readonly requester: AnyActorRef,
-    readonly reissue: boolean,
+    public reissue: boolean,
+    readonly input: unknown,
+    private readonly runner: StepRunner,
+    private readonly journal: JobJournal | undefined,
   ) {
     this.trail = graceOf(runtime) === undefined ? undefined : new JobTrail();
+  }
+
+  replay(output: readonly (AnyAgentEvent | { sent: EventObject })[], reply: StepReply | undefined): void {
+    if (this.cancelled) return;
+    for (const item of output) {
+      if ("sent" in item) this.requester.send(item.sent);
+      else this.runtime.events.push(item);
+    }
+    if (reply) this.runner.reply(this, reply, undefined);
+  }
+
+  runLive(): void {
+    void (async () => {
+      // As any job: after the step that asked, once the sink is idle (R15, R21).
+      await undefined;
+      for (let settled = this.runtime.events.settled(); settled; settled = this.runtime.events.settled()) await settled;
+      if (!this.cancelled) await this.runner.execute(this, this.journal);
+    })();
   }
 
   // Created on first use: most jobs never read it.
@@ -102,7 +164,15 @@ class RunningJob implements JobScope {
   emit(event: AnyAgentEvent): Promise<void> | undefined {
     if (this.cancelled) return undefined;
     this.trail?.note(event);
+    // Journaled before the push: a sink may react to it at once (an abort is journaled after it).
+    this.journal?.emitted(this, event);
     return this.runtime.events.push(event);
+  }
+
+  send(event: EventObject): void {
+    if (this.cancelled) return;
+    this.journal?.sent(this, event);
+    this.requester.send(event);
   }
 
   abortOwn(reason: unknown): void {
@@ -215,24 +285,39 @@ class StepRunner {
 
   private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
     const { runtime } = this;
-    const job = new RunningJob(runtime, name, replyTo, reissue);
+    const journal = journals.get(runtime);
+    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, journal);
     this.current.set(replyTo, job);
+    // Never inside the step that asked: every event of that step comes first (R21, R25).
+    await undefined;
+    // Wait until the sink is idle, not just past the delivery pending now: a job started by the
+    // same delivery may have queued more events meanwhile.
+    for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+    if (job.cancelled) return;
+    // R81, R83: a journal may answer the job from its records (in journal order) instead.
+    if (journal?.begin(job) === "answered") return;
+    await this.execute(job, journal);
+  }
+
+  /** Runs `job` for real and replies. */
+  async execute(job: RunningJob, journal: JobJournal | undefined): Promise<void> {
     let reply: StepReply;
     try {
-      // Never inside the step that asked: every event of that step comes first (R21, R25).
-      await undefined;
-      // Wait until the sink is idle, not just past the delivery pending now: a job started by the
-      // same delivery may have queued more events meanwhile.
-      for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
-      if (job.cancelled) return;
-      const output = await jobs[name](runtime, input as never, job);
-      reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
+      const output = await jobs[job.name](this.runtime, job.input as never, job);
+      reply = { type: `step.${job.name}.done`, output, at: this.runtime.clock.now() } as StepReply;
     } catch (error) {
-      reply = { type: "step.failed", job: name, error, at: runtime.clock.now() };
+      reply = { type: "step.failed", job: job.name, error, at: this.runtime.clock.now() };
     }
-    // A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped.
+    this.reply(job, reply, journal);
+  }
+
+  /** A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped. */
+  reply(job: RunningJob, reply: StepReply, journal: JobJournal | undefined): void {
+    const replyTo = job.requester;
     if (job.cancelled || this.current.get(replyTo) !== job) return;
     this.current.delete(replyTo);
-    if (replyTo.getSnapshot().status === "active") replyTo.send(reply);
+    if (replyTo.getSnapshot().status !== "active") return;
+    journal?.replied(job, reply);
+    replyTo.send(reply);
   }
 }

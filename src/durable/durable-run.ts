@@ -1,0 +1,110 @@
+/**
+ * A run bound to a store (SPEC R80): its writer's lock for as long as it runs (R84), its journal
+ * at the step worker, its abort journaled before the run sees it, and at its end the `end` record
+ * and the snapshot of that quiet point (the transcript, at the last record's sequence number).
+ */
+import type { AnyActorRef } from "xstate";
+import type { AgentLoopConfig, AgentMessage, AgentTool } from "../types.js";
+import type { RunRuntime } from "../actors/run-runtime.js";
+import type { RunInput } from "../../machines/run.types.js";
+import type { RunContext } from "../../machines/run.types.js";
+import type { RunStore, SessionWriter } from "../store/run-store.js";
+import { bindJobJournal } from "../actors/steps-worker.js";
+import { RunJournal } from "./run-journal.js";
+import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord } from "./records.js";
+
+/** Where a durable run is journaled: a store and the session (one writer at a time, R84). */
+export interface DurableOptions {
+  store: RunStore;
+  sessionId: string;
+}
+
+/** What a session's snapshot holds at a quiet point: the transcript once a run ended. */
+export interface QuietPointSnapshot {
+  kind: "transcript";
+  messages: AgentMessage[];
+}
+
+export class JournaledRun {
+  private done = false;
+  private pendingAbort = false;
+
+  constructor(
+    private readonly writer: SessionWriter,
+    readonly journal: RunJournal,
+  ) {}
+
+  /** R81: a resumed run's sink gets the events from the moment it goes live, none of those its journal replays. */
+  liveOnly<E>(sink: (event: E) => void | Promise<void>): (event: E) => void | Promise<void> {
+    return (event) => (this.journal.isLive ? sink(event) : undefined);
+  }
+
+  attach(runtime: RunRuntime, owner: AnyActorRef, signal: AbortSignal | undefined, tools: readonly AgentTool[], onFailure: (error: Error) => void): void {
+    this.journal.attach(runtime, owner);
+    bindJobJournal(runtime, this.journal);
+    this.journal.hooks.onFailure = onFailure;
+    this.journal.hooks.onLive = () => {
+      // The tool set a hook installed came from the journal, not from the hook: resolve it again (R13).
+      const toolSet = (owner.getSnapshot() as { context?: Partial<RunContext> }).context?.toolSet;
+      if (toolSet) runtime.tools.restore(toolSet.tools.map((tool) => tool.decl.name), tools);
+      if (this.pendingAbort) this.abort(runtime, signal?.reason);
+    };
+    if (!signal) return;
+    if (signal.aborted) this.abort(runtime, signal.reason);
+    else signal.addEventListener("abort", () => this.abort(runtime, signal.reason), { once: true });
+  }
+
+  /** The run's abort (R29), journaled where it arrives; while a resumed run still replays, once it goes live. */
+  private abort(runtime: RunRuntime, reason: unknown): void {
+    if (this.done) return;
+    if (!this.journal.isLive) {
+      this.pendingAbort = true;
+      return;
+    }
+    this.pendingAbort = false;
+    this.journal.input("abort");
+    runtime.abort(reason);
+  }
+
+  started(): void {
+    this.journal.started();
+  }
+
+  /** The run ended: its `end` record, the quiet point's snapshot, and the lock given up. */
+  end(messages: AgentMessage[], transcript: AgentMessage[]): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.journal.isLive) {
+      this.journal.end(messages);
+      const snapshot: QuietPointSnapshot = { kind: "transcript", messages: jsonCopy(transcript) };
+      this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
+    }
+    this.writer.release();
+  }
+
+  /** The run stopped without ending (its sink threw, or it diverged): the journal stays resumable. */
+  abandon(): void {
+    if (this.done) return;
+    this.done = true;
+    this.writer.release();
+  }
+}
+
+/** R80: a new durable run: takes the session's lock, journals the run's input, records from its first step. */
+export function journalRun(durable: DurableOptions, input: RunInput, config: AgentLoopConfig): JournaledRun {
+  const writer = durable.store.openSession(durable.sessionId);
+  const journal = new RunJournal(writer, [], "record");
+  const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };
+  journal.lastSeq = writer.append(asJson(record));
+  return new JournaledRun(writer, journal);
+}
+
+/** A resumed run (R81): its records after its `run` record answer its steps until they run out. */
+export function resumedRun(writer: SessionWriter, records: readonly JournalRecord[]): JournaledRun {
+  return new JournaledRun(writer, new RunJournal(writer, records, "resume"));
+}
+
+/** What the step worker reads outside the machine (R67's grace). */
+export function workerSettings(config: Partial<AgentLoopConfig>): { abortGraceMs?: number } {
+  return typeof config.abortGraceMs === "number" ? { abortGraceMs: config.abortGraceMs } : {};
+}
