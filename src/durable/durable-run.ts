@@ -74,8 +74,8 @@ export class JournaledRun {
   end(messages: AgentMessage[], transcript: AgentMessage[]): void {
     if (this.done) return;
     this.done = true;
+    this.journal.end(messages);
     if (this.journal.isLive) {
-      this.journal.end(messages);
       const snapshot: QuietPointSnapshot = { kind: "transcript", messages: jsonCopy(transcript) };
       this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
     }

@@ -120,6 +120,8 @@ export class RunJournal implements JobJournal {
 
   /** The run ended with `messages` added. */
   end(messages: AgentMessage[]): void {
+    // A resumed run whose last record ended it: nothing is left to replay.
+    if (this.mode === "resume" && this.cursor === this.records.length) this.live = true;
     if (!this.live) return;
     this.flush();
     this.append({ k: "end", messages: jsonCopy(messages) });
