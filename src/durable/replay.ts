@@ -5,7 +5,7 @@
  * never called, and the clock never moves (every reading the run made travels in a reply). The
  * events come out as they were delivered, byte for byte (each is copied as JSON at delivery).
  */
-import { createActor, type AnyActorRef } from "xstate";
+import { createActor, type AnyActorRef, type InspectionEvent } from "xstate";
 import type { AgentMessage, AgentTool, AnyAgentEvent, StreamFn } from "../types.js";
 import type { RunInput } from "../../machines/run.types.js";
 import type { Clock } from "../loop/clock.js";
@@ -24,15 +24,24 @@ export interface ReplayedRun {
   messages: AgentMessage[] | undefined;
 }
 
+export interface ReplayOptions {
+  /** An XState inspection observer for the replayed run actors (the trace export records their states with it). */
+  inspect?: (event: InspectionEvent) => void;
+  /** Told the journaled time (the last reply's `at`) whenever a record is delivered. */
+  onTime?: (at: number) => void;
+  /** Gets each event as it is replayed (before it is copied into the result). */
+  onEvent?: (event: AnyAgentEvent) => void;
+}
+
 /** Replays every run in `records` (a session's journal, as stored or as plain records), in order. */
-export async function replayRun(records: readonly (StoredRecord | unknown)[]): Promise<ReplayedRun[]> {
+export async function replayRun(records: readonly (StoredRecord | unknown)[], options: ReplayOptions = {}): Promise<ReplayedRun[]> {
   const plain = records.map((entry) => (isStored(entry) ? entry.record : entry)).filter(isJournalRecord);
   const runs: ReplayedRun[] = [];
   for (let i = 0; i < plain.length; i++) {
     if (plain[i].k !== "run") continue;
     let end = i + 1;
     while (end < plain.length && plain[end].k !== "run") end++;
-    runs.push(await replayOne(plain[i] as RunRecord, plain.slice(i + 1, end)));
+    runs.push(await replayOne(plain[i] as RunRecord, plain.slice(i + 1, end), options));
   }
   return runs;
 }
@@ -64,12 +73,16 @@ function standIn(decl: { name: string; description: string; parameters: unknown 
 /** A clock that never moves and whose timers never fire (every time the run read is in the journal). */
 const frozenClock = (at: number): Clock => ({ now: () => at, monotonic: () => at, setTimer: () => () => {} });
 
-async function replayOne(run: RunRecord, records: JournalRecord[]): Promise<ReplayedRun> {
+async function replayOne(run: RunRecord, records: JournalRecord[], options: ReplayOptions): Promise<ReplayedRun> {
   if (run.v > JOURNAL_FORMAT) throw new JournalFormatError(`format ${run.v}, this build reads up to ${JOURNAL_FORMAT}`);
   const input = run.input as RunInput;
   const events: AnyAgentEvent[] = [];
-  const collect = (event: AnyAgentEvent) => void events.push(jsonCopy(event));
+  const collect = (event: AnyAgentEvent) => {
+    options.onEvent?.(event);
+    events.push(jsonCopy(event));
+  };
   const journal = new RunJournal(undefined, records, "replay");
+  journal.hooks.onTime = options.onTime;
   let failure: Error | undefined;
   journal.hooks.onFailure = (error) => void (failure = error);
   const tools = (input.tools ?? []).map((tool) => standIn(tool.decl as never));
@@ -79,7 +92,8 @@ async function replayOne(run: RunRecord, records: JournalRecord[]): Promise<Repl
     void owner;
     return runtime;
   });
-  const actor = createActor(logic, { input });
+  options.onTime?.(input.startedAt);
+  const actor = createActor(logic, { input, ...(options.inspect ? { inspect: options.inspect } : {}) });
   runtime = createRunRuntime({
     owner: actor,
     config: { onRuntimeEvent: collect, ...run.settings } as never,

@@ -48,7 +48,7 @@ export class RunJournal implements JobJournal {
   /** The sequence number of the last record appended (0: none yet). */
   lastSeq = 0;
   /** Told when the run diverges from its records, and when a resumed run goes live. */
-  readonly hooks: { onFailure?: (error: Error) => void; onLive?: () => void } = {};
+  readonly hooks: { onFailure?: (error: Error) => void; onLive?: () => void; onTime?: (at: number) => void } = {};
 
   constructor(
     private readonly writer: JournalWriter | undefined,
@@ -189,6 +189,7 @@ export class RunJournal implements JobJournal {
         }
         this.waiting.splice(index, 1);
         if (record.job === "executeToolCall") this.openIntents.delete(record.path);
+        this.hooks.onTime?.(record.reply.at);
         job.replay(out, reviveReply(record.job, record.reply));
       }
       for (let i = this.waiting.length - 1; i >= 0; i--) if (this.waiting[i].cancelled) this.waiting.splice(i, 1);

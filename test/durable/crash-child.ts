@@ -7,7 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AnyAgentEvent, RunStore } from "../../src/index.js";
+import type { AnyAgentEvent } from "../../src/index.js";
+import type { RunStore } from "../../src/store/run-store.js";
 import { runAgentLoop } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { fileRunStore } from "../support/file-run-store.js";

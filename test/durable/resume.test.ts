@@ -7,7 +7,7 @@
  * results, and no response is delivered twice (the prefix's, replayed, plus the resumed run's).
  */
 import { describe, expect, it } from "vitest";
-import type { AgentMessage, AnyAgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
+import type { AnyAgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { replayEvents } from "../../src/durable/replay.js";
