@@ -19,11 +19,8 @@ export interface DurableOptions {
   sessionId: string;
 }
 
-/** What a session's snapshot holds at a quiet point: the transcript once a run ended. */
-export interface QuietPointSnapshot {
-  kind: "transcript";
-  messages: AgentMessage[];
-}
+/** What a session's snapshot holds at a quiet point: the transcript once a run ended, or an Agent's idle session (R13's persisted snapshot). */
+export type QuietPointSnapshot = { kind: "transcript"; messages: AgentMessage[] } | { kind: "agent"; snapshot: unknown };
 
 export class JournaledRun {
   private done = false;
@@ -34,14 +31,31 @@ export class JournaledRun {
     readonly journal: RunJournal,
   ) {}
 
+  /** Events pushed while the run replayed its journal (marked when pushed: an async sink gets them later). */
+  private readonly replayed = new WeakSet<object>();
+
+  /** R81: an event the resumed run pushed while it replayed its journal (delivered before the crash). */
+  isReplayed(event: object): boolean {
+    return this.replayed.has(event);
+  }
+
   /** R81: a resumed run's sink gets the events from the moment it goes live, none of those its journal replays. */
-  liveOnly<E>(sink: (event: E) => void | Promise<void>): (event: E) => void | Promise<void> {
-    return (event) => (this.journal.isLive ? sink(event) : undefined);
+  liveOnly<E extends object>(sink: (event: E) => void | Promise<void>): (event: E) => void | Promise<void> {
+    return (event) => (this.replayed.has(event) ? undefined : sink(event));
   }
 
   attach(runtime: RunRuntime, owner: AnyActorRef, signal: AbortSignal | undefined, tools: readonly AgentTool[], onFailure: (error: Error) => void): void {
     this.journal.attach(runtime, owner);
     bindJobJournal(runtime, this.journal);
+    if (!this.journal.isLive) {
+      // Marked as they enter the run's queue (the machine's own events and the journal's alike).
+      const queue = runtime.events;
+      const push = queue.push.bind(queue);
+      queue.push = (event) => {
+        if (!this.journal.isLive) this.replayed.add(event);
+        return push(event);
+      };
+    }
     this.journal.hooks.onFailure = onFailure;
     this.journal.hooks.onLive = () => {
       // The tool set a hook installed came from the journal, not from the hook: resolve it again (R13).
@@ -55,7 +69,7 @@ export class JournaledRun {
   }
 
   /** The run's abort (R29), journaled where it arrives; while a resumed run still replays, once it goes live. */
-  private abort(runtime: RunRuntime, reason: unknown): void {
+  abort(runtime: RunRuntime, reason?: unknown): void {
     if (this.done) return;
     if (!this.journal.isLive) {
       this.pendingAbort = true;
@@ -70,15 +84,22 @@ export class JournaledRun {
     this.journal.started();
   }
 
-  /** The run ended: its `end` record, the quiet point's snapshot, and the lock given up. */
+  /** The run ended: its `end` record, the quiet point's snapshot (the transcript), and the lock given up. */
   end(messages: AgentMessage[], transcript: AgentMessage[]): void {
+    this.ended(messages);
+    this.close({ kind: "transcript", messages: jsonCopy(transcript) });
+  }
+
+  /** The run ended (its `end` record); the writer stays open for `close`. */
+  ended(messages: AgentMessage[]): void {
+    if (!this.done) this.journal.end(messages);
+  }
+
+  /** Saves the quiet point's snapshot (when the run ended live) and gives up the lock. */
+  close(snapshot: QuietPointSnapshot): void {
     if (this.done) return;
     this.done = true;
-    this.journal.end(messages);
-    if (this.journal.isLive) {
-      const snapshot: QuietPointSnapshot = { kind: "transcript", messages: jsonCopy(transcript) };
-      this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
-    }
+    if (this.journal.isLive) this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
     this.writer.release();
   }
 
