@@ -1,0 +1,78 @@
+/**
+ * R83 for what the property scenarios do not generate: tool timeouts (R65) on the injected clock,
+ * a run aborted from its signal mid-batch (R29), a throwing hook (R56, its error journaled as
+ * `{name, message}`), and a journal that no longer fits the run (a typed `JournalDivergedError`).
+ */
+import { describe, expect, it } from "vitest";
+import type { AgentTool, AnyAgentEvent } from "../../src/index.js";
+import { runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { replayRun } from "../../src/durable/replay.js";
+import { JournalDivergedError } from "../../src/durable/errors.js";
+import { baseConfig, user } from "../loop/helpers.js";
+import { manualClock } from "../support/manual-clock.js";
+import { memoryRunStore } from "../support/memory-run-store.js";
+
+const ticks = () => new Promise((resolve) => setTimeout(resolve, 0));
+const tool = (name: string, run: (signal?: AbortSignal) => Promise<string>, extra: Partial<AgentTool> = {}): AgentTool => ({
+  name,
+  label: name,
+  description: name,
+  parameters: { type: "object", properties: {} },
+  execute: async (_id, _params, signal) => ({ content: [{ type: "text", text: await run(signal) }], details: {} }),
+  ...extra,
+});
+
+async function recorded(run: (durable: { store: ReturnType<typeof memoryRunStore>; sessionId: string }, sink: (e: AnyAgentEvent) => void) => Promise<unknown>) {
+  const store = memoryRunStore();
+  const delivered: string[] = [];
+  await run({ store, sessionId: "s" }, (event) => void delivered.push(JSON.stringify(event)));
+  const records = store.readSession("s").records();
+  const [replayed] = await replayRun(records);
+  return { delivered, replayed: replayed.events.map((e) => JSON.stringify(e)), records: records.map((r) => r.record) };
+}
+
+describe("R83: replay of timeouts, aborts and failures", () => {
+  it("R83, R65: a call that timed out on the injected clock replays with its timed-out result", async () => {
+    const { clock, advance, timers } = manualClock();
+    const never = tool("slow", () => new Promise(() => {}), { timeoutMs: 300 });
+    const quick = tool("quick", async () => "ok");
+    const result = await recorded(async (durable, sink) => {
+      const run = runAgentLoop([user("go")], { messages: [], tools: [never, quick] }, baseConfig(), sink, undefined, scriptedStreamFn([{ content: [toolCall("slow", {}, "a"), toolCall("quick", {}, "b")] }, { content: [text("done")] }]), { clock, durable });
+      while (timers.length === 0) await ticks();
+      advance(300);
+      return run;
+    });
+    expect(result.delivered.some((e) => e.includes("Tool slow timed out after 300 ms"))).toBe(true);
+    expect(result.replayed).toEqual(result.delivered);
+  });
+
+  it("R83, R29: a run aborted through its signal while a tool runs replays to the same events", async () => {
+    const controller = new AbortController();
+    const waits = tool("waits", (signal) => new Promise((resolve) => signal?.addEventListener("abort", () => resolve("stopped"), { once: true })));
+    const result = await recorded((durable, sink) =>
+      runAgentLoop([user("go")], { messages: [], tools: [waits] }, baseConfig(), (event) => {
+        sink(event);
+        if (event.type === "tool_execution_start") setTimeout(() => controller.abort(), 0);
+      }, controller.signal, scriptedStreamFn([{ content: [toolCall("waits", {}, "w")] }, { content: [text("never")] }]), { durable }),
+    );
+    expect(result.records.filter((r) => (r as { k: string }).k === "input")).toEqual([{ k: "input", input: "abort" }]);
+    expect(result.delivered.at(-1)).toContain('"reason":"aborted"');
+    expect(result.replayed).toEqual(result.delivered);
+  });
+
+  it("R83, R56: a hook that throws is journaled as a serialized error and replays to the same failure", async () => {
+    const result = await recorded((durable, sink) =>
+      runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig({ transformContext: async () => { throw new TypeError("hook broke"); } }), sink, undefined, scriptedStreamFn([{ content: [text("x")] }]), { durable }),
+    );
+    const failed = result.records.find((r) => (r as { k: string; job?: string }).job === "transformContext");
+    expect(failed).toMatchObject({ reply: { ok: false, error: { kind: "error", name: "TypeError", message: "hook broke" } } });
+    expect(result.delivered.some((e) => e.includes("hook broke"))).toBe(true);
+    expect(result.replayed).toEqual(result.delivered);
+  });
+
+  it("R83: a journal whose step inputs no longer match the run is refused with JournalDivergedError", async () => {
+    const result = await recorded((durable, sink) => runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig(), sink, undefined, scriptedStreamFn([{ content: [text("x")] }]), { durable }));
+    const tampered = result.records.map((r) => ((r as { k: string; job?: string }).job === "streamResponse" ? { ...(r as object), digest: "00000000" } : r));
+    await expect(replayRun(tampered)).rejects.toBeInstanceOf(JournalDivergedError);
+  });
+});
