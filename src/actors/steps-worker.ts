@@ -60,6 +60,10 @@ export interface JobJournal {
   sent(job: JournaledJob, event: EventObject): void;
   /** The reply a live job is about to send (only a reply that is sent: never a cancelled job's). */
   replied(job: JournaledJob, reply: StepReply): void;
+  /** The worker's R67 abandonment, run when the journal says so (a replayed grace); given once, when the worker starts. */
+  bindGrace(expire: () => void): void;
+  /** R67: the grace timer ran out. "live": abandon now (journaled); "answered": the journal decides when. */
+  graceExpired(): "live" | "answered";
 }
 
 const journals = new WeakMap<RunRuntime, JobJournal>();
@@ -91,8 +95,10 @@ export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
     start(snapshot, { self }) {
       if (snapshot.status !== "active") return;
       const owner = self._parent!;
-      const runner = new StepRunner(resolve(owner), self);
+      const runtime = resolve(owner);
+      const runner = new StepRunner(runtime, self);
       runners.set(self, runner);
+      journals.get(runtime)?.bindGrace(() => runner.expireGrace());
       // R67, R13: a run restored after its abort waits only what was left of the grace.
       if (snapshot.restored) runner.resumeGrace(snapshot);
       if (snapshot.restored) reissue(owner, self);
@@ -237,10 +243,17 @@ class StepRunner {
   private startGrace(ms: number): void {
     this.cancelGrace = this.runtime.clock.setTimer(ms, () => {
       this.cancelGrace = undefined;
-      if (this.self.getSnapshot().status !== "active") return;
-      this.self.send({ type: "grace.expire" });
-      this.abandonAll(graceOf(this.runtime) ?? 0);
+      // R80: a journaled run's abandonment is a record (a replay runs it where the journal has it).
+      if (journals.get(this.runtime)?.graceExpired() === "answered") return;
+      this.expireGrace();
     });
+  }
+
+  /** R67: the grace ran out: recorded in the snapshot, every job still running abandoned. */
+  expireGrace(): void {
+    if (this.self.getSnapshot().status !== "active") return;
+    this.self.send({ type: "grace.expire" });
+    this.abandonAll(graceOf(this.runtime) ?? 0);
   }
 
   stop(): void {

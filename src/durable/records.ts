@@ -10,7 +10,8 @@
  * - `out`: what a job emitted before another record came between (parallel jobs, an abort), or
  *   before it was cancelled; its reply, if any, is a later `job` record.
  * - `intent`: a tool's `execute` is about to run (R80); its `job` record is the outcome.
- * - `input`: an external input: `abort` (the run's signal).
+ * - `input`: an external input: `abort` (the run's signal), or `grace` (R67's abort grace ran
+ *   out at `at`: the worker abandoned the jobs still running).
  * - `end`: the run ended; `messages` are the ones it added (R12).
  */
 import type { EventObject } from "xstate";
@@ -60,10 +61,7 @@ export interface IntentRecord {
   toolCallId: string;
   toolName: string;
 }
-export interface InputRecord {
-  k: "input";
-  input: "abort";
-}
+export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number };
 export interface EndRecord {
   k: "end";
   messages: AgentMessage[];

@@ -2,7 +2,8 @@
  * Deterministic replay (SPEC R83): `replayRun(records)` runs the run machine again offline from a
  * journal. No app code runs: every step is answered from the journal, strictly in journal order
  * (so parallel completions come back in the order they happened), tools are stand-ins that are
- * never called, and the clock never moves (every reading the run made travels in a reply). The
+ * never called, and the clock reads the journaled time (every reading the run made travels in a
+ * reply; R67's abandonment is a record with its time) and fires no timer. The
  * events come out as they were delivered, byte for byte (each is copied as JSON at delivery).
  */
 import { createActor, type AnyActorRef, type InspectionEvent } from "xstate";
@@ -70,8 +71,8 @@ function standIn(decl: { name: string; description: string; parameters: unknown 
   };
 }
 
-/** A clock that never moves and whose timers never fire (every time the run read is in the journal). */
-const frozenClock = (at: number): Clock => ({ now: () => at, monotonic: () => at, setTimer: () => () => {} });
+/** A clock that reads the journaled time (the last reply's) and whose timers never fire (R67's grace is a record). */
+const journalClock = (time: { at: number }): Clock => ({ now: () => time.at, monotonic: () => time.at, setTimer: () => () => {} });
 
 async function replayOne(run: RunRecord, records: JournalRecord[], options: ReplayOptions): Promise<ReplayedRun> {
   if (run.v > JOURNAL_FORMAT) throw new JournalFormatError(`format ${run.v}, this build reads up to ${JOURNAL_FORMAT}`);
@@ -82,7 +83,11 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
     events.push(jsonCopy(event));
   };
   const journal = new RunJournal(undefined, records, "replay");
-  journal.hooks.onTime = options.onTime;
+  const time = { at: input.startedAt };
+  journal.hooks.onTime = (at) => {
+    time.at = at;
+    options.onTime?.(at);
+  };
   let failure: Error | undefined;
   journal.hooks.onFailure = (error) => void (failure = error);
   const tools = (input.tools ?? []).map((tool) => standIn(tool.decl as never));
@@ -99,7 +104,7 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
     config: { onRuntimeEvent: collect, ...run.settings } as never,
     streamFn: offline,
     tools,
-    clock: frozenClock(input.startedAt),
+    clock: journalClock(time),
     sink: collect,
     onSinkFailure: () => {},
   });

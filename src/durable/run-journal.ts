@@ -118,6 +118,24 @@ export class RunJournal implements JobJournal {
     this.append({ k: "input", input });
   }
 
+  private expireGrace: (() => void) | undefined;
+  /** R67: the grace ran out while the journal still answered: fired on going live unless the journal held it. */
+  private graceDue = false;
+
+  bindGrace(expire: () => void): void {
+    this.expireGrace = expire;
+  }
+
+  graceExpired(): "live" | "answered" {
+    if (!this.live) {
+      this.graceDue = true;
+      return "answered";
+    }
+    this.flush();
+    this.append({ k: "input", input: "grace", at: this.runtime?.clock.now() ?? 0 });
+    return "live";
+  }
+
   /** The run ended with `messages` added. */
   end(messages: AgentMessage[]): void {
     // A resumed run whose last record ended it: nothing is left to replay.
@@ -167,7 +185,12 @@ export class RunJournal implements JobJournal {
         }
         if (record.k === "input") {
           this.cursor++;
-          this.runtime?.abort(new Error("aborted (journaled)"));
+          if (record.input === "abort") this.runtime?.abort(new Error("aborted (journaled)"));
+          else {
+            this.graceDue = false;
+            this.hooks.onTime?.(record.at);
+            this.expireGrace?.();
+          }
           continue;
         }
         if (record.k !== "job" && record.k !== "out") {
@@ -197,6 +220,7 @@ export class RunJournal implements JobJournal {
         // R81: the records ran out: the run goes live; the jobs it waits for run for real.
         this.live = true;
         this.hooks.onLive?.();
+        if (this.graceDue && this.graceExpired() === "live") this.expireGrace?.();
         for (const job of this.waiting.splice(0)) {
           this.goingLive(job);
           job.runLive();

@@ -22,10 +22,13 @@ const tool = (name: string, run: (signal?: AbortSignal) => Promise<string>, extr
   ...extra,
 });
 
-async function recorded(run: (durable: { store: ReturnType<typeof memoryRunStore>; sessionId: string }, sink: (e: AnyAgentEvent) => void) => Promise<unknown>) {
+async function recorded(run: (durable: { store: ReturnType<typeof memoryRunStore>; sessionId: string }, sink: (e: AnyAgentEvent) => void) => Promise<unknown>, watch?: (event: AnyAgentEvent) => unknown) {
   const store = memoryRunStore();
   const delivered: string[] = [];
-  await run({ store, sessionId: "s" }, (event) => void delivered.push(JSON.stringify(event)));
+  await run({ store, sessionId: "s" }, (event) => {
+    delivered.push(JSON.stringify(event));
+    watch?.(event);
+  });
   const records = store.readSession("s").records();
   const [replayed] = await replayRun(records);
   return { delivered, replayed: replayed.events.map((e) => JSON.stringify(e)), records: records.map((r) => r.record) };
@@ -57,6 +60,24 @@ describe("R83: replay of timeouts, aborts and failures", () => {
     );
     expect(result.records.filter((r) => (r as { k: string }).k === "input")).toEqual([{ k: "input", input: "abort" }]);
     expect(result.delivered.at(-1)).toContain('"reason":"aborted"');
+    expect(result.replayed).toEqual(result.delivered);
+  });
+
+  it("R83, R67: an abort whose grace ran out (a tool that ignores its signal is abandoned) replays to the same events", async () => {
+    const { clock, advance, timers } = manualClock();
+    const controller = new AbortController();
+    const stubborn = tool("stubborn", () => new Promise(() => {}));
+    let started = false;
+    const result = await recorded(async (durable, sink) => {
+      const run = runAgentLoop([user("go")], { messages: [], tools: [stubborn] }, baseConfig({ abortGraceMs: 50 }), sink, controller.signal, scriptedStreamFn([{ content: [toolCall("stubborn", {}, "s")] }, { content: [text("never")] }]), { clock, durable });
+      while (!started) await ticks();
+      controller.abort();
+      while (timers.length === 0) await ticks();
+      advance(50);
+      return run;
+    }, (event) => event.type === "tool_execution_start" && (started = true));
+    expect(result.records.filter((r) => (r as { k: string }).k === "input")).toEqual([{ k: "input", input: "abort" }, { k: "input", input: "grace", at: 1050 }]);
+    expect(result.delivered.some((e) => e.includes("did not stop within 50 ms"))).toBe(true);
     expect(result.replayed).toEqual(result.delivered);
   });
 
