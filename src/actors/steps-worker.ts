@@ -331,6 +331,7 @@ class StepRunner {
     this.current.delete(replyTo);
     if (replyTo.getSnapshot().status !== "active") return;
     journal?.replied(job, reply);
-    replyTo.send(reply);
+    // (A journal whose store failed just now has stopped the run.)
+    if (replyTo.getSnapshot().status === "active") replyTo.send(reply);
   }
 }

@@ -99,8 +99,12 @@ export class JournaledRun {
   close(snapshot: QuietPointSnapshot): void {
     if (this.done) return;
     this.done = true;
-    if (this.journal.isLive) this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
-    this.writer.release();
+    try {
+      // A failed journal has no quiet point to save: its last records are missing.
+      if (this.journal.isLive && !this.journal.failure) this.writer.saveSnapshot(snapshot as never, this.journal.lastSeq);
+    } finally {
+      this.writer.release();
+    }
   }
 
   /** The run stopped without ending (its sink threw, or it diverged): the journal stays resumable. */
@@ -116,7 +120,12 @@ export function journalRun(durable: DurableOptions, input: RunInput, config: Age
   const writer = durable.store.openSession(durable.sessionId);
   const journal = new RunJournal(writer, [], "record");
   const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };
-  journal.lastSeq = writer.append(asJson(record));
+  try {
+    journal.lastSeq = writer.append(asJson(record));
+  } catch (error) {
+    writer.release();
+    throw error;
+  }
   return new JournaledRun(writer, journal);
 }
 

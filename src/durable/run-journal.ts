@@ -43,7 +43,7 @@ export class RunJournal implements JobJournal {
   private live: boolean;
   private runtime: RunRuntime | undefined;
   private owner: AnyActorRef | undefined;
-  /** Set when the run asked for something the journal does not hold (R83: a diverged replay). */
+  /** Set when the run asked for something the journal does not hold (R83: a diverged replay), or the store failed. */
   failure: Error | undefined;
   /** The sequence number of the last record appended (0: none yet). */
   lastSeq = 0;
@@ -159,7 +159,13 @@ export class RunJournal implements JobJournal {
   }
 
   private append(record: JournalRecord): void {
-    if (this.writer) this.lastSeq = this.writer.append(asJson(record));
+    if (!this.writer || this.failure) return;
+    try {
+      this.lastSeq = this.writer.append(asJson(record));
+    } catch (error) {
+      // The store failed (full disk, a released writer): the run cannot stay durable; its host decides (it rejects).
+      this.fail(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   /** A job about to run for real: R81's replay rule for an `execute` whose intent had no outcome, then its own intent (R80). */

@@ -97,3 +97,23 @@ describe("R83: replay of timeouts, aborts and failures", () => {
     await expect(replayRun(tampered)).rejects.toBeInstanceOf(JournalDivergedError);
   });
 });
+
+describe("R80: a store that fails", () => {
+  it("R80: a store whose append throws mid-run rejects the run with that error (no crash, the lock released); one that fails at once rejects at the start", async () => {
+    const store = memoryRunStore();
+    const failing = (after: number) => ({
+      ...store,
+      openSession: (id: string, options?: { create?: boolean }) => {
+        const writer = store.openSession(id, options);
+        let appends = 0;
+        return { ...writer, append: (record: never) => (++appends > after ? (() => { throw new Error("disk full"); })() : writer.append(record)) };
+      },
+    });
+    const run = (durable: { store: never; sessionId: string }) =>
+      runAgentLoop([user("go")], { messages: [], tools: [tool("t", async () => "ok")] }, baseConfig(), () => {}, undefined, scriptedStreamFn([{ content: [toolCall("t", {}, "a")] }, { content: [text("done")] }]), { durable });
+    await expect(run({ store: failing(3) as never, sessionId: "a" })).rejects.toThrow("disk full");
+    expect(() => store.openSession("a").release()).not.toThrow();
+    await expect(run({ store: failing(0) as never, sessionId: "b" })).rejects.toThrow("disk full");
+    expect(() => store.openSession("b").release()).not.toThrow();
+  });
+});
