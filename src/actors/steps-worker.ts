@@ -62,6 +62,8 @@ export interface JobJournal {
   replied(job: JournaledJob, reply: StepReply): void;
   /** The worker's R67 abandonment, run when the journal says so (a replayed grace); given once, when the worker starts. */
   bindGrace(expire: () => void): void;
+  /** R29: the run took `run.abort` (from its signal, the Agent, or the app): an external input. */
+  aborted(): void;
   /** R67: the grace timer ran out. "live": abandon now (journaled); "answered": the journal decides when. */
   graceExpired(): "live" | "answered";
 }
@@ -214,6 +216,8 @@ class StepRunner {
         this.cancel(event.replyTo);
         return snapshot;
       case "run.abort": {
+        // R80: the abort is journaled where the run took it.
+        journals.get(this.runtime)?.aborted();
         // R29: every running job sees the abort; later jobs start with an aborted signal.
         this.runtime.abortSignal();
         for (const job of this.current.values()) job.controller?.abort();

@@ -68,7 +68,7 @@ export class JournaledRun {
     else signal.addEventListener("abort", () => this.abort(runtime, signal.reason), { once: true });
   }
 
-  /** The run's abort (R29), journaled where it arrives; while a resumed run still replays, once it goes live. */
+  /** The run's abort (R29); while a resumed run still replays its journal, once it goes live (the journal's order first). */
   abort(runtime: RunRuntime, reason?: unknown): void {
     if (this.done) return;
     if (!this.journal.isLive) {
@@ -76,7 +76,7 @@ export class JournaledRun {
       return;
     }
     this.pendingAbort = false;
-    this.journal.input("abort");
+    // (The worker journals the `run.abort` this sends.)
     runtime.abort(reason);
   }
 

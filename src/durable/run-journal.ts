@@ -6,7 +6,7 @@
  * replies, in completion order; what a job emitted before another record came between is
  * flushed as an `out` record first, so the journal's order is the order things reached the sink
  * and the machine. A tool's `execute` gets an `intent` record before it runs. External inputs
- * (the run's abort) are appended where they arrive.
+ * (the run's abort, as the worker takes it) are appended where they arrive.
  *
  * Answering (resume, replay): the jobs the machine asks for wait; the record at the cursor is
  * delivered as soon as the job it answers is waiting, so records reach the machine strictly in
@@ -111,11 +111,11 @@ export class RunJournal implements JobJournal {
     this.append(record);
   }
 
-  /** An external input arrived (R80): the run's abort. */
-  input(input: "abort"): void {
+  /** R80: the run took `run.abort` (an external input, whoever sent it). */
+  aborted(): void {
     if (!this.live) return;
     this.flush();
-    this.append({ k: "input", input });
+    this.append({ k: "input", input: "abort" });
   }
 
   private expireGrace: (() => void) | undefined;
@@ -191,7 +191,11 @@ export class RunJournal implements JobJournal {
         }
         if (record.k === "input") {
           this.cursor++;
-          if (record.input === "abort") this.runtime?.abort(new Error("aborted (journaled)"));
+          if (record.input === "abort") {
+            // As the run took it: its signal, then `run.abort` (each one journaled is delivered).
+            this.runtime?.abortSignal(new Error("aborted (journaled)"));
+            this.owner?.send({ type: "run.abort" });
+          }
           else {
             this.graceDue = false;
             this.hooks.onTime?.(record.at);
