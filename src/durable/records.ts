@@ -19,12 +19,40 @@ import type { Json } from "../store/run-store.js";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { StepName, StepReply } from "../../machines/steps.js";
 import type { RunInput } from "../../machines/run.types.js";
+import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
 
 /** The journal format's version, in every `run` record. */
 export const JOURNAL_FORMAT = 1;
 
-/** What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. */
-export type JobOutput = AnyAgentEvent | { sent: EventObject };
+/**
+ * What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. In a
+ * record, a stream update after the first of its kind is `{ delta, of: kind }` (update-delta.ts).
+ */
+export type JobOutput = AnyAgentEvent | { sent: EventObject } | { delta: DeltaNode; of: string };
+
+/** The event kinds stored as deltas: each carries a growing partial result. */
+const DELTA_KINDS = new Set(["message_update", "tool_execution_update"]);
+
+/** `item` as stored: a stream update after the first of its kind in the record as its difference from the one before. */
+export function encodeUpdate(item: JobOutput, previous: Map<string, Json>): JobOutput {
+  const type = (item as { type?: unknown }).type;
+  if (typeof type !== "string" || !DELTA_KINDS.has(type)) return item;
+  const before = previous.get(type);
+  previous.set(type, item as unknown as Json);
+  return before === undefined ? item : { delta: delta(before, item as unknown as Json), of: type };
+}
+
+/** A record's `out` with every delta rebuilt into its event. */
+export function decodeOut(out: readonly JobOutput[]): (AnyAgentEvent | { sent: EventObject })[] {
+  const previous = new Map<string, Json>();
+  return out.map((item) => {
+    const event = "delta" in item ? (applyDelta(previous.get(item.of)!, item.delta) as unknown as AnyAgentEvent) : item;
+    const type = (event as { type?: unknown }).type;
+    if (typeof type === "string" && DELTA_KINDS.has(type)) previous.set(type, event as unknown as Json);
+    return event;
+  });
+}
+
 
 export type SerializedError =
   | { kind: "error"; name: string; message: string; props?: { [key: string]: Json } }

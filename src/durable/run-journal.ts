@@ -22,7 +22,7 @@ import type { RunRuntime } from "../actors/run-runtime.js";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { StepReply } from "../../machines/steps.js";
 import type { Json } from "../store/run-store.js";
-import { asJson, digestOf, jsonCopy, reviveReply, serializeReply, type JobOutput, type JournalRecord } from "./records.js";
+import { asJson, decodeOut, digestOf, encodeUpdate, jsonCopy, reviveReply, serializeReply, type JobOutput, type JournalRecord } from "./records.js";
 import { JournalDivergedError } from "./errors.js";
 
 /** Where a recording journal appends (a store's `SessionWriter` is one). */
@@ -35,7 +35,8 @@ export type JournalMode = "record" | "resume" | "replay";
 export class RunJournal implements JobJournal {
   private cursor = 0;
   private readonly waiting: JournaledJob[] = [];
-  private open: { job: JournaledJob; out: JobOutput[] } | undefined;
+  /** What the job that emitted last emitted since the last record; `updates`: its last update of each kind, for the deltas. */
+  private open: { job: JournaledJob; out: JobOutput[]; updates: Map<string, Json> } | undefined;
   /** Paths whose `execute` intent has no outcome yet (R81). */
   private readonly openIntents = new Set<string>();
   private readonly digests = new WeakMap<JournaledJob, string>();
@@ -148,7 +149,8 @@ export class RunJournal implements JobJournal {
   private note(job: JournaledJob, item: JobOutput): void {
     if (!this.live) return;
     if (this.open && this.open.job !== job) this.flush();
-    (this.open ??= { job, out: [] }).out.push(item);
+    const open = (this.open ??= { job, out: [] as JobOutput[], updates: new Map<string, Json>() });
+    open.out.push(encodeUpdate(item, open.updates));
   }
 
   private flush(): void {
@@ -215,7 +217,7 @@ export class RunJournal implements JobJournal {
           return;
         }
         this.cursor++;
-        const out = (record.out ?? []) as readonly JobOutput[];
+        const out = decodeOut(record.out ?? []);
         if (record.k === "out") {
           job.replay(out, undefined);
           continue;
