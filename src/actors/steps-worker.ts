@@ -146,7 +146,11 @@ class RunningJob implements JobScope, JournaledJob {
     if (this.cancelled) return;
     for (const item of output) {
       if ("sent" in item) this.requester.send(item.sent);
-      else this.runtime.events.push(item);
+      else {
+        // R67: as when it ran, an abandonment closes what the replayed job had opened.
+        this.trail?.note(item);
+        this.runtime.events.push(item);
+      }
     }
     if (reply) this.runner.reply(this, reply, undefined);
   }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentTool, AnyAgentEvent } from "../../src/index.js";
-import { runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { PushAssistantStream, emptyUsage, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { replayRun } from "../../src/durable/replay.js";
 import { JournalDivergedError } from "../../src/durable/errors.js";
 import { baseConfig, user } from "../loop/helpers.js";
@@ -115,5 +115,31 @@ describe("R80: a store that fails", () => {
     expect(() => store.openSession("a").release()).not.toThrow();
     await expect(run({ store: failing(0) as never, sessionId: "b" })).rejects.toThrow("disk full");
     expect(() => store.openSession("b").release()).not.toThrow();
+  });
+});
+
+describe("R83, R67: an abandoned stream", () => {
+  it("R83, R67: a stream function that ignores the abort is abandoned at the grace; the replay closes its message the same way", async () => {
+    const { clock, advance, timers } = manualClock();
+    const controller = new AbortController();
+    // Starts a response, then never ends it.
+    const hangingStream = (() => {
+      const stream = new PushAssistantStream();
+      const partial = { role: "assistant", content: [{ type: "text", text: "Hel" }], api: "x", provider: "x", model: "x", usage: emptyUsage(), stopReason: "stop", timestamp: 5 } as const;
+      stream.push({ type: "start", partial: partial as never });
+      stream.push({ type: "text_start", contentIndex: 0, partial: partial as never });
+      return stream;
+    }) as never;
+    let started = false;
+    const result = await recorded(async (durable, sink) => {
+      const run = runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig({ abortGraceMs: 20 }), sink, controller.signal, hangingStream, { clock, durable });
+      while (!started) await ticks();
+      controller.abort();
+      while (timers.length === 0) await ticks();
+      advance(20);
+      return run;
+    }, (event) => event.type === "message_update" && (started = true));
+    expect(result.delivered.filter((e) => e.includes('"type":"message_end"') && e.includes('"stopReason":"aborted"')).length).toBeGreaterThan(0);
+    expect(result.replayed).toEqual(result.delivered);
   });
 });
