@@ -52,7 +52,7 @@ import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
 import { guardedInspect } from "../boundary/inspect-observer.js";
 import { unfinishedRun } from "../durable/resume.js";
-import type { QuietPointSnapshot } from "../durable/durable-run.js";
+import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -179,6 +179,7 @@ export class Agent {
     this.tools = (initial.tools ?? []).slice();
     this.inspect = guardedInspect(options.inspect);
     this.pinned = options.inspect !== undefined;
+    if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
 
     const input: SessionInput = {

@@ -10,6 +10,7 @@ import type { RunInput } from "../../machines/run.types.js";
 import type { RunContext } from "../../machines/run.types.js";
 import type { RunStore, SessionWriter } from "../store/run-store.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
+import { AgentInputError } from "../boundary/errors.js";
 import { RunJournal } from "./run-journal.js";
 import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord } from "./records.js";
 
@@ -115,8 +116,20 @@ export class JournaledRun {
   }
 }
 
+/** `durable` as given by an app: a store with the RunStore methods and a non-empty session id, else an `AgentInputError`. */
+export function checkDurable(durable: unknown, field: string): asserts durable is DurableOptions {
+  const candidate = durable as Partial<DurableOptions> | null;
+  if (typeof candidate !== "object" || candidate === null) throw new AgentInputError(field, `${field} must be { store, sessionId }`);
+  const store = candidate.store as Partial<RunStore> | undefined;
+  if (!store || typeof store.openSession !== "function" || typeof store.readSession !== "function") {
+    throw new AgentInputError(`${field}.store`, `${field}.store must be a RunStore (openSession, readSession, …)`);
+  }
+  if (typeof candidate.sessionId !== "string" || candidate.sessionId.length === 0) throw new AgentInputError(`${field}.sessionId`, `${field}.sessionId must be a non-empty string`);
+}
+
 /** R80: a new durable run: takes the session's lock, journals the run's input, records from its first step. */
 export function journalRun(durable: DurableOptions, input: RunInput, config: AgentLoopConfig): JournaledRun {
+  checkDurable(durable, "durable");
   const writer = durable.store.openSession(durable.sessionId);
   const journal = new RunJournal(writer, [], "record");
   const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };

@@ -13,7 +13,7 @@ import type { AgentEventSink, AgentLoopConfig, AgentMessage, AgentTool, StreamFn
 import type { RunInput } from "../../machines/run.types.js";
 import { startRun, type RunOptions } from "../api/start-run.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import { resumedRun, type DurableOptions } from "./durable-run.js";
+import { checkDurable, resumedRun, type DurableOptions } from "./durable-run.js";
 import { JOURNAL_FORMAT, isJournalRecord, type JournalRecord, type RunRecord } from "./records.js";
 import { JournalFormatError } from "./errors.js";
 
@@ -40,6 +40,7 @@ export interface ResumeResult {
 
 /** Continues the session's unfinished run (R81); takes the session's lock while it runs (R84: `SessionLockedError` if another writer holds it). */
 export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOptions): Promise<ResumeResult> {
+  checkDurable(durable, "durable");
   const writer = durable.store.openSession(durable.sessionId, { create: false });
   let unfinished: { run: RunRecord; after: JournalRecord[] } | undefined;
   try {

@@ -143,3 +143,13 @@ describe("R83, R67: an abandoned stream", () => {
     expect(result.replayed).toEqual(result.delivered);
   });
 });
+
+describe("R80: bad durable options", () => {
+  it("R80: a durable option without a store or a session id is an AgentInputError naming the field", async () => {
+    const { Agent, AgentInputError } = await import("../../src/index.js");
+    const run = (durable: unknown) => runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig(), () => {}, undefined, scriptedStreamFn([{ content: [text("x")] }]), { durable: durable as never });
+    await expect(run({ store: {}, sessionId: "s" })).rejects.toMatchObject({ name: "AgentInputError", field: "durable.store" });
+    await expect(run({ store: memoryRunStore(), sessionId: "" })).rejects.toMatchObject({ name: "AgentInputError", field: "durable.sessionId" });
+    expect(() => new Agent({ streamFn: scriptedStreamFn([]), durable: "x" as never })).toThrow(AgentInputError);
+  });
+});
