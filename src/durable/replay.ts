@@ -6,7 +6,7 @@
  * reply; R67's abandonment is a record with its time) and fires no timer. The
  * events come out as they were delivered, byte for byte (each is copied as JSON at delivery).
  */
-import { createActor, type AnyActorRef, type InspectionEvent } from "xstate";
+import { createActor, type InspectionEvent } from "xstate";
 import type { AgentMessage, AgentTool, AnyAgentEvent, StreamFn } from "../types.js";
 import type { RunInput } from "../../machines/run.types.js";
 import type { Clock } from "../loop/clock.js";
@@ -92,9 +92,9 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   journal.hooks.onFailure = (error) => void (failure = error);
   const tools = (input.tools ?? []).map((tool) => standIn(tool.decl as never));
   let runtime: RunRuntime | undefined;
-  const logic = provideRunMachine((owner: AnyActorRef) => {
+  // One run per replay: its worker's runtime is this one.
+  const logic = provideRunMachine(() => {
     if (!runtime) throw new Error("replay: the run's runtime is bound before it starts");
-    void owner;
     return runtime;
   });
   options.onTime?.(input.startedAt);
