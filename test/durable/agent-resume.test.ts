@@ -79,3 +79,35 @@ describe("R81: an Agent resumes its stored session", () => {
     expect(interrupted).toBeGreaterThan(0);
   });
 });
+
+describe("R80, R83: a durable Agent's journal", () => {
+  it("R80, R83: an Agent's runs, one aborted with agent.abort(), replay to the events its listeners got", async () => {
+    const store = memoryRunStore();
+    const waits = {
+      name: "waits",
+      label: "waits",
+      description: "waits for the abort",
+      parameters: { type: "object", properties: {} },
+      execute: (_id: string, _params: unknown, signal?: AbortSignal) =>
+        new Promise<{ content: { type: "text"; text: string }[]; details: object }>((resolve) => signal?.addEventListener("abort", () => resolve({ content: [{ type: "text", text: "stopped" }], details: {} }), { once: true })),
+    };
+    const { scriptedStreamFn, text, toolCall } = await import("../../src/index.js");
+    const instance = new Agent({
+      streamFn: scriptedStreamFn([{ content: [toolCall("waits", {}, "w")] }, { content: [text("after abort")] }, { content: [text("second run")] }]),
+      initialState: { model: scriptedModel, tools: [waits as never] },
+      clock: fixedClock,
+      durable: { store, sessionId: "a" },
+    });
+    const heard: string[] = [];
+    instance.subscribe((event) => {
+      heard.push(JSON.stringify(event));
+      if (event.type === "tool_execution_start") setTimeout(() => instance.abort(), 0);
+    });
+    await instance.prompt("first");
+    await instance.prompt("second");
+    const records = store.readSession("a").records();
+    expect(records.filter((r) => (r.record as { k: string }).k === "input")).toHaveLength(1);
+    const { replayEvents } = await import("../../src/durable/replay.js");
+    expect((await replayEvents(records)).map((event) => JSON.stringify(event))).toEqual(heard);
+  });
+});
