@@ -21,7 +21,22 @@ export type DeltaNode =
   | { $: "r"; v: Json };
 
 const isObject = (value: unknown): value is { [key: string]: Json } => typeof value === "object" && value !== null && !Array.isArray(value);
-const same = (a: Json, b: Json) => a === b || JSON.stringify(a) === JSON.stringify(b);
+/** Equal as JSON text (key order included), without serializing: stops at the first difference. */
+function same(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (let i = 0; i < keysA.length; i++) if (keysA[i] !== keysB[i] || !same(a[keysA[i]], b[keysB[i]])) return false;
+  return true;
+}
 
 /** `next` as a difference from `previous` (both plain JSON data). */
 export function delta(previous: Json, next: Json): DeltaNode {
