@@ -79,6 +79,40 @@ describe("R81: resume after a crash at any record", () => {
     expect(interrupted).toBeGreaterThan(0);
   });
 
+  it("R81: a crash during the resume resumes again: every prefix of a resumed journal, cut again halfway through what the resume wrote", async () => {
+    const full = await uninterrupted();
+    let twice = 0;
+    for (let n = 2; n < full.records.length; n += 3) {
+      const store = seeded(full.records.slice(0, n));
+      // Executions that happened before the second crash: the original process's (its intents), and
+      // the first resume's that began while the journal held at most m records (set below).
+      const executions: Record<string, number> = {};
+      for (const record of full.records.slice(0, n)) if ((record as { k: string }).k === "intent") executions[(record as { toolCallId: string }).toolCallId] = 1;
+      const firstResume: { id: string; records: number }[] = [];
+      const first = crashSession((id) => void firstResume.push({ id, records: store.readSession("s").records().length }), { fast: true });
+      await resumeAgentLoop({ store, sessionId: "s" }, { config: first.config, tools: first.tools, streamFn: first.streamFn, sink: () => {}, clock: fixedClock });
+      const resumedRecords = store.readSession("s").records().map((r) => r.record);
+      // The second crash: halfway through what the first resume appended.
+      const m = n + Math.floor((resumedRecords.length - n) / 2);
+      if (m <= n) continue;
+      for (const { id, records } of firstResume) if (records <= m) executions[id] = (executions[id] ?? 0) + 1;
+      const again = seeded(resumedRecords.slice(0, m));
+      const second = crashSession((id) => void (executions[id] = (executions[id] ?? 0) + 1), { fast: true });
+      const result = await resumeAgentLoop({ store: again, sessionId: "s" }, { config: second.config, tools: second.tools, streamFn: second.streamFn, sink: () => {}, clock: fixedClock });
+      expect(result.resumed).toBe(true);
+      twice++;
+      const at = `crash after record ${n}, then after ${m}`;
+      expect(result.messages, at).toHaveLength(full.messages.length);
+      result.messages.forEach((message, i) => {
+        const text = message.role === "toolResult" ? ((message as ToolResultMessage).content[0] as { text: string }).text : "";
+        if (!text.includes(INTERRUPTED)) expect(timeless(message), `${at}: message ${i}`).toBe(timeless(full.messages[i]));
+        else expect((message as ToolResultMessage).toolCallId, at).not.toMatch(/-read$/);
+      });
+      for (const [id, count] of Object.entries(executions)) if (!id.endsWith("-read")) expect(count, `${at}: ${id}`).toBeLessThanOrEqual(1);
+    }
+    expect(twice).toBeGreaterThan(10);
+  });
+
   it("R81: a finished session has nothing to resume; an unknown session is a typed error; a second writer is refused (R84)", async () => {
     const full = await uninterrupted();
     const session = crashSession(() => {}, { fast: true });
