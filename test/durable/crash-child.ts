@@ -3,16 +3,19 @@
  * sink has received `killAt` events (or after `killAfterMs` of wall time); `resume` continues
  * the session to its end. Either writes the run's messages to `out` when it gets there.
  *
- *   tsx crash-child.ts run|resume <dir> <out> [killAt] [killAfterMs]
+ *   tsx crash-child.ts run|resume|agent-run|agent-resume <dir> <out> [killAt] [killAfterMs]
+ *
+ * `agent-*`: the same session through an Agent (`durable` option, `agent.resume()`); `out` then
+ * holds the Agent's transcript.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AnyAgentEvent } from "../../src/index.js";
+import type { AgentMessage, AnyAgentEvent } from "../../src/index.js";
 import type { RunStore } from "../../src/store/run-store.js";
 import { runAgentLoop } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { fileRunStore } from "../support/file-run-store.js";
-import { crashSession, fixedClock, prompt } from "./crash-scenario.js";
+import { crashAgent, crashSession, fixedClock, prompt } from "./crash-scenario.js";
 
 // The one line to change for the SQLite store: `openSqliteStore(join(dir, "sessions.db"))`.
 const openStore = (dir: string): RunStore => fileRunStore(join(dir, "store"));
@@ -31,9 +34,17 @@ const sink = (_event: AnyAgentEvent) => {
 };
 if (killAfterMs >= 0) setTimeout(kill, killAfterMs);
 
-const messages =
-  mode === "run"
-    ? await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, sink, undefined, session.streamFn, { durable, clock: fixedClock })
-    : (await resumeAgentLoop(durable, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink, clock: fixedClock })).messages;
+async function play(mode: string): Promise<AgentMessage[]> {
+  if (mode === "run") return runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, sink, undefined, session.streamFn, { durable, clock: fixedClock });
+  if (mode === "resume") return (await resumeAgentLoop(durable, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink, clock: fixedClock })).messages;
+  const agent = crashAgent(session, durable);
+  agent.subscribe(sink);
+  if (mode === "agent-run") await agent.prompt(prompt);
+  else await agent.resume();
+  return agent.state.messages;
+}
+// A kill before the session's first record leaves nothing to resume: the new process starts it.
+const fresh = (mode === "resume" || mode === "agent-resume") && !store.hasSession(durable.sessionId);
+const messages = fresh ? (console.error("nothing stored yet: starting the session"), await play(mode === "resume" ? "run" : "agent-run")) : await play(mode);
 writeFileSync(out, JSON.stringify({ messages, delivered }));
 process.exit(0);

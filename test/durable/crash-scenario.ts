@@ -7,7 +7,8 @@
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import type { AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, Clock, ScriptedResponse, StreamFn } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
+import { Agent, scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
+import type { DurableOptions } from "../../src/durable/index.js";
 
 export const TURNS = 5;
 export const fixedClock: Clock = { now: () => 1_800_000_000_000, monotonic: () => 0, setTimer: (ms, fire) => systemClock.setTimer(ms, fire) };
@@ -67,4 +68,9 @@ export function executionCounts(executions: string): Record<string, number> {
   if (!existsSync(executions)) return counts;
   for (const id of readFileSync(executions, "utf8").split("\n").filter(Boolean)) counts[id] = (counts[id] ?? 0) + 1;
   return counts;
+}
+
+/** The same session through an Agent (R80, R81: `durable`, `agent.resume()`). */
+export function crashAgent(session: CrashSession, durable: DurableOptions): Agent {
+  return new Agent({ streamFn: session.streamFn, initialState: { model: scriptedModel, tools: session.tools }, clock: fixedClock, durable });
 }

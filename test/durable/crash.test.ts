@@ -1,6 +1,7 @@
 /**
  * Issue 20's crash test (SPEC R81): a child process runs the 5-turn session of crash-scenario.ts
- * (parallel batches, a `replay: "safe"` tool and two that are not) on a file-backed store and is
+ * (parallel batches, a `replay: "safe"` tool and two that are not; every other point through an
+ * Agent, resumed with `agent.resume()`) on a file-backed store and is
  * SIGKILLed at a point drawn from a printed seed (by delivered-event count, or by wall time); a
  * new process then resumes the session to its end. Invariants, each point:
  *  - every tool call has exactly one result message;
@@ -18,7 +19,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { fileRunStore } from "../support/file-run-store.js";
-import { crashSession, executionCounts, fixedClock, prompt } from "./crash-scenario.js";
+import { crashAgent, crashSession, executionCounts, fixedClock, prompt } from "./crash-scenario.js";
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 10);
 const SEED = process.env.CRASH_SEED !== undefined ? Number(process.env.CRASH_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
@@ -85,29 +86,34 @@ function problems(messages: AgentMessage[], baseline: AgentMessage[], counts: Re
 
 describe("issue 20: crash and resume (R81)", () => {
   it(`R81: ${POINTS} SIGKILLs at seeded points, each resumed to the end by a new process (CRASH_SEED=${SEED})`, { timeout: 60_000 + POINTS * 8_000 }, async () => {
-    // The uninterrupted run, in this process (on the same kind of store).
+    // The uninterrupted session, in this process (on the same kind of store): as a run, and through an Agent.
     const session = crashSession(join(root, "baseline-executions.txt"));
     const baseline = { messages: [] as AgentMessage[], delivered: 0 };
     const durable = { store: fileRunStore(join(root, "baseline")), sessionId: "crash" };
     baseline.messages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, () => void baseline.delivered++, undefined, session.streamFn, { durable, clock: fixedClock });
+    const agentBaseline = crashAgent(session, { store: fileRunStore(join(root, "baseline-agent")), sessionId: "crash" });
+    await agentBaseline.prompt(prompt);
+    const baselines = { run: baseline.messages, agent: agentBaseline.state.messages.slice() };
     const draw = random(SEED);
     const points = Array.from({ length: POINTS }, (_, i) =>
       // By event count mostly; every fifth by wall time (the run takes some hundred ms after start-up).
       i % 5 === 4 ? { killAfterMs: Math.floor(draw() * 400) } : { killAt: 1 + Math.floor(draw() * (baseline.delivered - 1)) },
     );
     const tally = { killed: 0, finishedFirst: 0, interrupted: 0, failed: [] as string[] };
+    // Odd points run the session through an Agent (agent.resume() in the new process).
     const play = async (point: (typeof points)[number], i: number) => {
       const dir = join(root, `p${i}`);
-      const first = await child(["run", dir, join(dir, "first.json"), String(point.killAt ?? -1), String(point.killAfterMs ?? -1)]);
+      const via = i % 2 === 1 ? "agent" : "run";
+      const first = await child([via === "agent" ? "agent-run" : "run", dir, join(dir, "first.json"), String(point.killAt ?? -1), String(point.killAfterMs ?? -1)]);
       if (first.signal === "SIGKILL") tally.killed++;
       else if (first.code === 0) tally.finishedFirst++;
-      else return void tally.failed.push(`point ${i} (${JSON.stringify(point)}): the first process failed: ${first.stderr.slice(0, 400)}`);
-      const second = await child(["resume", dir, join(dir, "out.json")]);
-      if (second.code !== 0) return void tally.failed.push(`point ${i} (${JSON.stringify(point)}): the resume failed: ${second.stderr.slice(0, 400)}`);
+      else return void tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): the first process failed: ${first.stderr.slice(0, 400)}`);
+      const second = await child([via === "agent" ? "agent-resume" : "resume", dir, join(dir, "out.json")]);
+      if (second.code !== 0) return void tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): the resume failed: ${second.stderr.slice(0, 400)}`);
       const messages = first.code === 0 ? readOut(join(dir, "first.json")).messages : readOut(join(dir, "out.json")).messages;
-      const found = problems(messages, baseline.messages, executionCounts(join(dir, "executions.txt")));
+      const found = problems(messages, baselines[via], executionCounts(join(dir, "executions.txt")));
       tally.interrupted += found.interrupted;
-      if (found.problems.length > 0) tally.failed.push(`point ${i} (${JSON.stringify(point)}): ${found.problems.join("; ")}`);
+      if (found.problems.length > 0) tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): ${found.problems.join("; ")}`);
     };
     // Two at a time: each point is two processes, one after the other.
     for (let i = 0; i < points.length; i += 2) await Promise.all(points.slice(i, i + 2).map((point, k) => play(point, i + k)));
