@@ -70,3 +70,5 @@ export { sessionMachine, type SessionContext, type SessionEvent, type SessionInp
 export { createAgentTestModel, type AgentTestModel, type AgentTestModelOptions, type AgentTestPath, type AgentTestPathKind, type AgentTestRun } from "./testing/index.js";
 // The durable session store's contract and the in-memory store (R80–R84); SQLite: `xstate-agent-loop/sqlite`.
 export * from "./store/index.js";
+// Durable runs (R80, R81, R83): journal a run or an Agent into a store, resume it, replay it offline.
+export * from "./durable/index.js";

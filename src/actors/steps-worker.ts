@@ -212,6 +212,8 @@ class StepRunner {
   private readonly current = new Map<AnyActorRef, RunningJob>();
   /** R67: cancels the grace timer while it runs. */
   private cancelGrace: (() => void) | undefined = undefined;
+  /** The run took `run.abort` already (R29: later ones change nothing). */
+  private abortTaken = false;
   /** Jobs asked for whose execution has not begun yet (an executor delivers outcomes only when there are none). */
   private starting = 0;
 
@@ -234,8 +236,10 @@ class StepRunner {
         this.cancel(event.replyTo);
         return snapshot;
       case "run.abort": {
-        // R80: the abort is journaled where the run took it.
-        journals.get(this.runtime)?.aborted();
+        // R80: the abort is journaled where the run took it, once (an Agent's abort reaches the
+        // run both from the session machine and through the run's signal).
+        if (!this.abortTaken) journals.get(this.runtime)?.aborted();
+        this.abortTaken = true;
         // R29: every running job sees the abort; later jobs start with an aborted signal.
         this.runtime.abortSignal();
         for (const job of this.current.values()) job.controller?.abort();

@@ -14,11 +14,12 @@ import type { AgentMessage, AnyAgentEvent } from "../../src/index.js";
 import type { RunStore } from "../../src/store/run-store.js";
 import { runAgentLoop } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
-import { fileRunStore } from "../support/file-run-store.js";
+import { openSqliteStore } from "../../src/sqlite.js";
 import { crashAgent, crashSession, fixedClock, prompt } from "./crash-scenario.js";
 
 // The one line to change for the SQLite store: `openSqliteStore(join(dir, "sessions.db"))`.
-const openStore = (dir: string): RunStore => fileRunStore(join(dir, "store"));
+// The embedded SQLite store (WAL, synchronous=NORMAL): what survives a SIGKILL is what this test checks.
+const openStore = (dir: string): RunStore => openSqliteStore(join(dir, "sessions.db"));
 
 const [mode, dir, out, killAtArg, killAfterArg] = process.argv.slice(2);
 const killAt = Number(killAtArg ?? -1);

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
-import { fileRunStore } from "../support/file-run-store.js";
+import { openSqliteStore } from "../../src/sqlite.js";
 import { crashAgent, crashSession, executionCounts, fixedClock, prompt } from "./crash-scenario.js";
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 10);
@@ -89,9 +89,9 @@ describe("issue 20: crash and resume (R81)", () => {
     // The uninterrupted session, in this process (on the same kind of store): as a run, and through an Agent.
     const session = crashSession(join(root, "baseline-executions.txt"));
     const baseline = { messages: [] as AgentMessage[], delivered: 0 };
-    const durable = { store: fileRunStore(join(root, "baseline")), sessionId: "crash" };
+    const durable = { store: openSqliteStore(join(root, "baseline.db")), sessionId: "crash" };
     baseline.messages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, () => void baseline.delivered++, undefined, session.streamFn, { durable, clock: fixedClock });
-    const agentBaseline = crashAgent(session, { store: fileRunStore(join(root, "baseline-agent")), sessionId: "crash" });
+    const agentBaseline = crashAgent(session, { store: openSqliteStore(join(root, "baseline-agent.db")), sessionId: "crash" });
     await agentBaseline.prompt(prompt);
     const baselines = { run: baseline.messages, agent: agentBaseline.state.messages.slice() };
     const draw = random(SEED);
