@@ -371,14 +371,18 @@ export class Agent {
     const checked = checkedApproveOptions(String(approvalId), options);
     const entry = waitingCall(this.approvalScope(), approvalId);
     const rule = checked.always ? ruleOf(entry.toolName, checked.always) : undefined;
-    this.send({ type: "approval.approve", approvalId, ...checked, ...(rule ? { rule } : {}), at: this.runtime.now() });
+    const decision = { type: "approval.approve" as const, approvalId, ...checked, at: this.runtime.now() };
+    this.runtime.recordDecision(decision);
+    this.send({ ...decision, ...(rule ? { rule } : {}) });
   }
 
   /** The call waiting as `approvalId` gets an error result carrying `reason` (SPEC R82). Throws like `approve`. */
   reject(approvalId: string, reason: string): void {
     const checked = checkedReason(String(approvalId), reason);
     waitingCall(this.approvalScope(), approvalId);
-    this.send({ type: "approval.reject", approvalId, reason: checked, at: this.runtime.now() });
+    const decision = { type: "approval.reject" as const, approvalId, reason: checked, at: this.runtime.now() };
+    this.runtime.recordDecision(decision);
+    this.send(decision);
   }
 
   /** Forgets the session's "always allow" rules. */

@@ -89,7 +89,11 @@ export interface IntentRecord {
   toolCallId: string;
   toolName: string;
 }
-export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number };
+/** R82: an approval decision the run took (the event as the run got it, plain data). */
+export type DecisionEvent =
+  | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
+  | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
+export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number } | { k: "input"; input: "decision"; event: DecisionEvent };
 export interface EndRecord {
   k: "end";
   messages: AgentMessage[];

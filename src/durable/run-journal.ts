@@ -22,7 +22,7 @@ import type { RunRuntime } from "../actors/run-runtime.js";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { StepReply } from "../../machines/steps.js";
 import type { Json } from "../store/run-store.js";
-import { asJson, decodeOut, digestOf, encodeUpdate, jsonCopy, reviveReply, serializeReply, type JobOutput, type JournalRecord } from "./records.js";
+import { asJson, decodeOut, digestOf, encodeUpdate, jsonCopy, reviveReply, serializeReply, type DecisionEvent, type JobOutput, type JournalRecord } from "./records.js";
 import { JournalDivergedError } from "./errors.js";
 
 /** Where a recording journal appends (a store's `SessionWriter` is one). */
@@ -112,6 +112,13 @@ export class RunJournal implements JobJournal {
     this.append(record);
   }
 
+  /** R80, R82: an approval decision, journaled as the run is about to take it. */
+  decided(event: DecisionEvent): void {
+    if (!this.live) return;
+    this.flush();
+    this.append({ k: "input", input: "decision", event: jsonCopy(event) });
+  }
+
   /** R80: the run took `run.abort` (an external input, whoever sent it). */
   aborted(): void {
     if (!this.live) return;
@@ -197,8 +204,10 @@ export class RunJournal implements JobJournal {
             // As the run took it: its signal, then `run.abort` (each one journaled is delivered).
             this.runtime?.abortSignal(new Error("aborted (journaled)"));
             this.owner?.send({ type: "run.abort" });
-          }
-          else {
+          } else if (record.input === "decision") {
+            // R82: the decision reaches the waiting call where the run took it.
+            this.owner?.send(record.event);
+          } else {
             this.graceDue = false;
             this.hooks.onTime?.(record.at);
             this.expireGrace?.();
