@@ -136,7 +136,8 @@ describe("generated diagrams", async () => {
       it("SVG has every state, with its path as id and its name as label", () => {
         for (const state of statesOf(machine)) {
           expect(svg, `id of ${state.path}`).toContain(`id="${state.path}"`);
-          expect(texts, `label of ${state.path}`).toContain(state.key);
+          // A parallel state's box says so after its name (layout.ts stateLabel).
+          expect(texts, `label of ${state.path}`).toContain(state.type === "parallel" ? `${state.key} (parallel)` : state.key);
         }
       });
 
