@@ -95,8 +95,13 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     abort(error);
     args.onSinkFailure(error);
   });
-  // The machine's own events join the steps' events in the one ordered queue.
-  owner.on("*", (event) => void events.push(event as AnyAgentEvent));
+  const startedCalls = new Set<string>();
+  // The machine's own events join the steps' events in the one ordered queue. A start the machine
+  // emits (R70: a streamed call's) marks the call started, as a preflight's does (R55).
+  owner.on("*", (event) => {
+    if (event.type === "tool_execution_start") startedCalls.add((event as { toolCallId: string }).toolCallId);
+    void events.push(event as AnyAgentEvent);
+  });
   if (restored?.aborted) controller.abort();
   const external = args.signal;
   if (external?.aborted) abort(external.reason);
@@ -115,7 +120,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     abortSignal: (reason) => controller.abort(reason),
     apiKey: { next: undefined },
     requestSlot: { held: undefined },
-    startedCalls: new Set(),
+    startedCalls,
     hookContext: () => {
       const context = (owner.getSnapshot() as { context: RunContext }).context;
       return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };

@@ -30,9 +30,17 @@ export function checkLoopArguments(prompts: unknown, context: unknown, config: u
  * The loop settings (R60–R67, the request limiter), wherever they enter: a loop entry point's
  * config, `createAgentRunLogic`'s, the Agent's options (`prefix` names the field's owner).
  */
-export function checkLoopSettings(settings: Pick<Partial<AgentLoopConfig>, "retry" | "outputLimit" | "compact" | "maxTokens" | "abortGraceMs" | "toolTimeoutMs" | "requestLimiter">, prefix: string): void {
+export function checkLoopSettings(
+  settings: Pick<Partial<AgentLoopConfig>, "retry" | "outputLimit" | "compact" | "maxTokens" | "abortGraceMs" | "toolTimeoutMs" | "requestLimiter" | "maxConcurrentTools">,
+  prefix: string,
+): void {
   checkDuration(valueOf(settings, "abortGraceMs"), `${prefix}abortGraceMs`);
   checkDuration(valueOf(settings, "toolTimeoutMs"), `${prefix}toolTimeoutMs`);
+  // R70: a limit that is not a whole number ≥ 1 would silently mean the default (or none).
+  const limit = valueOf(settings, "maxConcurrentTools");
+  if (limit !== undefined && !(typeof limit === "number" && Number.isInteger(limit) && limit >= 1)) {
+    throw new AgentInputError(`${prefix}maxConcurrentTools`, `${prefix}maxConcurrentTools must be a whole number ≥ 1, got ${describeValue(limit)}`);
+  }
   const limiter = valueOf(settings, "requestLimiter");
   if (limiter !== undefined && !(isRecord(limiter) && typeof (limiter as { acquire?: unknown }).acquire === "function")) {
     throw new AgentInputError(`${prefix}requestLimiter`, `${prefix}requestLimiter must be a limiter from createRequestLimiter(), got ${describeValue(limiter)}`);

@@ -36,6 +36,8 @@ export interface ZodToolDefinition<S extends $ZodType, TDetails = unknown> exten
   execute: Execute<output<S>, TDetails>;
   /** R82: wait for approval before executing (`true`, or a predicate of the validated arguments). */
   needsApproval?: AgentTool<output<S>>["needsApproval"];
+  /** R70: may the call start while the model still streams, beside other safe calls? */
+  isConcurrencySafe?: AgentTool<output<S>>["isConcurrencySafe"];
 }
 
 /** A tool whose parameters are a JSON Schema object; `TParams` is whatever the caller asserts. */
@@ -45,9 +47,11 @@ export interface JsonSchemaToolDefinition<TParams = Record<string, unknown>, TDe
   execute: Execute<TParams, TDetails>;
   /** R82: wait for approval before executing (`true`, or a predicate of the validated arguments). */
   needsApproval?: AgentTool<TParams>["needsApproval"];
+  /** R70: may the call start while the model still streams, beside other safe calls? */
+  isConcurrencySafe?: AgentTool<TParams>["isConcurrencySafe"];
 }
 
-const LOOP_SETTINGS = ["replay", "timeoutMs", "cancelSiblingsOnError", "needsApproval"] as const;
+const LOOP_SETTINGS = ["replay", "timeoutMs", "cancelSiblingsOnError", "needsApproval", "isConcurrencySafe"] as const;
 
 export function defineTool<S extends $ZodType, TDetails = unknown>(def: ZodToolDefinition<S, TDetails>): AgentTool<output<S>, TDetails>;
 export function defineTool<TParams = Record<string, unknown>, TDetails = unknown>(

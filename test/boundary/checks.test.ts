@@ -237,3 +237,13 @@ describe("issue 15 item 7: secret key names", () => {
     expect(isSecretKeyName(key)).toBe(false),
   );
 });
+
+describe("R70: maxConcurrentTools is checked where the loop settings enter", () => {
+  it("R70: a limit that is not a whole number ≥ 1 is an AgentInputError naming the field", async () => {
+    const { checkLoopSettings } = await import("../../src/boundary/run-arguments.js");
+    for (const bad of [0, 1.5, -1, "3", Number.NaN]) {
+      expect(() => checkLoopSettings({ maxConcurrentTools: bad as never }, "config.")).toThrow(expect.objectContaining({ name: "AgentInputError", field: "config.maxConcurrentTools" }));
+    }
+    expect(() => checkLoopSettings({ maxConcurrentTools: 3 }, "config.")).not.toThrow();
+  });
+});

@@ -133,3 +133,13 @@ describe("defineTool passes the loop's per-tool settings through (R13, R65, R73,
     expect(agent.state.messages.find((message) => message.role === "toolResult")).toMatchObject({ toolCallId: "w1", isError: false });
   });
 });
+
+describe("defineTool passes isConcurrencySafe through (R70)", () => {
+  it("R70: the predicate reaches the tool", async () => {
+    const { defineTool: define } = await import("../../src/index.js");
+    const { z } = await import("zod");
+    const isConcurrencySafe = () => true;
+    const read = define({ name: "read", description: "r", parameters: z.object({}), isConcurrencySafe, execute: async () => ({ content: [], details: {} }) });
+    expect(read.isConcurrencySafe).toBe(isConcurrencySafe);
+  });
+});
