@@ -85,7 +85,11 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   const restored = snapshot?.context;
   const tools = args.registry ?? new ToolRegistry(args.tools);
   // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
-  if (restored?.toolSet) tools.restore(restored.toolSet.tools.map((tool) => tool.decl.name), args.tools ?? []);
+  // A new run's names are the registry's own (its input was built from it): nothing to resolve.
+  if (restored?.toolSet) {
+    const names = restored.toolSet.tools.map((tool) => tool.decl.name);
+    if (!resolvesAs(tools, names)) tools.restore(names, args.tools ?? []);
+  }
   const abort = (reason?: unknown) => {
     if (controller.signal.aborted) return;
     controller.abort(reason);
@@ -128,6 +132,15 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   };
 }
 
+
+/**
+ * Whether `tools.restore(names, …)` would leave the registry as it is: it lists the tools of those
+ * names in that order, each the one the name resolves to (the first of that name).
+ */
+function resolvesAs(tools: ToolRegistry, names: readonly string[]): boolean {
+  const list = tools.list;
+  return list.length === names.length && list.every((tool, i) => tool.name === names[i] && tools.find(tool.name) === tool);
+}
 
 /** R66: the config's `onRuntimeEvent`, then the host's own runtime sink, each awaited in turn. */
 function runtimeSinkOf(config: RuntimeConfig, host: RuntimeEventSink | undefined): RuntimeEventSink | undefined {

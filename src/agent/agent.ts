@@ -555,26 +555,31 @@ export class Agent {
   }
 
   /**
-   * The run's event sink: state first, then `events$`, then each listener in turn (R51).
+   * The run's event sink: state first, then `events$`, then each listener in turn (R51). With no
+   * listener there is nothing to wait for: no promise, so the run's next step need not wait a turn.
    * `replayed` (R81): an event a resumed run replays from its journal: the state only.
    */
-  private async deliver(event: AnyAgentEvent, signal: AbortSignal, replayed = false): Promise<void> {
+  private deliver(event: AnyAgentEvent, signal: AbortSignal, replayed = false): Promise<void> | undefined {
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
       // R61: the truncated answer it closed is taken back.
       else if (event.type === "message_discarded") this.send({ type: "run.messageDiscarded" });
-      if (replayed) return;
-      for (const { listener, runtimeEvents } of this.listeners) if (runtimeEvents) await listener(event, signal);
-      return;
+      if (replayed) return undefined;
+      return this.listeners.size === 0 ? undefined : this.notify(event, signal, true);
     }
     this.view.apply(event);
     if (event.type === "agent_end") this.endReason = event.reason;
     if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
-    if (replayed) return;
+    if (replayed) return undefined;
     this.events?.next(event);
-    for (const { listener } of this.listeners) await listener(event, signal);
+    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false);
+  }
+
+  /** Each listener in turn, awaited (R51); a runtime event only reaches those that asked for them (R66). */
+  private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean): Promise<void> {
+    for (const { listener, runtimeEvents } of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal);
   }
 
   /** The replayed system prompt, cached per transcript array and length (it grows in place). */

@@ -24,7 +24,7 @@ import type { DecisionEvent, JournalRecord } from "../durable/records.js";
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
  * `replayed`: a resumed run's event from its journal (R81): the Agent's state only, no listener.
  */
-export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, replayed?: boolean) => Promise<void>;
+export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, replayed?: boolean) => Promise<void> | undefined;
 
 /** What the Agent hands over to start a run. */
 export interface RunPlan {
@@ -51,6 +51,8 @@ export interface SessionHost extends AnyActorRef {
 interface ActiveRun {
   plan: RunPlan;
   input: RunInput;
+  /** The tools the input was built from; the run's runtime resolves calls with the same. */
+  registry: ToolRegistry;
   /** Created when the run's worker starts; until then an abort is remembered. */
   runtime: RunRuntime | undefined;
   actor: AnyActorRef | undefined;
@@ -137,17 +139,18 @@ export class SessionRuntime {
   }
 
   private activate(plan: RunPlan): Promise<void> {
+    const registry = new ToolRegistry(plan.tools);
     const input = plan.resumed?.input ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,
-      tools: new ToolRegistry(plan.tools),
+      tools: registry,
       config: plan.config,
       startedAt: this.clock.now(),
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], rejection: undefined, ...settle, done };
+    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], rejection: undefined, ...settle, done };
     return done;
   }
 
@@ -164,6 +167,7 @@ export class SessionRuntime {
       config: run.plan.config,
       streamFn: run.plan.streamFn,
       tools: run.plan.tools,
+      registry: run.registry,
       clock: this.clock,
       ...(this.random ? { random: this.random } : {}),
       sink: (event) => {
@@ -223,8 +227,9 @@ export class SessionRuntime {
     endAfterDefect(run.runtime, contextOf(run), error);
   }
 
-  settleEvents(): Promise<void> {
-    return this.active?.runtime?.events.settled() ?? Promise.resolve();
+  /** Settles when every event of the current run has been delivered; undefined when none is pending. */
+  settleEvents(): Promise<void> | undefined {
+    return this.active?.runtime?.events.settled();
   }
 
   /** R55: a listener threw; the run is stopped and these events (see `sinkFailed`) go to the listeners directly. */

@@ -41,3 +41,14 @@ export const SECRET_PATTERNS: readonly RegExp[] = [
   /\bsk-[A-Za-z0-9_-]{20,}/g,
   /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
 ];
+
+/**
+ * A literal every one of `SECRET_PATTERNS` contains (test/boundary/inspect-cost.test.ts checks it):
+ * text with none of them matches no pattern, and a substring search says so cheaper than a pattern.
+ */
+export const SECRET_LITERALS: readonly string[] = ["sk-", "Bearer"];
+
+/** False when `text` cannot match any of `SECRET_PATTERNS`. */
+export function mayMatchSecretPattern(text: string): boolean {
+  return text.includes(SECRET_LITERALS[0]!) || text.includes(SECRET_LITERALS[1]!);
+}

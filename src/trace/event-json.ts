@@ -12,7 +12,7 @@
 import type { AgentEvent, JsonValue } from "../types.js";
 import { redact, toJsonSafe } from "./json.js";
 import { isSecretKey, reduceEntry, replaceImageData } from "./reduce.js";
-import { plainJson } from "./plain-json.js";
+import { plainJson, writtenAsIs } from "./plain-json.js";
 
 /**
  * Whether redacting each piece of a line gives what redacting the line whole does. The patterns
@@ -90,6 +90,14 @@ export function createEventJson(secrets: readonly string[]): EventJson {
     const record = event as unknown as Record<string, unknown>;
     const update = event.type === "message_update";
     if (update && record.message === undefined) return undefined;
+    // An event that holds no message (nothing to reuse) and needs no reduction: its JSON whole.
+    if (!update && holdsNoMessage(record)) {
+      try {
+        if (writtenAsIs(record, 0, false)) return redact(JSON.stringify(record), secrets);
+      } catch {
+        // A getter or Proxy trap that threw: the path below reads key by key.
+      }
+    }
     const ancestors = [record];
     const parts: string[] = [];
     for (const key of Object.keys(record)) {
@@ -137,6 +145,20 @@ function withoutPartial(value: unknown, ancestors: object[], secrets: readonly s
     if (copy !== undefined) out[key] = copy;
   }
   return redact(JSON.stringify(replaceImageData(out)), secrets);
+}
+
+/** No message at its top level, nor an array (which may hold messages). */
+function holdsNoMessage(record: Record<string, unknown>): boolean {
+  try {
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      const value = record[key];
+      if (Array.isArray(value) || isMessage(value)) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {

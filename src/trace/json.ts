@@ -1,5 +1,5 @@
 /** JSON-safe copies of arbitrary values (tool details may hold anything) and secret redaction. */
-import { SECRET_PATTERNS } from "../boundary/secret-keys.js";
+import { SECRET_PATTERNS, mayMatchSecretPattern } from "../boundary/secret-keys.js";
 
 export { toJsonSafe } from "../loop/plain-data.js";
 
@@ -12,9 +12,9 @@ const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.s
  */
 export function redact(line: string, secrets: readonly string[]): string {
   let out = line;
-  if (ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
+  if (mayMatchSecretPattern(out) && ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
   for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+    if (secret.length >= 4 && out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
   return out;
 }

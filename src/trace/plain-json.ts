@@ -27,7 +27,40 @@ function keyJson(key: string): string {
 }
 
 /** The JSON of `value` at `depth`, or `undefined` where `JSON.stringify` would write nothing. */
-export function plainJson(value: unknown, depth: number, details: boolean, ancestors: object[] = []): string | undefined {
+export function plainJson(value: unknown, depth: number, details: boolean): string | undefined {
+  // Most values need no reduction at all: then the native serializer writes the same, faster.
+  return writtenAsIs(value, depth, details) ? JSON.stringify(value) : writeJson(value, depth, details, []);
+}
+
+/**
+ * Whether `JSON.stringify(value)` writes what `writeJson` would: plain data with no credential
+ * key (holding more than `null` or `""`), no image data to shorten and no bigint, within
+ * `MAX_DEPTH` (a cycle runs into it, and `writeJson` then finds the cycle). Reads, never builds.
+ */
+export function writtenAsIs(value: unknown, depth: number, details: boolean): boolean {
+  if (typeof value !== "object") return typeof value !== "bigint";
+  if (value === null) return true;
+  if (depth >= MAX_DEPTH) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) if (!writtenAsIs(value[i], depth + 1, details)) return false;
+    return true;
+  }
+  if (proto !== Object.prototype && proto !== null) return false;
+  const record = value as Record<string, unknown>;
+  if (!details && record.type === "image" && typeof record.data === "string") return false;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    if (isSecretKey(key) && item !== null && item !== "" && item !== undefined) return false;
+    if (!writtenAsIs(item, depth + 1, details || key === "details")) return false;
+  }
+  return true;
+}
+
+function writeJson(value: unknown, depth: number, details: boolean, ancestors: object[]): string | undefined {
   switch (typeof value) {
     case "string":
       return JSON.stringify(value);
@@ -50,7 +83,7 @@ export function plainJson(value: unknown, depth: number, details: boolean, ances
     if (Array.isArray(value)) {
       if (proto !== Array.prototype) throw NOT_PLAIN;
       let out = "[";
-      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${plainJson(value[i], depth + 1, details, ancestors) ?? "null"}`;
+      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${writeJson(value[i], depth + 1, details, ancestors) ?? "null"}`;
       return `${out}]`;
     }
     if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") throw NOT_PLAIN;
@@ -58,7 +91,7 @@ export function plainJson(value: unknown, depth: number, details: boolean, ances
     const image = !details && record.type === "image" && typeof record.data === "string";
     let out = "{";
     for (const key of Object.keys(record)) {
-      let json = plainJson(record[key], depth + 1, details || key === "details", ancestors);
+      let json = writeJson(record[key], depth + 1, details || key === "details", ancestors);
       if (json === undefined) continue;
       // As `reduceEntry`: a credential's value is redacted unless it is empty.
       if (isSecretKey(key)) json = json === "null" || json === '""' ? json : '"[redacted]"';

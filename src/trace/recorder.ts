@@ -20,6 +20,7 @@ import type { AgentEvent } from "../types.js";
 import { redact, toJsonSafe } from "./json.js";
 import { reduceEventForTrace } from "./reduce.js";
 import { createEventJson } from "./event-json.js";
+import { writtenAsIs } from "./plain-json.js";
 import { TRACE_FORMAT, TRACE_VERSION, type TraceRecord, type TraceStateRecord } from "./format.js";
 
 export interface TraceRecorderOptions {
@@ -113,8 +114,10 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
     } else return;
     // What `emit` writes for this record, without building it first (51 of them per five turns).
     const { seq, t } = stamp();
-    const fields = [run, actor, toJsonSafe(snapshot.value) ?? null, snapshot.status ?? "active", String(inspection.event?.type ?? "")].map((field) => JSON.stringify(field));
-    const line = `{"type":"state","seq":${seq},"t":${JSON.stringify(t)},"run":${fields[0]},"actor":${fields[1]},"value":${fields[2]},"status":${fields[3]},"cause":${fields[4]}}`;
+    // A state value is plain data (strings in nested objects): written as it is, without a copy.
+    const value = snapshot.value;
+    const valueJson = value !== undefined && writtenAsIs(value, 0, true) ? JSON.stringify(value) : JSON.stringify(toJsonSafe(value) ?? null);
+    const line = `{"type":"state","seq":${seq},"t":${JSON.stringify(t)},"run":${JSON.stringify(run)},"actor":${JSON.stringify(actor)},"value":${valueJson},"status":${JSON.stringify(snapshot.status ?? "active")},"cause":${JSON.stringify(String(inspection.event?.type ?? ""))}}`;
     options.write(`${redact(line, secrets)}\n`);
   };
 

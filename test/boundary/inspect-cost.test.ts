@@ -11,6 +11,10 @@ import { sanitizeInspectionEvent, sanitizeValue, sanitizingObserver, type Saniti
 import { sanitizeInspectionEventAfresh } from "../../src/inspect/sanitize.js";
 import { createTraceRecorder, reduceEventForTrace, redact } from "../../src/trace/index.js";
 import { createEventJson } from "../../src/trace/event-json.js";
+import { plainJson } from "../../src/trace/plain-json.js";
+import { replaceImageData } from "../../src/trace/reduce.js";
+import { toJsonSafe } from "../../src/trace/json.js";
+import { SECRET_LITERALS, SECRET_PATTERNS, mayMatchSecretPattern } from "../../src/boundary/secret-keys.js";
 import { baseConfig, ok, tool, user } from "../loop/helpers.js";
 
 const API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuv";
@@ -206,5 +210,68 @@ describe("issue 19 item 2: the trace recorder writes each message once, and the 
     recorder.recordEvent({ type: "agent_end", messages: [message] });
     expect(lines.at(-1)).not.toContain(API_KEY);
     expect(lines.at(-1)).not.toContain("plain-key-value");
+  });
+});
+
+/** Values that need a reduction, or that JSON writes its own way, next to plain ones (issue 19, bench (i)). */
+function awkwardValues(): unknown[] {
+  let deep: Record<string, unknown> = { leaf: true };
+  for (let i = 0; i < 70; i++) deep = { next: deep };
+  const holes = [1, , 3];
+  const cyclic: Record<string, unknown> = { name: "c" };
+  cyclic.self = cyclic;
+  const shared = { n: 1 };
+  const throwing = { ok: 1 };
+  Object.defineProperty(throwing, "bad", { enumerable: true, get: () => { throw new Error("no"); } });
+  const bare = Object.assign(Object.create(null) as object, { a: 1, token: "t0k3n" });
+  return [
+    "text", 1.5, NaN, -Infinity, true, null, undefined, 10n, () => 1, Symbol("s"),
+    { n: 0 }, { a: [1, "two", null, { b: false }] }, { token: "t0k3n" }, { token: null }, { token: "" }, { token: undefined }, { apiKey: NaN },
+    { type: "image", data: "aGVsbG8=", mimeType: "image/png" }, { details: { type: "image", data: "aGVsbG8=", password: "pw" } },
+    { content: [{ type: "image", data: "aGVsbG8=" }] }, { big: 10n }, { when: new Date(0) }, { map: new Map([["a", 1]]) },
+    { fn: () => 1, sym: Symbol("s"), undef: undefined, list: [undefined, () => 1] }, holes, deep, cyclic, { a: shared, b: shared },
+    throwing, bare, { nested: bare }, { json: { toJSON: () => "custom" } }, Object.assign([1, 2], { toJSON: () => "array" }),
+  ];
+}
+
+describe("issue 19, bench (i): the trace's fast paths write what the reductions write", () => {
+  it("every secret pattern holds one of SECRET_LITERALS, so text without them needs no pattern", () => {
+    for (const pattern of SECRET_PATTERNS) expect(SECRET_LITERALS.some((literal) => pattern.source.includes(literal))).toBe(true);
+    expect(mayMatchSecretPattern(`key ${API_KEY}`)).toBe(true);
+    expect(mayMatchSecretPattern("Bearer abcdefghijkl")).toBe(true);
+    expect(mayMatchSecretPattern('{"type":"turn_start"}')).toBe(false);
+    expect(redact(`a ${API_KEY} b ${PRIVATE}`, [PRIVATE])).toBe("a [redacted] b [redacted]");
+  });
+
+  it("plainJson writes JSON.stringify(replaceImageData(toJsonSafe(value))) for plain values, and refuses the others", () => {
+    for (const value of awkwardValues()) {
+      let written: string | undefined;
+      try {
+        written = plainJson(value, 1, false);
+      } catch {
+        // Not plain (a cycle, a Date, a getter that throws, too deep): the recorder takes its general path.
+        continue;
+      }
+      const copy = toJsonSafe(value);
+      expect(written).toBe(copy === undefined ? undefined : JSON.stringify(replaceImageData(copy)));
+    }
+  });
+
+  it("an event without messages is written as the reductions and redaction give it, whatever its payload", () => {
+    const secrets = [PRIVATE];
+    const eventJson = createEventJson(secrets);
+    for (const value of awkwardValues()) {
+      for (const event of [
+        { type: "tool_execution_start", toolCallId: "c1", toolName: "t", args: value },
+        { type: "tool_execution_end", toolCallId: "c1", toolName: "t", result: { content: [{ type: "text", text: `ok ${PRIVATE}` }], details: value }, isError: false },
+        { type: "tool_execution_update", toolCallId: "c1", toolName: "t", args: {}, partialResult: value, apiKey: `${API_KEY}` },
+      ] as unknown as AgentEvent[]) {
+        const written = eventJson(event);
+        if (written === undefined) continue;
+        expect(written).toBe(redact(JSON.stringify(reduceEventForTrace(event)), secrets));
+        expect(written).not.toContain(PRIVATE);
+        expect(written).not.toContain(API_KEY);
+      }
+    }
   });
 });
