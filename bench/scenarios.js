@@ -67,8 +67,8 @@ export function transcript(size) {
 
 export const prompt = () => [{ role: "user", content: "go", timestamp: 0 }];
 
-const turnTools = benchTools();
-const turnConfig = { model, convertToLlm };
+export const turnTools = benchTools();
+export const turnConfig = { model, convertToLlm };
 
 /** (a): `runs` runs of 5 turns x 3 parallel zero-latency tools, one after another. */
 export async function runToolTurns(loop, runs) {
