@@ -313,10 +313,8 @@ function settleStreamed(kind: "done" | "crashed") {
 /** R70, R71, R73: what the run does with its streamed calls, while the response streams and after. */
 const streamedCallEvents = {
   "call.checked": { actions: ["recordCheck", "startCalls"] },
-  // R82: a streamed call waits for approval (its id issued here), and the decisions reach it.
+  // R82: a streamed call waits for approval (its id issued here; decisions reach it from `turn`).
   "call.approvalNeeded": { actions: "requestStreamedApproval" },
-  "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
-  "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
   "xstate.done.actor.*": [
     // R73: its tool cancels on error: running calls are cancelled, calls not started are not run.
     // (Not once an aborted run's response still streams: the call then ends Operation aborted, R72.)
@@ -979,6 +977,10 @@ export const runMachine = setup({
     "step.failed": { target: ".failing", actions: "recordFailure" },
     "run.abort": { actions: ["markAborted", "abortSteps", "abortApprovals"] },
     "step.reissue": { actions: "reissueStep" },
+    // R82: a decision reaches its waiting call wherever the call waits (a batch's, or a streamed
+    // call's, during the stream or after); an id that is not waiting is ignored.
+    "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
+    "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
   },
   initial: "starting",
   states: {
@@ -1129,11 +1131,6 @@ export const runMachine = setup({
         // spawned actor.
         executingTools: {
           initial: "preflightingCalls",
-          // R82: decisions for the batch's waiting calls (an id that is not waiting is ignored).
-          on: {
-            "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
-            "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
-          },
           states: {
             // R24: one call at a time, from its start to its result message.
             preflightingCall: {
