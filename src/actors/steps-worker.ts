@@ -28,7 +28,54 @@ export interface JobScope {
   emit(event: AnyAgentEvent): Promise<void> | undefined;
   /** Aborts this job's own signal (R65: a tool's timeout); the run's signal is untouched. */
   abortOwn(reason: unknown): void;
+  /** Sends `event` to the requester mid-job (before its reply), unless the job was cancelled meanwhile. */
+  send(event: EventObject): void;
 }
+
+// --- The journal seam (SPEC R80–R83; the journal itself is src/durable/) -----------------------
+
+/** A job as its run's journal sees it: what was asked, by whom, and how to answer it from a record. */
+export interface JournaledJob {
+  readonly name: StepName;
+  readonly input: unknown;
+  readonly requester: AnyActorRef;
+  readonly cancelled: boolean;
+  /** Set by the journal before a job goes live: an intent without an outcome is a re-run (R81, R13). */
+  reissue: boolean;
+  /**
+   * Answers the job from a record, in the record's order: pushes each event (not journaled again)
+   * and sends each `{ sent }` to the requester, then sends `reply` (when given, and the job is still current).
+   */
+  replay(output: readonly (AnyAgentEvent | { sent: EventObject })[], reply: StepReply | undefined): void;
+  /** Runs the job for real now (the journal has no more records for it). */
+  runLive(): void;
+}
+
+/**
+ * What a run's journal does at the worker. `begin`: "live" runs the job now (its events and reply
+ * are reported); "answered": the journal answers it later, in journal order, with `replay` or `runLive`.
+ */
+export interface JobJournal {
+  begin(job: JournaledJob): "live" | "answered";
+  emitted(job: JournaledJob, event: AnyAgentEvent): void;
+  sent(job: JournaledJob, event: EventObject): void;
+  /** The reply a live job is about to send (only a reply that is sent: never a cancelled job's). */
+  replied(job: JournaledJob, reply: StepReply): void;
+  /** The worker's R67 abandonment, run when the journal says so (a replayed grace); given once, when the worker starts. */
+  bindGrace(expire: () => void): void;
+  /** R29: the run took `run.abort` (from its signal, the Agent, or the app): an external input. */
+  aborted(): void;
+  /** R67: the grace timer ran out. "live": abandon now (journaled); "answered": the journal decides when. */
+  graceExpired(): "live" | "answered";
+}
+
+const journals = new WeakMap<RunRuntime, JobJournal>();
+
+/** Binds a journal to a run's runtime before the run starts (src/durable/). */
+export function bindJobJournal(runtime: RunRuntime, journal: JobJournal): void {
+  journals.set(runtime, journal);
+}
+// --- end of the journal seam --------------------------------------------------------------------
 
 type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
 
@@ -51,8 +98,10 @@ export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
     start(snapshot, { self }) {
       if (snapshot.status !== "active") return;
       const owner = self._parent!;
-      const runner = new StepRunner(resolve(owner), self);
+      const runtime = resolve(owner);
+      const runner = new StepRunner(runtime, self);
       runners.set(self, runner);
+      journals.get(runtime)?.bindGrace(() => runner.expireGrace());
       // R67, R13: a run restored after its abort waits only what was left of the grace.
       if (snapshot.restored) runner.resumeGrace(snapshot);
       if (snapshot.restored) reissue(owner, self);
@@ -76,7 +125,7 @@ function reissue(owner: AnyActorRef, worker: AnyActorRef): void {
 }
 
 /** One job in flight: its own scope (a class, so its accessors live on the prototype, not per job). */
-class RunningJob implements JobScope {
+class RunningJob implements JobScope, JournaledJob {
   controller: AbortController | undefined = undefined;
   cancelled = false;
   /** R67: what the job emitted, kept only when an abort grace may abandon it. */
@@ -88,10 +137,35 @@ class RunningJob implements JobScope {
     private readonly runtime: RunRuntime,
     readonly name: StepName,
     readonly requester: AnyActorRef,
-    // Not readonly: an executor re-running a step after a crash makes it a re-issue (R13, R90).
+    // Not readonly: a journal or an executor re-running a step after a crash makes it a re-issue (R13, R81, R90).
     public reissue: boolean,
+    readonly input: unknown,
+    private readonly runner: StepRunner,
+    private readonly journal: JobJournal | undefined,
   ) {
     this.trail = graceOf(runtime) === undefined ? undefined : new JobTrail();
+  }
+
+  replay(output: readonly (AnyAgentEvent | { sent: EventObject })[], reply: StepReply | undefined): void {
+    if (this.cancelled) return;
+    for (const item of output) {
+      if ("sent" in item) this.requester.send(item.sent);
+      else {
+        // R67: as when it ran, an abandonment closes what the replayed job had opened.
+        this.trail?.note(item);
+        this.runtime.events.push(item);
+      }
+    }
+    if (reply) this.runner.reply(this, reply, undefined);
+  }
+
+  runLive(): void {
+    void (async () => {
+      // As any job: after the step that asked, once the sink is idle (R15, R21).
+      await undefined;
+      for (let settled = this.runtime.events.settled(); settled; settled = this.runtime.events.settled()) await settled;
+      if (!this.cancelled) await this.runner.execute(this, this.journal);
+    })();
   }
 
   // Created on first use: most jobs never read it.
@@ -107,7 +181,15 @@ class RunningJob implements JobScope {
     if (this.cancelled) return undefined;
     if (this.capture) return void this.capture(event);
     this.trail?.note(event);
+    // Journaled before the push: a sink may react to it at once (an abort is journaled after it).
+    this.journal?.emitted(this, event);
     return this.runtime.events.push(event);
+  }
+
+  send(event: EventObject): void {
+    if (this.cancelled) return;
+    this.journal?.sent(this, event);
+    this.requester.send(event);
   }
 
   abortOwn(reason: unknown): void {
@@ -148,6 +230,8 @@ class StepRunner {
         this.cancel(event.replyTo);
         return snapshot;
       case "run.abort": {
+        // R80: the abort is journaled where the run took it.
+        journals.get(this.runtime)?.aborted();
         // R29: every running job sees the abort; later jobs start with an aborted signal.
         this.runtime.abortSignal();
         for (const job of this.current.values()) job.controller?.abort();
@@ -177,10 +261,17 @@ class StepRunner {
   private startGrace(ms: number): void {
     this.cancelGrace = this.runtime.clock.setTimer(ms, () => {
       this.cancelGrace = undefined;
-      if (this.self.getSnapshot().status !== "active") return;
-      this.self.send({ type: "grace.expire" });
-      this.abandonAll(graceOf(this.runtime) ?? 0);
+      // R80: a journaled run's abandonment is a record (a replay runs it where the journal has it).
+      if (journals.get(this.runtime)?.graceExpired() === "answered") return;
+      this.expireGrace();
     });
+  }
+
+  /** R67: the grace ran out: recorded in the snapshot, every job still running abandoned. */
+  expireGrace(): void {
+    if (this.self.getSnapshot().status !== "active") return;
+    this.self.send({ type: "grace.expire" });
+    this.abandonAll(graceOf(this.runtime) ?? 0);
   }
 
   stop(): void {
@@ -225,31 +316,48 @@ class StepRunner {
 
   private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
     const { runtime } = this;
-    const job = new RunningJob(runtime, name, replyTo, reissue);
+    const journal = journals.get(runtime);
+    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, journal);
     this.current.set(replyTo, job);
+    try {
+      // Never inside the step that asked: every event of that step comes first (R21, R25).
+      await undefined;
+      // Wait until the sink is idle, not just past the delivery pending now: a job started by the
+      // same delivery may have queued more events meanwhile.
+      for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
+    } finally {
+      this.starting--;
+    }
+    if (job.cancelled) return;
+    // R81, R83: a journal may answer the job from its records (in journal order) instead.
+    if (journal?.begin(job) === "answered") return;
+    await this.execute(job, journal);
+  }
+
+  /** Runs `job` for real and replies. */
+  async execute(job: RunningJob, journal: JobJournal | undefined): Promise<void> {
     let reply: StepReply;
     try {
-      try {
-        // Never inside the step that asked: every event of that step comes first (R21, R25).
-        await undefined;
-        // Wait until the sink is idle, not just past the delivery pending now: a job started by the
-        // same delivery may have queued more events meanwhile.
-        for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
-      } finally {
-        this.starting--;
-      }
-      if (job.cancelled) return;
-      if (runtime.executor) reply = await this.execute(runtime.executor, job, input);
+      const { executor } = this.runtime;
+      if (executor) reply = await this.executeOn(executor, job);
       else {
-        const output = await jobs[name](runtime, input as never, job);
-        reply = { type: `step.${name}.done`, output, at: runtime.clock.now() } as StepReply;
+        const output = await jobs[job.name](this.runtime, job.input as never, job);
+        reply = { type: `step.${job.name}.done`, output, at: this.runtime.clock.now() } as StepReply;
       }
     } catch (error) {
-      reply = { type: "step.failed", job: name, error, at: runtime.clock.now() };
+      reply = { type: "step.failed", job: job.name, error, at: this.runtime.clock.now() };
     }
-    // A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped.
+    this.reply(job, reply, journal);
+  }
+
+  /** A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped. */
+  reply(job: RunningJob, reply: StepReply, journal: JobJournal | undefined): void {
+    const replyTo = job.requester;
     if (job.cancelled || this.current.get(replyTo) !== job) return;
     this.current.delete(replyTo);
+    if (replyTo.getSnapshot().status !== "active") return;
+    journal?.replied(job, reply);
+    // (A journal whose store failed just now has stopped the run.)
     if (replyTo.getSnapshot().status === "active") replyTo.send(reply);
   }
 
@@ -257,12 +365,12 @@ class StepRunner {
    * R90: the executor runs the job (capturing what it emits) and delivers its outcome; the events
    * go to the sink then, before the reply, as they would have while it ran.
    */
-  private async execute(executor: JobExecutor, job: RunningJob, input: unknown): Promise<StepReply> {
+  private async executeOn(executor: JobExecutor, job: RunningJob): Promise<StepReply> {
     const { runtime } = this;
     const outcome = await executor.execute(job.name, (capture, attempt) => {
       job.capture = capture;
       if (attempt.reissue) job.reissue = true;
-      return Promise.resolve(jobs[job.name](runtime, input as never, job));
+      return Promise.resolve(jobs[job.name](runtime, job.input as never, job));
     });
     job.capture = undefined;
     for (const event of outcome.events) job.emit(event);

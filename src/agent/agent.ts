@@ -58,6 +58,8 @@ import { checkedApproveOptions, checkedReason, issuedBy, pendingApprovalsOf, wai
 import { ruleOf } from "../../machines/approval.helpers.js";
 import { approvalsOf } from "../../machines/session.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
+import { unfinishedRun } from "../durable/resume.js";
+import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -133,6 +135,8 @@ export class Agent {
   private tools: AgentTool[];
   private replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
   private endReason: AgentEndReason | undefined;
+  /** R80: where the runs are journaled, if anywhere. */
+  private readonly durable: AgentOptions["durable"];
 
   /**
    * SPEC R13: an Agent from a snapshot taken with `getPersistedSnapshot()` (JSON round trips are
@@ -182,6 +186,8 @@ export class Agent {
     this.tools = (initial.tools ?? []).slice();
     this.inspect = guardedInspect(options.inspect);
     this.pinned = options.inspect !== undefined;
+    if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
+    this.durable = options.durable;
 
     const input: SessionInput = {
       messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
@@ -192,7 +198,7 @@ export class Agent {
     };
     this.runtime = new SessionRuntime(
       undefined,
-      (event, signal) => this.deliver(event, signal),
+      (event, signal, replayed) => this.deliver(event, signal, replayed),
       () => this.view.clear(),
       options.clock,
       options.random,
@@ -458,7 +464,54 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
-    return this.runtime.start(this.runPlan(plan)).finally(() => this.park());
+    return this.runtime.start(this.runPlan(plan)).finally(() => this.idleAgain());
+  }
+
+  /**
+   * SPEC R81: continues the stored session (`options.durable`) in this Agent, e.g. in a new
+   * process after a crash: the session's state at its last quiet point (its snapshot, saved when a
+   * run ended: R13's restore) replaces this Agent's, then an unfinished run, if the journal holds
+   * one, is continued from its journal. Completed steps never run again and their events are not
+   * delivered again: listeners get the run's events from the moment it goes live (steps in flight
+   * at the crash run again, R13's replay rule for tools). Resolves when that run ended, with
+   * whether there was one. Hooks, tools and the stream function are this Agent's.
+   */
+  async resume(): Promise<boolean> {
+    const durable = this.durable;
+    if (!durable) throw new Error("Agent.resume(): this Agent has no store (options.durable)");
+    if (this.busy) throw new Error("Agent is already processing. Wait for completion before resuming.");
+    const reader = durable.store.readSession(durable.sessionId);
+    const stored = reader.snapshot();
+    const quiet = stored?.snapshot as QuietPointSnapshot | undefined;
+    if (quiet?.kind === "agent") this.adopt(quiet.snapshot);
+    const unfinished = unfinishedRun(reader.records(stored?.atSeq ?? 0).map((entry) => entry.record));
+    if (!unfinished) return false;
+    const snapshot = this.session.getSnapshot();
+    if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
+    this.view.clear();
+    const plan = this.runPlan({ prompts: null, skipInitialSteeringPoll: false });
+    await this.runtime.start({ ...plan, resumed: { input: unfinished.run.input, records: unfinished.after } }).finally(() => this.idleAgain());
+    return true;
+  }
+
+  /** An idle session's persisted snapshot becomes this Agent's session (R13). */
+  private adopt(persisted: unknown): void {
+    const context = this.context;
+    if (this.live) {
+      this.runtime.detach();
+      this.live.stop();
+      this.live = undefined;
+    }
+    this.parked = context;
+    this.wake({ snapshot: detachedSnapshot(persisted), input: { context } as SessionInput });
+    this.park();
+  }
+
+  /** A run ended: a durable Agent saves the idle session as the journal's quiet point (R80), then parks. */
+  private idleAgain(): void {
+    const journal = this.runtime.takeFinishedJournal();
+    if (journal) journal.close({ kind: "agent", snapshot: this.getPersistedSnapshot() });
+    this.park();
   }
 
   /** What a run of this Agent is made of: its hooks, tools and stream function as they are now. */
@@ -474,6 +527,7 @@ export class Agent {
       drain: (queue) => this.drain(queue),
     });
     return {
+      ...(this.durable ? { durable: this.durable } : {}),
       config,
       streamFn: this.streamFunction,
       tools: this.tools,
@@ -491,13 +545,17 @@ export class Agent {
     return batch;
   }
 
-  /** The run's event sink: state first, then `events$`, then each listener in turn (R51). */
-  private async deliver(event: AnyAgentEvent, signal: AbortSignal): Promise<void> {
+  /**
+   * The run's event sink: state first, then `events$`, then each listener in turn (R51).
+   * `replayed` (R81): an event a resumed run replays from its journal: the state only.
+   */
+  private async deliver(event: AnyAgentEvent, signal: AbortSignal, replayed = false): Promise<void> {
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
       // R61: the truncated answer it closed is taken back.
       else if (event.type === "message_discarded") this.send({ type: "run.messageDiscarded" });
+      if (replayed) return;
       for (const { listener, runtimeEvents } of this.listeners) if (runtimeEvents) await listener(event, signal);
       return;
     }
@@ -505,6 +563,7 @@ export class Agent {
     if (event.type === "agent_end") this.endReason = event.reason;
     if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
+    if (replayed) return;
     this.events?.next(event);
     for (const { listener } of this.listeners) await listener(event, signal);
   }

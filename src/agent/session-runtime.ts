@@ -17,9 +17,14 @@ import { registerRunHost } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
+import { journalRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
+import type { JournalRecord } from "../durable/records.js";
 
-/** Delivers one event to the Agent: its state first, then every listener, in order (R51). */
-export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal) => Promise<void>;
+/**
+ * Delivers one event to the Agent: its state first, then every listener, in order (R51).
+ * `replayed`: a resumed run's event from its journal (R81): the Agent's state only, no listener.
+ */
+export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, replayed?: boolean) => Promise<void>;
 
 /** What the Agent hands over to start a run. */
 export interface RunPlan {
@@ -32,6 +37,10 @@ export interface RunPlan {
   prompts: AgentMessage[] | null;
   skipInitialSteeringPoll: boolean;
   dequeue?: { queue: QueueName; count: number };
+  /** R80: journal the run into this store session. */
+  durable?: DurableOptions;
+  /** R81: the run is the stored session's unfinished one: its journaled input and the records after its start. */
+  resumed?: { input: RunInput; records: JournalRecord[] };
 }
 
 /** The session actor as the runtime uses it. */
@@ -46,6 +55,8 @@ interface ActiveRun {
   runtime: RunRuntime | undefined;
   actor: AnyActorRef | undefined;
   abortRequested: boolean;
+  /** R80: the run's journal, when the Agent is durable. */
+  durable: JournaledRun | undefined;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
   /** Set when delivering the failure events threw again: `prompt()` then rejects with it. */
@@ -57,6 +68,8 @@ interface ActiveRun {
 
 export class SessionRuntime {
   private active: ActiveRun | undefined;
+  /** The journal of the run that ended last, until the Agent saved its quiet point (R80). */
+  private finished: JournaledRun | undefined;
   /** Timestamps of the runs' inputs and of R55's failure message. */
   private readonly clock: Clock;
 
@@ -124,7 +137,7 @@ export class SessionRuntime {
   }
 
   private activate(plan: RunPlan): Promise<void> {
-    const input = runInput({
+    const input = plan.resumed?.input ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,
       tools: new ToolRegistry(plan.tools),
@@ -134,7 +147,7 @@ export class SessionRuntime {
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, ended: [], rejection: undefined, ...settle, done };
+    this.active = { plan, input, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], rejection: undefined, ...settle, done };
     return done;
   }
 
@@ -143,6 +156,8 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) throw new Error("agent: a run started without a plan");
     run.actor = owner;
+    const durable = journaledRun(run);
+    run.durable = durable;
     let runtime: RunRuntime;
     runtime = createRunRuntime({
       owner,
@@ -153,13 +168,19 @@ export class SessionRuntime {
       ...(this.random ? { random: this.random } : {}),
       sink: (event) => {
         if (event.type === "message_end") run.ended.push(event.message);
-        return this.dispatch(event, runtime.signal);
+        return this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true);
       },
-      runtimeSink: (event) => this.dispatch(event, runtime.signal),
+      runtimeSink: (event) => this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true),
       onSinkFailure: (error) => this.sinkFailed(run, error),
     });
     run.runtime = runtime;
-    if (run.abortRequested) runtime.abort();
+    durable?.attach(runtime, owner, undefined, run.plan.tools, (error) => this.crash(error));
+    // An abort that came before the run's worker: the run is told now (R29), the journal first (R80).
+    if (run.abortRequested) {
+      if (durable) durable.abort(runtime);
+      else runtime.abort();
+    }
+    durable?.started();
     return runtime;
   }
 
@@ -169,8 +190,24 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) return;
     run.abortRequested = true;
-    // The session machine tells the run itself (a send after its step, not nested in this action).
-    run.runtime?.abortSignal();
+    this.abortRuntime(run);
+  }
+
+  /**
+   * R29: the session machine tells the run itself (a send after its step, not nested in this
+   * action), so only the signal is aborted here; a durable run journals the abort first (R80).
+   */
+  private abortRuntime(run: ActiveRun): void {
+    if (!run.runtime) return;
+    if (run.durable) run.durable.abort(run.runtime);
+    else run.runtime.abortSignal();
+  }
+
+  /** The journal of the run that ended last (once): the Agent saves its idle snapshot with it and lets it go (R80). */
+  takeFinishedJournal(): JournaledRun | undefined {
+    const finished = this.finished;
+    this.finished = undefined;
+    return finished;
   }
 
   /** R55: the run actor failed; close the run through its own queue, after what it emitted. */
@@ -201,6 +238,10 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) return;
     this.active = undefined;
+    if (run.durable) {
+      run.durable.ended(contextOf(run).newMessages);
+      this.finished = run.durable;
+    }
     this.onIdle();
     if (run.rejection) run.reject(run.rejection.error);
     else run.resolve();
@@ -211,6 +252,7 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) return;
     this.active = undefined;
+    run.durable?.abandon();
     run.runtime?.abort(error);
     this.onIdle();
     run.reject(error);
@@ -227,6 +269,14 @@ export class SessionRuntime {
     const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
     this.session.send({ type: "sink.failed", events: toPlainData(events) });
   }
+}
+
+/** R80, R81: the run's journal: a new one for a durable plan, or the stored session's for a resumed run. */
+function journaledRun(run: ActiveRun): JournaledRun | undefined {
+  const { durable, resumed } = run.plan;
+  if (!durable) return undefined;
+  if (!resumed) return journalRun(durable, run.input, run.plan.config);
+  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.records);
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */

@@ -24,6 +24,7 @@ import type {
   CompactSettings,
 } from "../types.js";
 import type { Clock, RandomSource } from "../loop/clock.js";
+import type { DurableOptions } from "../durable/durable-run.js";
 import type { RequestLimiter } from "../loop/request-limiter.js";
 
 /**
@@ -130,4 +131,10 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions {
   random?: RandomSource;
   /** Any XState inspection observer; it sees the session, its runs and their tool calls. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * SPEC R80, R81: journal every run into `store` under `sessionId` (the store's session, not the
+   * provider's `sessionId` stream option); the session's snapshot is saved whenever a run ended.
+   * `agent.resume()` continues the stored session (after a crash, in a new process).
+   */
+  durable?: DurableOptions;
 }

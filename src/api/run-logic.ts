@@ -18,7 +18,9 @@ import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
-import { createRunRuntime, type AgentRunOptions } from "../actors/run-runtime.js";
+import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
+import type { RunInput } from "../../machines/run.types.js";
+import { journalRun, type DurableOptions } from "../durable/durable-run.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock } from "../loop/clock.js";
@@ -67,7 +69,15 @@ export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
   return channelOf(ref).asObservable();
 }
 
-export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
+/** SPEC R80: an embedded run's journal: `durable` journals each run actor made from this logic (not one restored from a snapshot). */
+export interface DurableRunOptions extends AgentRunOptions {
+  durable?: DurableOptions;
+}
+
+/** The resolved input of each embedded run actor (weak: it goes with its actor), for its journal's `run` record. */
+const journaledInputs = new WeakMap<AnyActorRef, RunInput>();
+
+export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   checkLoopSettings(options.config ?? {}, "config.");
   const clock = options.clock ?? systemClock;
   const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options));
@@ -86,12 +96,13 @@ export function createAgentRunLogic(options: AgentRunOptions): AgentRunLogic {
       startedAt: clock.now(),
       forwardEvents: input?.forwardEvents,
     });
+    if (options.durable) journaledInputs.set((scope as { self: AnyActorRef }).self, resolved);
     return provided.getInitialSnapshot(scope as never, resolved);
   }) as unknown as AgentRunLogic["getInitialSnapshot"];
   return logic;
 }
 
-function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
+function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
   const channel = channelOf(owner);
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
   const forward = context.settings.forwardEvents ? owner._parent : undefined;
@@ -99,7 +110,7 @@ function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
     channel.next(event);
     forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
   };
-  return createRunRuntime({
+  const runtime = createRunRuntime({
     ...options,
     owner,
     sink: (event) => relay(event),
@@ -107,6 +118,28 @@ function embeddedRuntime(owner: AnyActorRef, options: AgentRunOptions) {
     // An embedded run's sink is an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
   });
+  const input = options.durable ? journaledInputs.get(owner) : undefined;
+  if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
+  return runtime;
+}
+
+/** R80: journals an embedded run from its first step; its end saves the quiet point. A store that fails stops the run (the actor errors). */
+function journalEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, durable: DurableOptions, input: RunInput): void {
+  const journaled = journalRun(durable, input, options.config);
+  journaled.attach(runtime, owner, undefined, options.tools ?? [], () => {
+    journaled.abandon();
+    owner.stop();
+  });
+  owner.subscribe({
+    complete: () => {
+      const snapshot = owner.getSnapshot() as SnapshotFrom<typeof runMachine>;
+      // Stopped before its end (the app persisted it, R13): the journal stays resumable.
+      if (snapshot.status !== "done") return journaled.abandon();
+      journaled.end((snapshot.output as AgentMessage[] | undefined) ?? [], (snapshot.context as RunContext).messages);
+    },
+    error: () => journaled.abandon(),
+  });
+  journaled.started();
 }
 
 registerSubRunLogic(createAgentRunLogic, agentEvents as never);

@@ -18,6 +18,8 @@ import type { EventQueue } from "../bridge/event-queue.js";
 import { bindRuntime, requireRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { guardedInspect } from "../boundary/inspect-observer.js";
+import type { RunInput } from "../../machines/run.types.js";
+import { journalRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
 
 export { checkRunArguments } from "./check-arguments.js";
 
@@ -34,6 +36,8 @@ export interface RunOptions {
   /** The run's clock and random source (R13). */
   clock?: Clock;
   random?: RandomSource;
+  /** SPEC R80: journal the run into `store` under `sessionId` (its single writer while it runs, R84); `resumeAgentLoop` continues it after a crash. */
+  durable?: DurableOptions;
 }
 
 export interface StartRunArgs {
@@ -44,6 +48,8 @@ export interface StartRunArgs {
   signal: AbortSignal | undefined;
   streamFn: StreamFn;
   options?: RunOptions;
+  /** A resumed run (src/durable): its journaled input, and the journal that answers its steps until it goes live (R81). */
+  resumed?: { input: RunInput; run: JournaledRun };
 }
 
 let shared: typeof runMachine | undefined;
@@ -71,17 +77,19 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       settle();
     };
     const tools = new ToolRegistry(args.context.tools);
-    const actor: RunActor = createActor(hostedRunMachine(), {
-      input: runInput({
+    const input =
+      args.resumed?.input ??
+      runInput({
         prompts: args.prompts,
         messages: args.context.messages,
         tools,
         config,
         startedAt: clock.now(),
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
-      }),
-      inspect: guardedInspect(options?.inspect),
-    });
+      });
+    // R80: a durable run journals from its first step (a resumed one once its records ran out).
+    const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
+    const actor: RunActor = createActor(hostedRunMachine(), { input, inspect: guardedInspect(options?.inspect) });
     const runtime = createRunRuntime({
       owner: actor,
       config,
@@ -90,30 +98,41 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       registry: tools,
       clock,
       random: options?.random,
-      sink: args.sink,
-      signal: args.signal,
+      sink: durable ? durable.liveOnly(args.sink) : args.sink,
+      // A durable run journals its abort before the run sees it (R80).
+      signal: durable ? undefined : args.signal,
       // R56: a sink that throws is the caller's bug: running tools are aborted and the run rejects.
       onSinkFailure: (error) => {
+        durable?.abandon();
         // Settle first: stopping the actor completes it, and its observer would resolve the run.
         finish(() => reject(error));
         actor.stop();
       },
     });
     bindRuntime(actor, runtime);
+    durable?.attach(runtime, actor, args.signal, args.context.tools ?? [], (error) => {
+      // R83: the run asked for what its journal does not hold: it cannot go on as recorded.
+      durable.abandon();
+      finish(() => reject(error));
+      actor.stop();
+    });
     actor.subscribe({
       complete: () => {
         const messages = actor.getSnapshot().output ?? [];
+        durable?.end(messages, actor.getSnapshot().context.messages);
         afterDelivery(runtime.events, () => finish(() => resolve(messages)));
       },
       // A defect in the runtime itself: still end the run with a normal event sequence (R55).
       error: (error) => {
         runtime.abort(error);
         const messages = endAfterDefect(runtime, actor.getSnapshot().context, error);
+        durable?.end(messages, actor.getSnapshot().context.messages.concat(messages.slice(actor.getSnapshot().context.newMessages.length)));
         afterDelivery(runtime.events, () => finish(() => resolve(messages)));
       },
     });
     options?.onActor?.(actor);
     actor.start();
+    durable?.started();
   });
 }
 

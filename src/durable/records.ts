@@ -1,0 +1,165 @@
+/**
+ * The run journal's records (SPEC R80): plain JSON, one per store append, in the order things
+ * happened. A record never holds a function, a key or a class instance; errors are serialized.
+ *
+ * - `run`: a run starts: the run machine's plain-data input (what it would be created with), and
+ *   the two settings the step worker reads outside the machine.
+ * - `job`: a step's job replied: who asked (`path`: "run" or the tool call's actor id), which job,
+ *   a digest of its input (a replay checks it), what the job emitted and sent before its reply
+ *   (`out`, in order; one record per response for a stream, R80), and the reply itself.
+ * - `out`: what a job emitted before another record came between (parallel jobs, an abort), or
+ *   before it was cancelled; its reply, if any, is a later `job` record.
+ * - `intent`: a tool's `execute` is about to run (R80); its `job` record is the outcome.
+ * - `input`: an external input: `abort` (the run's signal), or `grace` (R67's abort grace ran
+ *   out at `at`: the worker abandoned the jobs still running).
+ * - `end`: the run ended; `messages` are the ones it added (R12).
+ */
+import type { EventObject } from "xstate";
+import type { Json } from "../store/run-store.js";
+import type { AnyAgentEvent, AgentMessage } from "../types.js";
+import type { StepName, StepReply } from "../../machines/steps.js";
+import type { RunInput } from "../../machines/run.types.js";
+import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
+
+/** The journal format's version, in every `run` record. */
+export const JOURNAL_FORMAT = 1;
+
+/**
+ * What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. In a
+ * record, a stream update after the first of its kind is `{ delta, of: kind }` (update-delta.ts).
+ */
+export type JobOutput = AnyAgentEvent | { sent: EventObject } | { delta: DeltaNode; of: string };
+
+/** The event kinds stored as deltas: each carries a growing partial result. */
+const DELTA_KINDS = new Set(["message_update", "tool_execution_update"]);
+
+/** `item` as stored: a stream update after the first of its kind in the record as its difference from the one before. */
+export function encodeUpdate(item: JobOutput, previous: Map<string, Json>): JobOutput {
+  const type = (item as { type?: unknown }).type;
+  if (typeof type !== "string" || !DELTA_KINDS.has(type)) return item;
+  const before = previous.get(type);
+  previous.set(type, item as unknown as Json);
+  return before === undefined ? item : { delta: delta(before, item as unknown as Json), of: type };
+}
+
+/** A record's `out` with every delta rebuilt into its event. */
+export function decodeOut(out: readonly JobOutput[]): (AnyAgentEvent | { sent: EventObject })[] {
+  const previous = new Map<string, Json>();
+  return out.map((item) => {
+    const event = "delta" in item ? (applyDelta(previous.get(item.of)!, item.delta) as unknown as AnyAgentEvent) : item;
+    const type = (event as { type?: unknown }).type;
+    if (typeof type === "string" && DELTA_KINDS.has(type)) previous.set(type, event as unknown as Json);
+    return event;
+  });
+}
+
+
+export type SerializedError =
+  | { kind: "error"; name: string; message: string; props?: { [key: string]: Json } }
+  | { kind: "value"; value: Json };
+
+export type SerializedReply = { ok: true; output?: Json; at: number } | { ok: false; error: SerializedError; at: number };
+
+export interface RunRecord {
+  k: "run";
+  v: number;
+  input: RunInput;
+  settings: { abortGraceMs?: number };
+}
+export interface JobRecord {
+  k: "job";
+  path: string;
+  job: StepName;
+  digest: string;
+  out?: JobOutput[];
+  reply: SerializedReply;
+}
+export interface OutRecord {
+  k: "out";
+  path: string;
+  job: StepName;
+  digest: string;
+  out: JobOutput[];
+}
+export interface IntentRecord {
+  k: "intent";
+  path: string;
+  job: "executeToolCall";
+  digest: string;
+  toolCallId: string;
+  toolName: string;
+}
+export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number };
+export interface EndRecord {
+  k: "end";
+  messages: AgentMessage[];
+}
+
+export type JournalRecord = RunRecord | JobRecord | OutRecord | IntentRecord | InputRecord | EndRecord;
+
+/** A record as the store takes it (its types are plain JSON by construction). */
+export const asJson = (record: JournalRecord): Json => record as unknown as Json;
+
+/** A copy of `value` as JSON data, as it is now (events are recorded as they were emitted). */
+export const jsonCopy = <T>(value: T): T => (value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T));
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const props: { [key: string]: Json } = {};
+    for (const key of Object.keys(error)) {
+      if (key === "name" || key === "message") continue;
+      try {
+        props[key] = jsonCopy((error as unknown as Record<string, unknown>)[key]) as Json;
+      } catch {
+        props[key] = "[unserializable]";
+      }
+    }
+    return { kind: "error", name: error.name, message: error.message, ...(Object.keys(props).length > 0 ? { props } : {}) };
+  }
+  try {
+    return { kind: "value", value: (jsonCopy(error) ?? null) as Json };
+  } catch {
+    return { kind: "value", value: String(error) };
+  }
+}
+
+/** The error a serialized one stands for: an `Error` with its name, message and own fields again. */
+export function reviveError(serialized: SerializedError): unknown {
+  if (serialized.kind === "value") return serialized.value;
+  const error = new Error(serialized.message);
+  Object.defineProperty(error, "name", { value: serialized.name, configurable: true, writable: true });
+  if (serialized.props) Object.assign(error, serialized.props);
+  return error;
+}
+
+export function serializeReply(reply: StepReply): SerializedReply {
+  if (reply.type === "step.failed") return { ok: false, error: serializeError(reply.error), at: reply.at };
+  const output = jsonCopy(reply.output) as Json | undefined;
+  return output === undefined ? { ok: true, at: reply.at } : { ok: true, output, at: reply.at };
+}
+
+export function reviveReply(job: StepName, reply: SerializedReply): StepReply {
+  if (!reply.ok) return { type: "step.failed", job, error: reviveError(reply.error), at: reply.at };
+  return { type: `step.${job}.done`, output: reply.output, at: reply.at } as StepReply;
+}
+
+/**
+ * A digest of a job's input (FNV-1a over its JSON, 32 bits, hex): a replayed run that asks for
+ * a different input than the journal holds has diverged (different code or options).
+ */
+export function digestOf(input: unknown): string {
+  const text = JSON.stringify(input) ?? "undefined";
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+const KINDS = new Set(["run", "job", "out", "intent", "input", "end"]);
+
+/** Is `value` one of this format's records? (A store may hold records of other writers: never.) */
+export function isJournalRecord(value: unknown): value is JournalRecord {
+  return typeof value === "object" && value !== null && KINDS.has((value as { k?: unknown }).k as string);
+}

@@ -1,0 +1,87 @@
+/**
+ * Resume after a crash (SPEC R81): `resumeAgentLoop(durable, options)` continues the session's
+ * unfinished run from its journal. The run is made again from its journaled input (the snapshot
+ * of its start); each step it asks for is answered from the journal, in journal order, with the
+ * events the journal holds going nowhere (they were delivered before the crash: a consumer reads
+ * the past with `replayRun`). When the records run out the run is live: steps in flight at the
+ * crash run again (a model request is made again, `message_start` included; a tool `execute`
+ * whose intent has no outcome follows R13's rule: `replay: "safe"` re-runs, otherwise the result
+ * `Tool NAME was interrupted before it finished; …`), and from then on the sink gets every event.
+ * Nothing that completed runs again.
+ */
+import type { AgentEventSink, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
+import type { RunInput } from "../../machines/run.types.js";
+import { startRun, type RunOptions } from "../api/start-run.js";
+import { resolveStreamFn } from "../api/default-stream-fn.js";
+import { checkDurable, resumedRun, type DurableOptions } from "./durable-run.js";
+import { JOURNAL_FORMAT, isJournalRecord, type JournalRecord, type RunRecord } from "./records.js";
+import { JournalFormatError } from "./errors.js";
+
+export interface ResumeOptions {
+  /** The run's config, as it was given to the interrupted run (hooks are app code: given again). */
+  config: AgentLoopConfig;
+  /** The executable tools: every tool the journaled run names must be here (else a `RestoreError`). */
+  tools?: AgentTool[];
+  streamFn?: StreamFn;
+  /** Gets the events from the moment the run goes live (R81). */
+  sink: AgentEventSink;
+  signal?: AbortSignal;
+  clock?: RunOptions["clock"];
+  random?: RunOptions["random"];
+  inspect?: RunOptions["inspect"];
+}
+
+export interface ResumeResult {
+  /** False when the session had no unfinished run (nothing ran). */
+  resumed: boolean;
+  /** The messages the whole run added (R12), those from before the crash included. */
+  messages: AgentMessage[];
+}
+
+/** Continues the session's unfinished run (R81); takes the session's lock while it runs (R84: `SessionLockedError` if another writer holds it). */
+export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOptions): Promise<ResumeResult> {
+  checkDurable(durable, "durable");
+  const writer = durable.store.openSession(durable.sessionId, { create: false });
+  let unfinished: { run: RunRecord; after: JournalRecord[] } | undefined;
+  try {
+    unfinished = unfinishedRun(writer.records(writer.snapshot()?.atSeq ?? 0).map((stored) => stored.record));
+  } catch (error) {
+    writer.release();
+    throw error;
+  }
+  if (!unfinished) {
+    writer.release();
+    return { resumed: false, messages: [] };
+  }
+  const journaled = resumedRun(writer, unfinished.after);
+  const onRuntimeEvent = options.config.onRuntimeEvent;
+  const config: AgentLoopConfig = { ...options.config, ...(onRuntimeEvent ? { onRuntimeEvent: journaled.liveOnly(onRuntimeEvent) } : {}) };
+  const messages = await startRun({
+    prompts: null,
+    context: { messages: [], tools: options.tools ?? [] },
+    config,
+    sink: options.sink,
+    signal: options.signal,
+    streamFn: resolveStreamFn(options.streamFn),
+    options: { clock: options.clock, random: options.random, inspect: options.inspect },
+    resumed: { input: unfinished.run.input as RunInput, run: journaled },
+  });
+  return { resumed: true, messages };
+}
+
+/** The last run of `records` that has no `end` record, and the records after its start. */
+export function unfinishedRun(values: readonly unknown[]): { run: RunRecord; after: JournalRecord[] } | undefined {
+  const records = values.filter(isJournalRecord);
+  let start = -1;
+  for (let i = records.length - 1; i >= 0; i--) {
+    if (records[i].k === "end") return undefined;
+    if (records[i].k === "run") {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return undefined;
+  const run = records[start] as RunRecord;
+  if (run.v > JOURNAL_FORMAT) throw new JournalFormatError(`format ${run.v}, this build reads up to ${JOURNAL_FORMAT}`);
+  return { run, after: records.slice(start + 1) };
+}

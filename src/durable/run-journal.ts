@@ -1,0 +1,260 @@
+/**
+ * One run's journal at its step worker (SPEC R80, R81, R83), bound through the worker's journal
+ * seam (`bindJobJournal` in src/actors/steps-worker.ts).
+ *
+ * Recording: every job's outcome (what it emitted and sent, then its reply) is appended when it
+ * replies, in completion order; what a job emitted before another record came between is
+ * flushed as an `out` record first, so the journal's order is the order things reached the sink
+ * and the machine. A tool's `execute` gets an `intent` record before it runs. External inputs
+ * (the run's abort, as the worker takes it) are appended where they arrive.
+ *
+ * Answering (resume, replay): the jobs the machine asks for wait; the record at the cursor is
+ * delivered as soon as the job it answers is waiting, so records reach the machine strictly in
+ * journal order (parallel completions reproduce). Everything the machine does follows from the
+ * records before it, so it asks for the same jobs again. Once the records run out, a resumed run
+ * goes live: each job still waiting runs for real (an `execute` whose intent has no outcome as a
+ * re-issue: R13's replay rule), and the journal records again. A replay never goes live: jobs
+ * left waiting were in flight when the journal ended.
+ */
+import type { AnyActorRef } from "xstate";
+import type { JobJournal, JournaledJob } from "../actors/steps-worker.js";
+import type { RunRuntime } from "../actors/run-runtime.js";
+import type { AnyAgentEvent, AgentMessage } from "../types.js";
+import type { StepReply } from "../../machines/steps.js";
+import type { Json } from "../store/run-store.js";
+import { asJson, decodeOut, digestOf, encodeUpdate, jsonCopy, reviveReply, serializeReply, type JobOutput, type JournalRecord } from "./records.js";
+import { JournalDivergedError } from "./errors.js";
+
+/** Where a recording journal appends (a store's `SessionWriter` is one). */
+export interface JournalWriter {
+  append(record: Json): number;
+}
+
+export type JournalMode = "record" | "resume" | "replay";
+
+export class RunJournal implements JobJournal {
+  private cursor = 0;
+  private readonly waiting: JournaledJob[] = [];
+  /** What the job that emitted last emitted since the last record; `updates`: its last update of each kind, for the deltas. */
+  private open: { job: JournaledJob; out: JobOutput[]; updates: Map<string, Json> } | undefined;
+  /** Paths whose `execute` intent has no outcome yet (R81). */
+  private readonly openIntents = new Set<string>();
+  private readonly digests = new WeakMap<JournaledJob, string>();
+  private pumping = false;
+  private live: boolean;
+  private runtime: RunRuntime | undefined;
+  private owner: AnyActorRef | undefined;
+  /** Set when the run asked for something the journal does not hold (R83: a diverged replay), or the store failed. */
+  failure: Error | undefined;
+  /** The sequence number of the last record appended (0: none yet). */
+  lastSeq = 0;
+  /** Told when the run diverges from its records, and when a resumed run goes live. */
+  readonly hooks: { onFailure?: (error: Error) => void; onLive?: () => void; onTime?: (at: number) => void } = {};
+
+  constructor(
+    private readonly writer: JournalWriter | undefined,
+    private readonly records: readonly JournalRecord[],
+    private readonly mode: JournalMode,
+  ) {
+    this.live = mode === "record";
+  }
+
+  /** Binds the run this journal belongs to (before it starts). */
+  attach(runtime: RunRuntime, owner: AnyActorRef): void {
+    this.runtime = runtime;
+    this.owner = owner;
+  }
+
+  /** Whether the run is live (recording): a resumed run's events reach its sink only from then on (R81). */
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  /** Whether records were delivered since the last call (a replay is over once none are). */
+  progressed(): boolean {
+    const moved = this.cursor !== this.seen;
+    this.seen = this.cursor;
+    return moved;
+  }
+  private seen = -1;
+
+  /** Delivers what the records hold that needs no job (an abort at the start); call after the run started. */
+  started(): void {
+    if (!this.live) this.pump();
+  }
+
+  begin(job: JournaledJob): "live" | "answered" {
+    if (!this.live) {
+      this.waiting.push(job);
+      this.pump();
+      return "answered";
+    }
+    this.goingLive(job);
+    return "live";
+  }
+
+  emitted(job: JournaledJob, event: AnyAgentEvent): void {
+    this.note(job, jsonCopy(event));
+  }
+
+  sent(job: JournaledJob, event: { type: string }): void {
+    this.note(job, { sent: jsonCopy(event) });
+  }
+
+  replied(job: JournaledJob, reply: StepReply): void {
+    if (!this.live) return;
+    let out: JobOutput[] | undefined;
+    if (this.open?.job === job) {
+      out = this.open.out;
+      this.open = undefined;
+    } else this.flush();
+    const record: JournalRecord = { k: "job", path: this.pathOf(job), job: job.name, digest: this.digestOf(job), ...(out ? { out } : {}), reply: serializeReply(reply) };
+    this.append(record);
+  }
+
+  /** R80: the run took `run.abort` (an external input, whoever sent it). */
+  aborted(): void {
+    if (!this.live) return;
+    this.flush();
+    this.append({ k: "input", input: "abort" });
+  }
+
+  private expireGrace: (() => void) | undefined;
+  /** R67: the grace ran out while the journal still answered: fired on going live unless the journal held it. */
+  private graceDue = false;
+
+  bindGrace(expire: () => void): void {
+    this.expireGrace = expire;
+  }
+
+  graceExpired(): "live" | "answered" {
+    if (!this.live) {
+      this.graceDue = true;
+      return "answered";
+    }
+    this.flush();
+    this.append({ k: "input", input: "grace", at: this.runtime?.clock.now() ?? 0 });
+    return "live";
+  }
+
+  /** The run ended with `messages` added. */
+  end(messages: AgentMessage[]): void {
+    // A resumed run whose last record ended it: nothing is left to replay.
+    if (this.mode === "resume" && this.cursor === this.records.length) this.live = true;
+    if (!this.live) return;
+    this.flush();
+    this.append({ k: "end", messages: jsonCopy(messages) });
+  }
+
+  private note(job: JournaledJob, item: JobOutput): void {
+    if (!this.live) return;
+    if (this.open && this.open.job !== job) this.flush();
+    const open = (this.open ??= { job, out: [] as JobOutput[], updates: new Map<string, Json>() });
+    open.out.push(encodeUpdate(item, open.updates));
+  }
+
+  private flush(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    this.append({ k: "out", path: this.pathOf(open.job), job: open.job.name, digest: this.digestOf(open.job), out: open.out });
+  }
+
+  private append(record: JournalRecord): void {
+    if (!this.writer || this.failure) return;
+    try {
+      this.lastSeq = this.writer.append(asJson(record));
+    } catch (error) {
+      // The store failed (full disk, a released writer): the run cannot stay durable; its host decides (it rejects).
+      this.fail(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** A job about to run for real: R81's replay rule for an `execute` whose intent had no outcome, then its own intent (R80). */
+  private goingLive(job: JournaledJob): void {
+    if (job.name !== "executeToolCall") return;
+    const path = this.pathOf(job);
+    if (this.openIntents.delete(path)) job.reissue = true;
+    const { toolCall } = job.input as { toolCall: { id: string; name: string } };
+    this.flush();
+    this.append({ k: "intent", path, job: "executeToolCall", digest: this.digestOf(job), toolCallId: toolCall.id, toolName: toolCall.name });
+  }
+
+  private pump(): void {
+    if (this.pumping || this.failure) return;
+    this.pumping = true;
+    try {
+      while (this.cursor < this.records.length) {
+        const record = this.records[this.cursor];
+        if (record.k === "intent") {
+          this.openIntents.add(record.path);
+          this.cursor++;
+          continue;
+        }
+        if (record.k === "input") {
+          this.cursor++;
+          if (record.input === "abort") {
+            // As the run took it: its signal, then `run.abort` (each one journaled is delivered).
+            this.runtime?.abortSignal(new Error("aborted (journaled)"));
+            this.owner?.send({ type: "run.abort" });
+          }
+          else {
+            this.graceDue = false;
+            this.hooks.onTime?.(record.at);
+            this.expireGrace?.();
+          }
+          continue;
+        }
+        if (record.k !== "job" && record.k !== "out") {
+          this.cursor++;
+          continue;
+        }
+        const index = this.waiting.findIndex((job) => !job.cancelled && job.name === record.job && this.pathOf(job) === record.path);
+        if (index < 0) break;
+        const job = this.waiting[index];
+        if (this.digestOf(job) !== record.digest) {
+          this.fail(new JournalDivergedError(this.cursor, `${record.path} asked for ${record.job} with another input than the journal holds`));
+          return;
+        }
+        this.cursor++;
+        const out = decodeOut(record.out ?? []);
+        if (record.k === "out") {
+          job.replay(out, undefined);
+          continue;
+        }
+        this.waiting.splice(index, 1);
+        if (record.job === "executeToolCall") this.openIntents.delete(record.path);
+        this.hooks.onTime?.(record.reply.at);
+        job.replay(out, reviveReply(record.job, record.reply));
+      }
+      for (let i = this.waiting.length - 1; i >= 0; i--) if (this.waiting[i].cancelled) this.waiting.splice(i, 1);
+      if (this.cursor === this.records.length && this.mode === "resume" && !this.live) {
+        // R81: the records ran out: the run goes live; the jobs it waits for run for real.
+        this.live = true;
+        this.hooks.onLive?.();
+        if (this.graceDue && this.graceExpired() === "live") this.expireGrace?.();
+        for (const job of this.waiting.splice(0)) {
+          this.goingLive(job);
+          job.runLive();
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private fail(error: Error): void {
+    this.failure = error;
+    this.hooks.onFailure?.(error);
+  }
+
+  private pathOf(job: JournaledJob): string {
+    return job.requester === this.owner ? "run" : job.requester.id;
+  }
+
+  private digestOf(job: JournaledJob): string {
+    let digest = this.digests.get(job);
+    if (digest === undefined) this.digests.set(job, (digest = digestOf(job.input)));
+    return digest;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * R81 in process, at every record: the crash test's session is journaled once, then for each
+ * prefix of its journal (a crash right after that record was written) a fresh store holding only
+ * that prefix is resumed with fresh implementations, and checked: every call has one result, no
+ * call of a tool without `replay: "safe"` ran twice (counting an `execute` whose intent made it
+ * into the prefix as run), the transcript equals the uninterrupted one except interrupted-call
+ * results, and no response is delivered twice (the prefix's, replayed, plus the resumed run's).
+ */
+import { describe, expect, it } from "vitest";
+import type { AnyAgentEvent, AssistantMessage, ToolResultMessage } from "../../src/index.js";
+import { runAgentLoop } from "../../src/index.js";
+import { resumeAgentLoop } from "../../src/durable/resume.js";
+import { replayEvents } from "../../src/durable/replay.js";
+import type { Json } from "../../src/store/run-store.js";
+import { SessionLockedError, UnknownSessionError } from "../../src/store/errors.js";
+import { memoryRunStore } from "../support/memory-run-store.js";
+import { crashSession, fixedClock, prompt } from "./crash-scenario.js";
+
+const INTERRUPTED = "was interrupted before it finished";
+const timeless = (value: unknown) => JSON.stringify(value, (key, v) => (key === "timestamp" || key === "durationMs" ? 0 : v));
+const assistantEnds = (events: AnyAgentEvent[]) => events.filter((e) => e.type === "message_end" && (e.message as { role: string }).role === "assistant").length;
+
+async function uninterrupted() {
+  const store = memoryRunStore();
+  const events: AnyAgentEvent[] = [];
+  const session = crashSession(() => {}, { fast: true });
+  const messages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, (e) => void events.push(e), undefined, session.streamFn, {
+    durable: { store, sessionId: "s" },
+    clock: fixedClock,
+  });
+  return { store, events, messages, records: store.readSession("s").records().map((r) => r.record) };
+}
+
+function seeded(records: Json[]) {
+  const store = memoryRunStore();
+  const writer = store.openSession("s");
+  for (const record of records) writer.append(record);
+  writer.release();
+  return store;
+}
+
+describe("R81: resume after a crash at any record", () => {
+  it("R81: every prefix of the journal resumes to the uninterrupted transcript, nothing completed runs again", async () => {
+    const full = await uninterrupted();
+    expect(full.records.at(-1)).toMatchObject({ k: "end" });
+    let interrupted = 0;
+    for (let n = 1; n < full.records.length; n++) {
+      const prefix = full.records.slice(0, n);
+      const store = seeded(prefix);
+      const executions: Record<string, number> = {};
+      for (const record of prefix) if ((record as { k: string }).k === "intent") executions[(record as { toolCallId: string }).toolCallId] = 1;
+      const session = crashSession((id) => void (executions[id] = (executions[id] ?? 0) + 1), { fast: true });
+      const resumedEvents: AnyAgentEvent[] = [];
+      const result = await resumeAgentLoop({ store, sessionId: "s" }, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink: (e) => void resumedEvents.push(e), clock: fixedClock });
+      expect(result.resumed).toBe(true);
+      const at = `crash after record ${n} (${JSON.stringify(prefix.at(-1)).slice(0, 80)})`;
+      const messages = result.messages;
+      // Every call has exactly one result.
+      const calls = messages.flatMap((m) => (m.role === "assistant" ? (m as AssistantMessage).content.filter((b) => b.type === "toolCall") : []));
+      for (const call of calls) expect(messages.filter((m) => m.role === "toolResult" && (m as ToolResultMessage).toolCallId === call.id), at).toHaveLength(1);
+      // No tool without replay: "safe" ran twice; every call ran or was reported interrupted.
+      for (const [id, count] of Object.entries(executions)) if (!id.endsWith("-read")) expect(count, `${at}: ${id}`).toBeLessThanOrEqual(1);
+      // The transcript, except interrupted results of calls that are not replay-safe.
+      expect(messages).toHaveLength(full.messages.length);
+      messages.forEach((message, i) => {
+        const text = message.role === "toolResult" ? ((message as ToolResultMessage).content[0] as { text: string }).text : "";
+        if (text.includes(INTERRUPTED)) {
+          interrupted++;
+          expect((message as ToolResultMessage).toolCallId, at).not.toMatch(/-read$/);
+          expect((message as ToolResultMessage).toolCallId).toBe((full.messages[i] as ToolResultMessage).toolCallId);
+        } else expect(timeless(message), `${at}: message ${i}`).toBe(timeless(full.messages[i]));
+      });
+      // No response delivered twice: those the journal holds are not delivered again (R81).
+      expect(assistantEnds(await replayEvents(prefix)) + assistantEnds(resumedEvents), at).toBe(assistantEnds(full.events));
+      // The resumed session's journal replays to what its consumers saw, before and after the crash.
+      const all = store.readSession("s").records();
+      expect(all.at(-1)?.record).toMatchObject({ k: "end" });
+    }
+    expect(interrupted).toBeGreaterThan(0);
+  });
+
+  it("R81: a finished session has nothing to resume; an unknown session is a typed error; a second writer is refused (R84)", async () => {
+    const full = await uninterrupted();
+    const session = crashSession(() => {}, { fast: true });
+    const options = { config: session.config, tools: session.tools, streamFn: session.streamFn, sink: () => {} };
+    await expect(resumeAgentLoop({ store: full.store, sessionId: "s" }, options)).resolves.toEqual({ resumed: false, messages: [] });
+    await expect(resumeAgentLoop({ store: full.store, sessionId: "nope" }, options)).rejects.toBeInstanceOf(UnknownSessionError);
+    const store = seeded(full.records.slice(0, 5));
+    const held = store.openSession("s");
+    await expect(resumeAgentLoop({ store, sessionId: "s" }, options)).rejects.toBeInstanceOf(SessionLockedError);
+    held.release();
+    await expect(resumeAgentLoop({ store, sessionId: "s" }, options)).resolves.toMatchObject({ resumed: true });
+  });
+});
