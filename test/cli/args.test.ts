@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
 
 /** Issue 17 item 7: what every run gets unless a flag says otherwise. */
-const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true };
+const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true, save: true, sessions: false };
 
 describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {

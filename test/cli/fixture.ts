@@ -28,6 +28,12 @@ export const DEFAULT_FILES: Record<string, string> = {
   "test/util.test.ts": "import { slow } from '../src/util';\n",
 };
 
+/**
+ * Where the CLI keeps sessions in tests (`XDG_STATE_HOME`): a temporary directory of this test
+ * process, never the real ~/.local/state.
+ */
+export const STATE_HOME = path.join(tmpdir(), `xal-cli-state-${process.pid}`);
+
 /** In-process IO: a non-TTY stdin with `input`, captured stdout/stderr, no ANSI. */
 export function fakeIO(cwd: string, options: { env?: Record<string, string>; input?: string } = {}) {
   const stdout: string[] = [];
@@ -37,7 +43,7 @@ export function fakeIO(cwd: string, options: { env?: Record<string, string>; inp
     stdin,
     stdout: { write: (text: string) => stdout.push(text), isTTY: false },
     stderr: { write: (text: string) => stderr.push(text) },
-    env: options.env ?? {},
+    env: { XDG_STATE_HOME: STATE_HOME, ...options.env },
     cwd,
     demoPace: 0,
   };
@@ -105,7 +111,7 @@ export function ttyIO(cwd: string, options: { env?: Record<string, string>; colu
     stdin: stdin as unknown as CliIO["stdin"],
     stdout: { write: (text: string) => out.push(text), isTTY: true, columns: options.columns ?? 80, rows: 30 },
     stderr: { write: (text: string) => out.push(text) },
-    env: { TERM: "xterm-256color", ...options.env },
+    env: { TERM: "xterm-256color", XDG_STATE_HOME: STATE_HOME, ...options.env },
     cwd,
     demoPace: 0,
     ...(options.inspector ? { inspector: options.inspector } : {}),

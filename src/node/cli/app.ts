@@ -5,11 +5,13 @@
  * steering message, `>>` (or Alt+Enter) queues a follow-up, Esc or Ctrl-C aborts the run, and a
  * second Ctrl-C exits.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import type { AgentMessage, AnyAgentEvent } from "../../types.js";
-import { createWorkspaceTools, listFilesTool, permissionPolicy, readFileTool, searchTextTool, writeFileTool, type PermissionDecision, type PermissionRequest } from "../tools/index.js";
+import type { RunStore } from "../../store/index.js";
+import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
+import { openSqliteStore } from "../../sqlite.js";
+import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
 import { connectInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
@@ -23,6 +25,9 @@ import { liveScreen, plainScreen, type Output } from "./screen.js";
 import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
+import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
+import { showTranscript } from "./transcript.js";
+import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
 
 export interface CliIO {
   stdin: KeyboardStream;
@@ -59,11 +64,30 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     io.stderr.write(`error: no such directory: ${options.cwd ?? cwd}\n`);
     return 2;
   }
+  const storeDir = sessionStoreDir(cwd, io.env);
+  const storeFile = path.join(storeDir, STORE_FILE);
+  if (options.sessions) {
+    // Listing creates nothing: no store file, no sessions.
+    if (!existsSync(storeFile)) {
+      io.stdout.write(formatSessionList([], storeFile));
+      return 0;
+    }
+    const opened = openStore(storeFile, io);
+    if (!opened) return 2;
+    try {
+      io.stdout.write(formatSessionList(opened.listSessions(), storeFile));
+    } finally {
+      opened.close();
+    }
+    return 0;
+  }
   let prompt = options.prompt;
   const interactive = prompt === undefined && io.stdin.isTTY === true;
   if (prompt === undefined && !interactive) {
     prompt = (await readAll(io.stdin)).trim();
-    if (!prompt) {
+    // `--resume` without a prompt just continues the session.
+    if (!prompt && options.resume !== undefined) prompt = undefined;
+    else if (!prompt) {
       io.stderr.write(`error: no prompt: give one as an argument, pipe one on stdin, or run on a terminal for a prompt loop\n\n${USAGE}`);
       return 2;
     }
@@ -83,8 +107,57 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       return 2;
     }
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive);
+  let sessions: SessionStore | undefined;
+  if (options.save) {
+    const store = openStore(storeFile, io);
+    if (!store) {
+      trace?.close();
+      return 2;
+    }
+    const sessionId = options.resume === undefined ? newSessionId() : pickSession(store, options.resume, io);
+    if (sessionId === undefined) {
+      store.close();
+      trace?.close();
+      return 2;
+    }
+    sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
+  }
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions);
   return session.start(prompt);
+}
+
+/** The session store of this run: where, which session, and whether it exists yet. */
+interface SessionStore {
+  store: RunStore;
+  storeDir: string;
+  sessionId: string;
+  resumed: boolean;
+  /** The session is in the store (a new one is created at its first prompt). */
+  created: boolean;
+  firstPrompt: string;
+}
+
+function openStore(file: string, io: CliIO): RunStore | undefined {
+  try {
+    return openSqliteStore(file);
+  } catch (error) {
+    io.stderr.write(`error: cannot open the session store ${file}: ${(error as Error).message}\n(--no-save runs without it)\n`);
+    return undefined;
+  }
+}
+
+/** `--resume`'s session: the given id, or the last one updated (`""`). */
+function pickSession(store: RunStore, wanted: string, io: CliIO): string | undefined {
+  if (wanted === "") {
+    const last = store.listSessions()[0];
+    if (!last) io.stderr.write("error: --resume: no saved session for this directory (--sessions lists them)\n");
+    return last?.sessionId;
+  }
+  if (!store.hasSession(wanted)) {
+    io.stderr.write(`error: --resume: no session ${JSON.stringify(wanted)} for this directory (--sessions lists them)\n`);
+    return undefined;
+  }
+  return wanted;
 }
 
 class CliSession {
@@ -98,11 +171,20 @@ class CliSession {
   private aborting = false;
   /** A Ctrl-C was the last key: another one exits. */
   private armedAt: number | undefined;
-  private question?: { resolve: (decision: PermissionDecision) => void };
+  /** The write being asked about now; the rest wait their turn (asked in order). */
+  private question?: ToolApprovalRequest;
+  private readonly approvalQueue: ToolApprovalRequest[] = [];
+  /** Approval ids asked or answered already (a resumed session lists its waiting calls again). */
+  private readonly seenApprovals = new Set<string>();
   private pendingExit: number | undefined;
-  private resolveExit?: (code: number) => void;
+  private resolveExit!: (code: number) => void;
+  private readonly exitRequested = new Promise<number>((resolve) => (this.resolveExit = resolve));
+  /** While a resumed run replays its journal: the transcript shown so far (the rest is shown once it is live). */
+  private catchingUp: number | undefined;
   private spinner?: ReturnType<typeof setInterval>;
   private demoInjected = false;
+  /** The user left while a write waited (the run stays unfinished in the store). */
+  private leftWaiting = false;
   private removeSigint?: () => void;
 
   constructor(
@@ -112,6 +194,8 @@ class CliSession {
     private readonly cwd: string,
     private readonly trace: TraceFile | undefined,
     private readonly interactive: boolean,
+    storeDir: string,
+    private readonly sessions: SessionStore | undefined,
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -119,27 +203,23 @@ class CliSession {
     this.renderer = new Renderer({ screen, style: this.style });
 
     const pace = io.demoPace ?? 1;
-    const tools = choice.offline
-      ? // The demo paces its tools so spinners, progress bars and steering are visible.
-        [
-          listFilesTool({ cwd, minDurationMs: 400 * pace }),
-          readFileTool({ cwd, minDurationMs: 300 * pace }),
-          searchTextTool({ cwd, minDurationMs: 1000 * pace }),
-          writeFileTool({ cwd }),
-        ]
-      : createWorkspaceTools({ cwd });
-    const canAsk = io.stdin.isTTY === true;
-    const beforeToolCall = permissionPolicy({
-      decide: options.yes ? "allow" : canAsk ? (request, signal) => this.ask(request, signal) : "deny",
-      denyReason: (request) =>
-        canAsk
-          ? `Permission denied: the user refused ${request.toolName}.`
-          : `Permission denied: ${request.toolName} needs confirmation and there is no terminal to ask (stdin is not a TTY); run with --yes to allow writes.`,
-    });
+    // The session store is off limits to the tools even when the workspace contains it (cwd = $HOME).
+    const deniedPaths = [storeDir];
+    const tools = (
+      choice.offline
+        ? // The demo paces its tools so spinners, progress bars and steering are visible.
+          [
+            listFilesTool({ cwd, minDurationMs: 400 * pace, deniedPaths }),
+            readFileTool({ cwd, minDurationMs: 300 * pace, deniedPaths }),
+            searchTextTool({ cwd, minDurationMs: 1000 * pace, deniedPaths }),
+            writeFileTool({ cwd, deniedPaths }),
+          ]
+        : createWorkspaceTools({ cwd, deniedPaths })
+    ).map((tool) => (tool.name === "write_file" && !options.yes ? askBeforeWriting(tool) : tool));
     this.agent = new Agent({
       initialState: { model: choice.model, systemPrompt: systemPrompt(cwd), tools, thinkingLevel: options.thinking },
       streamFn: choice.streamFn,
-      beforeToolCall,
+      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
@@ -148,6 +228,8 @@ class CliSession {
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);
+        // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
+        if (this.catchingUp !== undefined) queueMicrotask(() => this.askWaitingApprovals());
       },
     });
     this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
@@ -162,17 +244,92 @@ class CliSession {
     } else {
       this.removeSigint = this.io.onSigint?.(() => this.onAction({ type: "interrupt" }));
     }
-    let code: number;
-    if (prompt !== undefined) {
+    let code: number | undefined;
+    if (this.sessions?.resumed) code = await Promise.race([this.resumeSession(), this.exitRequested]);
+    if (code === undefined && prompt !== undefined) {
       this.echoPrompt(prompt);
-      await this.runPrompt(prompt);
+      // Quitting while a write waits leaves the run as it is (the store keeps it): no waiting for its end.
+      await Promise.race([this.runPrompt(prompt), this.exitRequested]);
       code = this.pendingExit ?? this.exitCodeOfLastRun();
-    } else {
+    } else if (code === undefined && this.interactive) {
       this.showIdle();
-      code = await new Promise<number>((resolve) => (this.resolveExit = resolve));
+      code = await this.exitRequested;
     }
     await this.finish();
-    return code;
+    return code ?? this.pendingExit ?? this.exitCodeOfLastRun();
+  }
+
+  /**
+   * `--resume`: the stored transcript is shown again, then an unfinished run (a crash, a quit
+   * while a write waited) continues (R81). Resolves with an exit code when the user left meanwhile.
+   */
+  private async resumeSession(): Promise<number | undefined> {
+    const sessions = this.sessions!;
+    const info = sessions.store.readSession(sessions.sessionId).info();
+    const meta = metaOf(info);
+    sessions.firstPrompt = meta.firstPrompt ?? "";
+    this.renderer.notice(`resuming session ${sessions.sessionId}`, "dim");
+    this.demoInjected = true;
+    this.running = true;
+    this.aborting = false;
+    this.catchingUp = 0;
+    let resuming: Promise<boolean>;
+    try {
+      this.markRunning(true);
+      // resume() adopts the stored session before its first await: its transcript is there now.
+      resuming = this.agent.resume();
+    } catch (error) {
+      this.running = false;
+      this.catchingUp = undefined;
+      this.renderer.notice(`✗ cannot resume ${sessions.sessionId}: ${(error as Error).message}`, "error");
+      return 2;
+    }
+    this.catchUp();
+    this.showRunning();
+    this.spinner = setInterval(() => {
+      if (this.renderer.animating) this.renderer.tick();
+    }, 80);
+    let unfinished = false;
+    try {
+      unfinished = await resuming;
+    } catch (error) {
+      this.renderer.notice(`✗ ${(error as Error).message}`, "error");
+    } finally {
+      clearInterval(this.spinner);
+      this.catchUp();
+      this.catchingUp = undefined;
+      this.running = false;
+      this.closeQuestion();
+      this.markRunning(false);
+    }
+    if (!unfinished) this.renderer.notice("(the session had no unfinished run)", "dim");
+    if (this.pendingExit !== undefined) return this.pendingExit;
+    return undefined;
+  }
+
+  /** Shows the transcript messages not shown yet (a resumed run's replayed part). */
+  private catchUp(): void {
+    if (this.catchingUp === undefined) return;
+    const messages = this.agent.state.messages;
+    if (messages.length > this.catchingUp) {
+      showTranscript(messages.slice(this.catchingUp), this.renderer, this.style, messages.slice(0, this.catchingUp));
+      this.catchingUp = messages.length;
+    }
+    this.renderer.syncTranscript(messages.length);
+  }
+
+  /** The session's meta: written while no run holds the session (before and after each run). */
+  private markRunning(running: boolean): void {
+    const sessions = this.sessions;
+    if (!sessions) return;
+    const meta: SessionMeta = { cwd: this.cwd, firstPrompt: sessions.firstPrompt, messages: this.agent.state.messages.length, running };
+    try {
+      writeMeta(sessions.store, sessions.sessionId, meta);
+      sessions.created = true;
+    } catch (error) {
+      // Another process holds the session (R84): say so; this run cannot journal either.
+      this.renderer.notice(`⚠ session ${sessions.sessionId}: ${(error as Error).message}`, "warn");
+    }
   }
 
   // -- runs ------------------------------------------------------------------------------------
@@ -185,6 +342,8 @@ class CliSession {
       if (this.renderer.animating) this.renderer.tick();
     }, 80);
     this.renderer.syncTranscript(this.agent.state.messages.length);
+    if (this.sessions && !this.sessions.created) this.sessions.firstPrompt = text.slice(0, 200);
+    this.markRunning(true);
     try {
       await this.agent.prompt(text);
     } catch (error) {
@@ -192,7 +351,8 @@ class CliSession {
     } finally {
       clearInterval(this.spinner);
       this.running = false;
-      this.answer(false);
+      this.closeQuestion();
+      if (this.pendingExit === undefined || !this.leftWaiting) this.markRunning(false);
     }
     if (this.pendingExit !== undefined) {
       this.resolveExit?.(this.pendingExit);
@@ -202,6 +362,10 @@ class CliSession {
   }
 
   private onEvent(event: AnyAgentEvent): void {
+    // A resumed run is live: what it replayed is shown first.
+    this.catchUp();
+    if (event.type === "tool_approval_requested") this.onApprovalRequested(event);
+    else if (event.type === "tool_approval_resolved" && this.question?.approvalId === event.approvalId) this.closeQuestion();
     if (isRuntimeEvent(event)) {
       // The trace format has no record for the loop's own events (R66): a note says what happened.
       this.trace?.recorder.note(describeRuntimeEvent(event, this.renderer.transcriptLength));
@@ -233,7 +397,7 @@ class CliSession {
   private abort(source: string): void {
     if (!this.running || this.aborting) return;
     this.aborting = true;
-    this.answer(false);
+    this.closeQuestion();
     this.agent.abort();
     // Only after a Ctrl-C does one more exit; after Esc it takes two.
     this.renderer.notice(`⏹ aborting (${source}) — ${source === "Ctrl-C" ? "press Ctrl-C again to exit" : "Ctrl-C twice exits"}`, "warn");
@@ -346,80 +510,148 @@ class CliSession {
     this.showIdle();
   }
 
-  /** Exits now, or once the run has stopped (it is aborted). */
+  /**
+   * Exits now, or once the run has stopped (it is aborted). While a write waits in a saved session
+   * it exits at once and leaves the run waiting: `--resume` asks again.
+   */
   private exit(code: number): void {
     this.pendingExit = code;
     if (!this.running) {
-      this.resolveExit?.(code);
+      this.resolveExit(code);
       return;
     }
-    this.answer(false);
+    if (this.question && this.sessions) {
+      this.leftWaiting = true;
+      this.renderer.setQuestion(undefined);
+      this.renderer.notice(`left with the write waiting: --resume ${this.sessions.sessionId} asks again`, "dim");
+      this.trace?.recorder.note("exit requested; the write stays waiting in the session");
+      this.resolveExit(code);
+      return;
+    }
+    this.closeQuestion();
     this.aborting = true;
     this.agent.abort();
     this.renderer.notice("exiting…", "dim");
     this.trace?.recorder.note("exit requested");
   }
 
-  // -- permission ------------------------------------------------------------------------------
+  // -- write approvals (R82) ----------------------------------------------------------------
 
-  private ask(request: PermissionRequest, signal?: AbortSignal): Promise<PermissionDecision> {
-    if (signal?.aborted) return Promise.resolve(false);
-    const args = (request.args ?? {}) as { path?: string; content?: string };
-    const size = typeof args.content === "string" ? ` (${formatCount(Buffer.byteLength(args.content))} bytes)` : "";
-    const text = `? allow ${request.toolName} to write ${args.path ?? "a file"}${size}? [y/N] `;
-    this.trace?.recorder.note(`permission asked: ${request.toolName} ${args.path ?? ""}`.trim());
-    return new Promise<PermissionDecision>((resolve) => {
-      this.question = { resolve };
-      signal?.addEventListener("abort", () => this.answer(false), { once: true });
-      if (this.renderer.isLive) this.renderer.setQuestion(text);
-      else this.renderer.print(text);
-    });
+  private onApprovalRequested(request: ToolApprovalRequest): void {
+    if (this.seenApprovals.has(request.approvalId)) return;
+    this.seenApprovals.add(request.approvalId);
+    if (this.options.yes) {
+      // Only a resumed session's waiting write gets here: --yes approves it.
+      this.decide(request, "yes");
+      return;
+    }
+    if (this.io.stdin.isTTY !== true) {
+      this.trace?.recorder.note(`permission refused (no terminal): ${request.toolName}`);
+      this.reject(request, `Permission denied: ${request.toolName} needs confirmation and there is no terminal to ask (stdin is not a TTY); run with --yes to allow writes.`);
+      return;
+    }
+    this.approvalQueue.push(request);
+    if (!this.question) this.askNext();
+  }
+
+  /** A resumed run's waiting calls emit no second request event: they are asked from `pendingApprovals`. */
+  private askWaitingApprovals(): void {
+    if (this.catchingUp === undefined) return;
+    const waiting = this.agent.pendingApprovals.filter((request) => !this.seenApprovals.has(request.approvalId));
+    if (waiting.length === 0) return;
+    this.catchUp();
+    for (const request of waiting) this.onApprovalRequested(request);
+  }
+
+  private askNext(): void {
+    const request = this.approvalQueue.shift();
+    if (!request) return;
+    this.question = request;
+    const text = approvalQuestion(request);
+    this.trace?.recorder.note(`permission asked: ${request.toolName} ${(request.args as { path?: string } | undefined)?.path ?? ""}`.trim());
+    if (this.renderer.isLive) this.renderer.setQuestion(text);
+    else this.renderer.print(text);
   }
 
   /**
-   * While a question is pending: y or n on an empty line answers it; Enter answers with the line
-   * (y/yes allows; n/no/empty refuses) — any other line is handled as usual (a steering message) and
-   * the question stays; Esc refuses; Ctrl-C refuses and aborts.
+   * While a question is pending: y, n or a on an empty line answers it; Enter answers with the line
+   * (y/yes allows, a/always allows this path from now on; n/no/empty refuses) — any other line is
+   * handled as usual (a steering message, /exit) and the question stays; Esc refuses; Ctrl-C
+   * refuses and aborts; Ctrl-D leaves with the write waiting (a saved session asks again on --resume).
    */
   private onAnswerKey(action: InputAction): void {
     const buffer = this.input?.editor.buffer ?? "";
     switch (action.type) {
-      case "key":
-        if (/^[yn]$/i.test(buffer)) this.answer(/^y$/i.test(buffer));
+      case "key": {
+        const answer = /^[yna]$/i.test(buffer) ? parseApprovalAnswer(buffer) : undefined;
+        if (answer) this.answer(answer);
         else this.refreshInput();
         return;
+      }
       case "change":
         this.refreshInput();
         return;
       case "submit": {
-        const text = action.text.trim();
-        if (/^(y|yes)$/i.test(text)) this.answer(true);
-        else if (/^(n|no|)$/i.test(text)) this.answer(false);
+        const answer = parseApprovalAnswer(action.text);
+        if (answer) this.answer(answer);
         else this.onSubmit(action.text, action.alt);
         return;
       }
       case "escape":
+        this.answer("no");
+        return;
       case "eof":
-        this.answer(false);
+        this.exit(0);
         return;
       case "interrupt":
-        this.answer(false);
+        this.answer("no");
         this.onInterrupt();
         return;
     }
   }
 
-  /** Settles a pending question (no-op without one). */
-  private answer(allow: boolean): void {
-    const question = this.question;
-    if (!question) return;
+  /** Answers the pending question (no-op without one). */
+  private answer(answer: ApprovalAnswer): void {
+    const request = this.question;
+    if (!request) return;
+    this.closeQuestion(answer);
+    this.decide(request, answer);
+    this.askNext();
+  }
+
+  private decide(request: ToolApprovalRequest, answer: ApprovalAnswer): void {
+    const path = (request.args as { path?: unknown } | undefined)?.path;
+    try {
+      if (answer === "no") this.reject(request, `Permission denied: the user refused ${request.toolName}.`);
+      else this.agent.approve(request.approvalId, answer === "always" && typeof path === "string" ? { always: { path } } : {});
+    } catch (error) {
+      // Settled meanwhile (an abort): nothing to decide any more.
+      this.renderer.notice(`  (${(error as Error).message})`, "dim");
+    }
+  }
+
+  private reject(request: ToolApprovalRequest, reason: string): void {
+    try {
+      this.agent.reject(request.approvalId, reason);
+    } catch (error) {
+      this.renderer.notice(`  (${(error as Error).message})`, "dim");
+    }
+  }
+
+  /** Takes the question off the screen, saying how it was answered (settled elsewhere: silently). */
+  private closeQuestion(answer?: ApprovalAnswer): void {
+    if (!this.question) return;
     this.question = undefined;
     this.input?.editor.clear();
     if (this.renderer.isLive) this.renderer.setQuestion(undefined);
-    else this.renderer.print(allow ? "y\n" : "n\n");
-    this.renderer.notice(allow ? "  allowed" : "  refused", allow ? "success" : "warn");
-    this.trace?.recorder.note(`permission ${allow ? "granted" : "refused"}`);
-    question.resolve(allow);
+    else if (answer) this.renderer.print(`${answer === "yes" ? "y" : answer === "always" ? "a" : "n"}\n`);
+    if (answer) {
+      const allowed = answer !== "no";
+      this.renderer.notice(answer === "always" ? "  allowed (always, for this path)" : allowed ? "  allowed" : "  refused", allowed ? "success" : "warn");
+      this.trace?.recorder.note(`permission ${allowed ? "granted" : "refused"}`);
+    } else {
+      this.approvalQueue.length = 0;
+    }
     this.refreshInput();
   }
 
@@ -432,8 +664,9 @@ class CliSession {
     if (this.choice.warning) this.renderer.notice(this.choice.warning, "warn");
     const parts = [`cwd ${this.cwd}`];
     if (this.options.trace) parts.push(`trace → ${this.options.trace}`);
-    if (this.options.yes) parts.push("writes allowed (--yes)");
-    else if (!this.io.stdin.isTTY) parts.push("writes denied (no terminal to ask; --yes allows)");
+    if (this.options.yes) parts.push("writes approved (--yes)");
+    else if (!this.io.stdin.isTTY) parts.push("writes rejected (no terminal to ask; --yes approves)");
+    parts.push(this.sessions ? `session ${this.sessions.sessionId}` : "not saved (--no-save)");
     this.renderer.notice(parts.join(" · "), "dim");
     if (this.io.stdin.isTTY) {
       this.renderer.notice("while it works: Enter steers · >> text queues a follow-up · Esc/Ctrl-C aborts · Ctrl-C twice exits", "dim");
@@ -473,6 +706,7 @@ class CliSession {
   }
 
   private async finish(): Promise<void> {
+    clearInterval(this.spinner);
     this.removeSigint?.();
     this.input?.stop();
     this.renderer.setInput(undefined);
@@ -480,7 +714,14 @@ class CliSession {
     this.trace?.close();
     await this.inspector?.close().catch(() => {});
     this.relay?.stop();
+    // Releases the session's lock; a run left waiting for a write stays unfinished in the store.
+    this.sessions?.store.close();
   }
+}
+
+/** `write_file` waits in the approval state (R82) before it runs. */
+function askBeforeWriting(tool: AgentTool): AgentTool {
+  return { ...tool, needsApproval: true };
 }
 
 function systemPrompt(cwd: string): string {
