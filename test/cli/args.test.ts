@@ -130,4 +130,18 @@ describe("issue 17 item 7: compaction flags (R62)", () => {
     expect(options(["--compact-at", "50000", "hi"])).toMatchObject({ compact: true, compactAtTokens: 50_000 });
     expect(options(["--compact-at=120000", "hi"])).toMatchObject({ compactAtTokens: 120_000 });
   });
+
+  it("issue 20 item 5: --resume takes an optional id (the next word unless it is an option; last: the last session), --no-save, --sessions", () => {
+    const options = (argv: string[]) => (parseCliArgs(argv) as unknown as { options: Record<string, unknown> }).options;
+    expect(options(["--resume"])).toMatchObject({ resume: "", save: true });
+    expect(options(["--resume", "--offline"])).toMatchObject({ resume: "", offline: true });
+    expect(options(["--resume", "20261201-150300-9f3a", "go on"])).toMatchObject({ resume: "20261201-150300-9f3a", prompt: "go on" });
+    expect(options(["--resume", "last", "go on"])).toMatchObject({ resume: "", prompt: "go on" });
+    expect(options(["--resume=abc"])).toMatchObject({ resume: "abc" });
+    expect(options(["--", "--resume"])).toMatchObject({ prompt: "--resume" });
+    expect(options(["--no-save"])).toMatchObject({ save: false });
+    expect(options(["--sessions"])).toMatchObject({ sessions: true });
+    expect(options([])).not.toHaveProperty("resume");
+    expect(parseCliArgs(["--no-save", "--resume", "x"])).toEqual({ kind: "error", message: "Options --no-save and --resume contradict each other; give one." });
+  });
 });

@@ -285,6 +285,11 @@ class CliSession {
       return 2;
     }
     this.catchUp();
+    // The run's own start was replayed (no listener saw it): the footer counts from here.
+    this.renderer.handle({ type: "agent_start" });
+    // The trace too: its run starts here (what came before is in the session's journal: exportSessionTrace).
+    this.trace?.recorder.note(`resumed session ${sessions.sessionId}: the run's earlier events were replayed from its journal`);
+    this.trace?.recorder.recordEvent({ type: "agent_start" });
     this.showRunning();
     this.spinner = setInterval(() => {
       if (this.renderer.animating) this.renderer.tick();

@@ -19,23 +19,28 @@ export function showTranscript(messages: readonly AgentMessage[], renderer: Rend
     for (const block of message.content) if (block.type === "toolCall") calls.set(block.id, block as ToolCallBlock);
   };
   earlier.forEach(remember);
+  let shown = 0;
+  const print = (text: string) => {
+    shown++;
+    renderer.print(text);
+  };
   for (const message of messages) {
     remember(message);
     if (message.role === "user") {
       const text = typeof message.content === "string" ? message.content : message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
-      renderer.print(`${style.bold(style.cyan("❯"))} ${style.bold(oneLine(text))}\n`);
+      print(`${style.bold(style.cyan("❯"))} ${style.bold(oneLine(text))}\n`);
     } else if (message.role === "assistant") {
       const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("").trim();
-      if (text) renderer.print(`${text}\n`);
+      if (text) print(`${text}\n`);
     } else if (message.role === "toolResult") {
       const call = calls.get(message.toolCallId);
       const args = call ? describeToolArgs(message.toolName, call.arguments) : "";
       const mark = message.isError ? style.red("✗") : style.green("✓");
       const summary = firstLine(resultText(message)).slice(0, 160);
-      renderer.print(`  ${mark} ${style.bold(message.toolName)}${args ? ` ${args}` : ""} ${style.dim("·")} ${message.isError ? style.red(summary) : style.dim(summary)}\n`);
+      print(`  ${mark} ${style.bold(message.toolName)}${args ? ` ${args}` : ""} ${style.dim("·")} ${message.isError ? style.red(summary) : style.dim(summary)}\n`);
     }
   }
-  if (messages.length > 0) renderer.print(style.dim("── (restored from the session)\n"));
+  if (shown > 0) renderer.print(style.dim("── (restored from the session)\n"));
 }
 
 function oneLine(text: string): string {
