@@ -181,6 +181,8 @@ class CliSession {
   private readonly exitRequested = new Promise<number>((resolve) => (this.resolveExit = resolve));
   /** While a resumed run replays its journal: the transcript shown so far (the rest is shown once it is live). */
   private catchingUp: number | undefined;
+  /** A resumed run has delivered no live event yet (its waiting calls are looked for in the state). */
+  private replaying = false;
   private spinner?: ReturnType<typeof setInterval>;
   private demoInjected = false;
   /** The user left while a write waited (the run stays unfinished in the store). */
@@ -229,7 +231,7 @@ class CliSession {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);
         // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
-        if (this.catchingUp !== undefined) queueMicrotask(() => this.askWaitingApprovals());
+        if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
       },
     });
     this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
@@ -273,6 +275,7 @@ class CliSession {
     this.running = true;
     this.aborting = false;
     this.catchingUp = 0;
+    this.replaying = true;
     let resuming: Promise<boolean>;
     try {
       this.markRunning(true);
@@ -281,6 +284,7 @@ class CliSession {
     } catch (error) {
       this.running = false;
       this.catchingUp = undefined;
+      this.replaying = false;
       this.renderer.notice(`✗ cannot resume ${sessions.sessionId}: ${(error as Error).message}`, "error");
       return 2;
     }
@@ -303,6 +307,7 @@ class CliSession {
       clearInterval(this.spinner);
       this.catchUp();
       this.catchingUp = undefined;
+      this.replaying = false;
       this.running = false;
       this.closeQuestion();
       this.markRunning(false);
@@ -367,7 +372,11 @@ class CliSession {
   }
 
   private onEvent(event: AnyAgentEvent): void {
-    // A resumed run is live: what it replayed is shown first.
+    // A resumed run is live: what it replayed is shown first, and what waits is asked.
+    if (this.replaying) {
+      this.askWaitingApprovals();
+      this.replaying = false;
+    }
     this.catchUp();
     if (event.type === "tool_approval_requested") this.onApprovalRequested(event);
     else if (event.type === "tool_approval_resolved" && this.question?.approvalId === event.approvalId) this.closeQuestion();
