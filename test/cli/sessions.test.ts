@@ -143,6 +143,24 @@ describe("issue 20 item 5: --resume", () => {
     expect(unknown.stderr()).toContain('--resume: no session "nope-1234" for this directory (--sessions lists them)');
   });
 
+  it("R84: a session another process has open is refused before anything runs (exit code 2)", async () => {
+    const { root, stateHome, env } = setup();
+    expect(await runCli(["--offline", "summarize this repository"], fakeIO(root, { env }).io)).toBe(0);
+    const other = openSqliteStore(storeOf(stateHome, root));
+    const [session] = other.listSessions();
+    const writer = other.openSession(session!.sessionId);
+    try {
+      const second = fakeIO(root, { env });
+      expect(await runCli(["--offline", "--resume", "last", "more"], second.io)).toBe(2);
+      expect(second.stderr()).toContain(`--resume: session ${session!.sessionId} is in use by another process`);
+      expect(second.stdout()).toBe("");
+    } finally {
+      writer.release();
+      other.close();
+    }
+    expect(sessionsIn(storeOf(stateHome, root))[0]!.records).toBe(session!.records);
+  });
+
   it("continues a session whose process was SIGKILLed mid-run (R81): done steps are not run again, the run completes", async () => {
     const { root, stateHome, env } = setup();
     // `--import tsx`, not tsx's CLI: that one runs the program in a grandchild the kill would miss.

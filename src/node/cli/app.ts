@@ -8,7 +8,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import type { RunStore } from "../../store/index.js";
+import { SessionLockedError, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
 import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
@@ -114,7 +114,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       trace?.close();
       return 2;
     }
-    const sessionId = options.resume === undefined ? newSessionId() : pickSession(store, options.resume, io);
+    const picked = options.resume === undefined ? newSessionId() : pickSession(store, options.resume, io);
+    const sessionId = picked !== undefined && options.resume !== undefined && sessionInUse(store, picked, io) ? undefined : picked;
     if (sessionId === undefined) {
       store.close();
       trace?.close();
@@ -158,6 +159,18 @@ function pickSession(store: RunStore, wanted: string, io: CliIO): string | undef
     return undefined;
   }
   return wanted;
+}
+
+/** R84: one writer per session; a session another process has open is refused before anything runs. */
+function sessionInUse(store: RunStore, sessionId: string, io: CliIO): boolean {
+  try {
+    store.openSession(sessionId, { create: false }).release();
+    return false;
+  } catch (error) {
+    if (!(error instanceof SessionLockedError)) throw error;
+    io.stderr.write(`error: --resume: session ${sessionId} is in use by another process (${error.message})\n`);
+    return true;
+  }
 }
 
 class CliSession {
