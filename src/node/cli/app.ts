@@ -1,7 +1,8 @@
 /**
- * The terminal agent: parses the arguments, picks the model, builds the tools, the permission
- * policy, the renderer, the trace and the inspector, and drives an `Agent` from the keyboard:
- * one-shot (a prompt on the command line) or a prompt loop. While a run is going, Enter sends a
+ * The terminal agent: parses the arguments, picks the model, opens the session store (issue 20:
+ * sessions.ts), builds the tools (writes wait for approval, R82), the renderer, the trace and the
+ * inspector, and drives a durable `Agent` from the keyboard: one-shot (a prompt on the command
+ * line) or a prompt loop, or `--resume` of a stored session. While a run is going, Enter sends a
  * steering message, `>>` (or Alt+Enter) queues a follow-up, Esc or Ctrl-C aborts the run, and a
  * second Ctrl-C exits.
  */
