@@ -219,8 +219,9 @@ class CliSession {
     this.renderer = new Renderer({ screen, style: this.style });
 
     const pace = io.demoPace ?? 1;
-    // The session store is off limits to the tools even when the workspace contains it (cwd = $HOME).
-    const deniedPaths = [storeDir];
+    // Every directory's session store is off limits to the tools, even when the workspace contains
+    // them (cwd = $HOME): the model must not read other sessions nor forge approvals.
+    const deniedPaths = [path.dirname(storeDir)];
     const tools = (
       choice.offline
         ? // The demo paces its tools so spinners, progress bars and steering are visible.
