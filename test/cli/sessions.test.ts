@@ -298,6 +298,21 @@ describe("issue 20 item 5: write_file asks through the approval state (R82)", ()
     expect(notes.filter((note) => note.includes("waits for approval"))).toEqual([]);
     expect(notes.filter((note) => note.startsWith("approval approved"))).toHaveLength(1);
   });
+
+  it("Ctrl-D at the question leaves it waiting too; --resume --yes approves the waiting write without asking", async () => {
+    const { root, env } = setup();
+    const first = await terminal(root, ["--offline"], env);
+    first.type("summarize this repository\r");
+    await first.until("? allow write_file to write agent-notes.md");
+    first.type("\x04");
+    expect(await first.exit).toBe(0);
+    expect(existsSync(path.join(root, NOTES))).toBe(false);
+    const resumed = fakeIO(root, { env });
+    expect(await runCli(["--offline", "--resume", "--yes"], resumed.io)).toBe(0);
+    expect(resumed.stdout()).not.toContain("? allow");
+    expect(resumed.stdout()).toContain("The notes are saved in");
+    expect(readFileSync(path.join(root, NOTES), "utf8")).toContain("tiny-repo");
+  });
 });
 
 function mkdirSyncTemp(): string {
