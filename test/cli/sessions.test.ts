@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/node/cli/app.js";
 import { directoryHash, sessionStoreDir, STORE_FILE } from "../../src/node/cli/sessions.js";
 import { openSqliteStore } from "../../src/sqlite.js";
+import { StoreEngineUnavailableError } from "../../src/store/index.js";
 import { checkTrace, fakeIO, MAIN, makeRepo, REPO } from "./fixture.js";
 import { freshStateHome, terminal } from "./sessions-helpers.js";
 
@@ -88,6 +89,21 @@ describe("issue 20 item 5: where sessions are kept", () => {
     const contradiction = fakeIO(root, { env });
     expect(await runCli(["--no-save", "--resume"], contradiction.io)).toBe(2);
     expect(contradiction.stderr()).toContain("Options --no-save and --resume contradict each other; give one.");
+  });
+
+  it("no SQLite engine (Node 20 without better-sqlite3): a new session runs unsaved with a warning; --resume is an error (exit 2)", async () => {
+    const { root, stateHome, env } = setup();
+    const noEngine = () => {
+      throw new StoreEngineUnavailableError(["node:sqlite", "better-sqlite3"], "none installed");
+    };
+    const run = fakeIO(root, { env });
+    expect(await runCli(["--offline", "summarize this repository"], { ...run.io, openStore: noEngine })).toBe(0);
+    expect(run.stdout()).toContain("⚠ sessions are not saved: no SQLite engine");
+    expect(run.stdout()).toContain("Here is what I found");
+    const resume = fakeIO(root, { env });
+    expect(await runCli(["--offline", "--resume"], { ...resume.io, openStore: noEngine })).toBe(2);
+    expect(resume.stderr()).toContain("cannot open the session store");
+    expect(existsSync(path.join(stateHome, "xstate-agent"))).toBe(false);
   });
 
   it("--sessions lists id, last update, message count and first prompt, newest first; none: says so and creates nothing", async () => {

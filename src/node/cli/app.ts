@@ -9,7 +9,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import { SessionLockedError, type RunStore } from "../../store/index.js";
+import { SessionLockedError, StoreEngineUnavailableError, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
 import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
@@ -42,6 +42,8 @@ export interface CliIO {
   demoPace?: number;
   /** Where `--inspect` sends, and how it starts a relay (tests use their own). */
   inspector?: InspectorSetup;
+  /** Opens the session store (default `openSqliteStore`; tests replace it, e.g. with no engine). */
+  openStore?: (file: string) => RunStore;
 }
 
 /** Exit codes: 0 done, 1 the run failed (provider error), 2 bad usage, 130 aborted (one-shot). */
@@ -73,12 +75,12 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       io.stdout.write(formatSessionList([], storeFile));
       return 0;
     }
-    const opened = openStore(storeFile, io);
-    if (!opened) return 2;
+    const listed = openStore(storeFile, io);
+    if (!listed || listed === "no engine") return 2;
     try {
-      io.stdout.write(formatSessionList(opened.listSessions(), storeFile));
+      io.stdout.write(formatSessionList(listed.listSessions(), storeFile));
     } finally {
-      opened.close();
+      listed.close();
     }
     return 0;
   }
@@ -109,8 +111,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
   }
   let sessions: SessionStore | undefined;
-  if (options.save) {
-    const store = openStore(storeFile, io);
+  let unsaved: string | undefined;
+  // No SQLite engine (Node 20 without better-sqlite3): a new session runs unsaved, with a warning.
+  const opened = options.save ? openStore(storeFile, io, options.resume === undefined) : undefined;
+  if (opened === "no engine") {
+    unsaved = "sessions are not saved: no SQLite engine (Node ≥ 22.13 has one built in; on Node 20: npm install better-sqlite3@12)";
+  } else if (options.save) {
+    const store = opened;
     if (!store) {
       trace?.close();
       return 2;
@@ -124,7 +131,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions);
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved);
   return session.start(prompt);
 }
 
@@ -139,10 +146,12 @@ interface SessionStore {
   firstPrompt: string;
 }
 
-function openStore(file: string, io: CliIO): RunStore | undefined {
+/** The store, or `undefined` after saying why not; `"no engine"` (said by the caller) when that may run unsaved. */
+function openStore(file: string, io: CliIO, mayRunUnsaved = false): RunStore | "no engine" | undefined {
   try {
-    return openSqliteStore(file);
+    return (io.openStore ?? openSqliteStore)(file);
   } catch (error) {
+    if (mayRunUnsaved && error instanceof StoreEngineUnavailableError) return "no engine";
     io.stderr.write(`error: cannot open the session store ${file}: ${(error as Error).message}\n(--no-save runs without it)\n`);
     return undefined;
   }
@@ -212,6 +221,8 @@ class CliSession {
     private readonly interactive: boolean,
     storeDir: string,
     private readonly sessions: SessionStore | undefined,
+    /** Why a session that should be saved is not (no SQLite engine). */
+    private readonly unsaved?: string,
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -695,8 +706,9 @@ class CliSession {
     if (this.options.trace) parts.push(`trace → ${this.options.trace}`);
     if (this.options.yes) parts.push("writes approved (--yes)");
     else if (!this.io.stdin.isTTY) parts.push("writes rejected (no terminal to ask; --yes approves)");
-    parts.push(this.sessions ? `session ${this.sessions.sessionId}` : "not saved (--no-save)");
+    parts.push(this.sessions ? `session ${this.sessions.sessionId}` : this.unsaved ? "not saved" : "not saved (--no-save)");
     this.renderer.notice(parts.join(" · "), "dim");
+    if (this.unsaved) this.renderer.notice(`⚠ ${this.unsaved}`, "warn");
     if (this.io.stdin.isTTY) {
       this.renderer.notice("while it works: Enter steers · >> text queues a follow-up · Esc/Ctrl-C aborts · Ctrl-C twice exits", "dim");
     }
