@@ -148,6 +148,10 @@ describe("issue 20 item 5: --resume", () => {
     const byId = fakeIO(root, { env });
     expect(await runCli(["--offline", "--resume", before!.sessionId], byId.io)).toBe(0);
     expect(byId.stdout()).toContain("❯ Which file has the most matches?");
+    // Resumed with a key: later prompts go to Claude, not to the model the session was started with.
+    const withKey = fakeIO(root, { env: { ...env, ANTHROPIC_API_KEY: "sk-test-not-used" } });
+    expect(await runCli(["--resume"], withKey.io)).toBe(0);
+    expect(withKey.stdout()).toContain("the session used offline-demo; it continues with claude-");
   });
 
   it("an unknown id (or no session at all) is a clear error, exit code 2", async () => {

@@ -339,6 +339,13 @@ class CliSession {
       this.markRunning(false);
     }
     if (!unfinished) this.renderer.notice("(the session had no unfinished run)", "dim");
+    // Later prompts use this invocation's model and thinking level (the session kept its own).
+    const stored = this.agent.state.model;
+    if (stored.id !== this.choice.model.id || stored.provider !== this.choice.model.provider) {
+      this.renderer.notice(`the session used ${stored.id}; it continues with ${this.choice.model.id}`, "dim");
+      this.agent.state.model = this.choice.model;
+    }
+    if (this.agent.state.thinkingLevel !== this.options.thinking) this.agent.state.thinkingLevel = this.options.thinking;
     if (this.pendingExit !== undefined) return this.pendingExit;
     return undefined;
   }
