@@ -216,14 +216,15 @@ Options:
   -C, --cwd <dir>      Work on this directory instead of the current one
       --max-turns <n>  End a run after n turns (its footer says so)
       --max-cost <usd> End a run once it has cost this many US dollars
+  -h, --help           Show this help
+  -v, --version        Show the version
+
 Sessions (kept in $XDG_STATE_HOME/xstate-agent/<hash of the directory>/, default ~/.local/state):
       --no-save        Keep nothing: the session lives in memory only
       --resume [id]    Continue the last session of this directory, or the one with this id, even one
                        that was killed mid-run (its transcript is shown again; a write that waited
                        is asked again). \`--resume last "prompt"\` continues the last one with a prompt
       --sessions       List this directory's sessions (id, last update, messages, first prompt)
-  -h, --help           Show this help
-  -v, --version        Show the version
 
 Recovery (on by default):
       --no-retry       Do not retry overloads, rate limits, 5xx, dropped connections and stalls
