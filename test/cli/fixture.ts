@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
+import { afterAll } from "vitest";
 import type { CliIO } from "../../src/node/cli/app.js";
 
 export const REPO = path.resolve(import.meta.dirname, "../..");
@@ -33,6 +34,8 @@ export const DEFAULT_FILES: Record<string, string> = {
  * process, never the real ~/.local/state.
  */
 export const STATE_HOME = path.join(tmpdir(), `xal-cli-state-${process.pid}`);
+// Removed after each test file that imports this fixture (the CLI creates it again when needed).
+afterAll(() => rmSync(STATE_HOME, { recursive: true, force: true }));
 
 /** In-process IO: a non-TTY stdin with `input`, captured stdout/stderr, no ANSI. */
 export function fakeIO(cwd: string, options: { env?: Record<string, string>; input?: string } = {}) {
