@@ -13,7 +13,8 @@ const dir = mkdtempSync(path.join(tmpdir(), "xal-accept-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function npmStart(...args: string[]) {
-  const env = { ...process.env };
+  // Sessions go to this test's directory, not the real ~/.local/state.
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: path.join(dir, "state") };
   delete env.ANTHROPIC_API_KEY;
   return spawnSync("npm", ["start", "--silent", "--", ...args], { cwd: REPO, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
 }

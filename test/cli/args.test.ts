@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
 
 /** Issue 17 item 7: what every run gets unless a flag says otherwise. */
-const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true, streamingTools: true };
+const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true, streamingTools: true, save: true, sessions: false };
 
 describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {
@@ -134,5 +134,19 @@ describe("issue 17 item 7: compaction flags (R62)", () => {
   it("R70: tools start while the model streams by default; --no-streaming-tools turns it off", () => {
     expect(options(["hi"])).toMatchObject({ streamingTools: true });
     expect(options(["--no-streaming-tools", "hi"])).toMatchObject({ streamingTools: false });
+  });
+
+  it("issue 20 item 5: --resume takes an optional id (the next word unless it is an option; last: the last session), --no-save, --sessions", () => {
+    const options = (argv: string[]) => (parseCliArgs(argv) as unknown as { options: Record<string, unknown> }).options;
+    expect(options(["--resume"])).toMatchObject({ resume: "", save: true });
+    expect(options(["--resume", "--offline"])).toMatchObject({ resume: "", offline: true });
+    expect(options(["--resume", "20261201-150300-9f3a", "go on"])).toMatchObject({ resume: "20261201-150300-9f3a", prompt: "go on" });
+    expect(options(["--resume", "last", "go on"])).toMatchObject({ resume: "", prompt: "go on" });
+    expect(options(["--resume=abc"])).toMatchObject({ resume: "abc" });
+    expect(options(["--", "--resume"])).toMatchObject({ prompt: "--resume" });
+    expect(options(["--no-save"])).toMatchObject({ save: false });
+    expect(options(["--sessions"])).toMatchObject({ sessions: true });
+    expect(options([])).not.toHaveProperty("resume");
+    expect(parseCliArgs(["--no-save", "--resume", "x"])).toEqual({ kind: "error", message: "Options --no-save and --resume contradict each other; give one." });
   });
 });

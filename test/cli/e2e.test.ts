@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireSystemBinary } from "../support/system-binary.js";
-import { checkTrace, MAIN, makeRepo, TSX } from "./fixture.js";
+import { checkTrace, MAIN, makeRepo, STATE_HOME, TSX } from "./fixture.js";
 
 const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's pseudo-terminal tests (test/cli/e2e.test.ts)" });
 const SOCKET = `xal-e2e-${process.pid}`;
@@ -42,7 +42,7 @@ beforeAll(() => {
   traceDir = mkdtempSync(path.join(tmpdir(), "xal-e2e-trace-"));
   tracePath = path.join(traceDir, "session.trace.jsonl");
   const command = [
-    "env -u NO_COLOR -u ANTHROPIC_API_KEY TERM=xterm-256color",
+    `env -u NO_COLOR -u ANTHROPIC_API_KEY XDG_STATE_HOME=${JSON.stringify(STATE_HOME)} TERM=xterm-256color`,
     JSON.stringify(process.execPath),
     JSON.stringify(TSX),
     JSON.stringify(MAIN),
@@ -154,7 +154,7 @@ describe.skipIf(!TMUX)("Esc aborts; Ctrl-C on an idle prompt asks for a second o
         await new Promise((resolve) => setTimeout(resolve, 40));
       }
     };
-    const command = `env -u NO_COLOR -u ANTHROPIC_API_KEY ${JSON.stringify(process.execPath)} ${JSON.stringify(TSX)} ${JSON.stringify(MAIN)} --offline --no-streaming-tools; echo "EXITED $?"; sleep 60`;
+    const command = `env -u NO_COLOR -u ANTHROPIC_API_KEY XDG_STATE_HOME=${JSON.stringify(STATE_HOME)} ${JSON.stringify(process.execPath)} ${JSON.stringify(TSX)} ${JSON.stringify(MAIN)} --offline --no-streaming-tools; echo "EXITED $?"; sleep 60`;
     tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", session, "-c", repo.root, "-e", "TERM=xterm-256color", command);
     await waitOn("the prompt", (screen) => screen.includes("❯ ask something"));
     tmux("send-keys", "-t", session, "-l", "summarize this repository");

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
+import { afterAll } from "vitest";
 import type { CliIO } from "../../src/node/cli/app.js";
 
 export const REPO = path.resolve(import.meta.dirname, "../..");
@@ -28,6 +29,14 @@ export const DEFAULT_FILES: Record<string, string> = {
   "test/util.test.ts": "import { slow } from '../src/util';\n",
 };
 
+/**
+ * Where the CLI keeps sessions in tests (`XDG_STATE_HOME`): a temporary directory of this test
+ * process, never the real ~/.local/state.
+ */
+export const STATE_HOME = path.join(tmpdir(), `xal-cli-state-${process.pid}`);
+// Removed after each test file that imports this fixture (the CLI creates it again when needed).
+afterAll(() => rmSync(STATE_HOME, { recursive: true, force: true }));
+
 /** In-process IO: a non-TTY stdin with `input`, captured stdout/stderr, no ANSI. */
 export function fakeIO(cwd: string, options: { env?: Record<string, string>; input?: string } = {}) {
   const stdout: string[] = [];
@@ -37,7 +46,7 @@ export function fakeIO(cwd: string, options: { env?: Record<string, string>; inp
     stdin,
     stdout: { write: (text: string) => stdout.push(text), isTTY: false },
     stderr: { write: (text: string) => stderr.push(text) },
-    env: options.env ?? {},
+    env: { XDG_STATE_HOME: STATE_HOME, ...options.env },
     cwd,
     demoPace: 0,
   };
@@ -105,7 +114,7 @@ export function ttyIO(cwd: string, options: { env?: Record<string, string>; colu
     stdin: stdin as unknown as CliIO["stdin"],
     stdout: { write: (text: string) => out.push(text), isTTY: true, columns: options.columns ?? 80, rows: 30 },
     stderr: { write: (text: string) => out.push(text) },
-    env: { TERM: "xterm-256color", ...options.env },
+    env: { TERM: "xterm-256color", XDG_STATE_HOME: STATE_HOME, ...options.env },
     cwd,
     demoPace: 0,
     ...(options.inspector ? { inspector: options.inspector } : {}),

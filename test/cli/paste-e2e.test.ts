@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTrace, MAIN, makeRepo, TSX } from "./fixture.js";
+import { checkTrace, MAIN, makeRepo, STATE_HOME, TSX } from "./fixture.js";
 import { requireSystemBinary } from "../support/system-binary.js";
 
 // A one-line notice and a skip without tmux; with CI set its absence fails (test/support/system-binary.ts).
@@ -55,7 +55,7 @@ beforeAll(() => {
   tmux(
     "new-session", "-d", "-x", String(WIDTH), "-y", "40", "-s", "paste", "-c", repo.root,
     "-e", "TERM=xterm-256color",
-    `env -u NO_COLOR -u ANTHROPIC_API_KEY PATH=${JSON.stringify(`${dir}:${process.env.PATH}`)} sh`,
+    `env -u NO_COLOR -u ANTHROPIC_API_KEY XDG_STATE_HOME=${JSON.stringify(STATE_HOME)} PATH=${JSON.stringify(`${dir}:${process.env.PATH}`)} sh`,
   );
 });
 

@@ -1,15 +1,18 @@
 /**
- * The terminal agent: parses the arguments, picks the model, builds the tools, the permission
- * policy, the renderer, the trace and the inspector, and drives an `Agent` from the keyboard:
- * one-shot (a prompt on the command line) or a prompt loop. While a run is going, Enter sends a
+ * The terminal agent: parses the arguments, picks the model, opens the session store (issue 20:
+ * sessions.ts), builds the tools (writes wait for approval, R82), the renderer, the trace and the
+ * inspector, and drives a durable `Agent` from the keyboard: one-shot (a prompt on the command
+ * line) or a prompt loop, or `--resume` of a stored session. While a run is going, Enter sends a
  * steering message, `>>` (or Alt+Enter) queues a follow-up, Esc or Ctrl-C aborts the run, and a
  * second Ctrl-C exits.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import type { AgentMessage, AnyAgentEvent } from "../../types.js";
-import { createWorkspaceTools, listFilesTool, permissionPolicy, readFileTool, searchTextTool, writeFileTool, type PermissionDecision, type PermissionRequest } from "../tools/index.js";
+import { SessionLockedError, StoreEngineUnavailableError, type RunStore } from "../../store/index.js";
+import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
+import { openSqliteStore } from "../../sqlite.js";
+import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
 import { connectInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
@@ -23,6 +26,9 @@ import { liveScreen, plainScreen, type Output } from "./screen.js";
 import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
+import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
+import { showTranscript } from "./transcript.js";
+import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
 
 export interface CliIO {
   stdin: KeyboardStream;
@@ -36,6 +42,8 @@ export interface CliIO {
   demoPace?: number;
   /** Where `--inspect` sends, and how it starts a relay (tests use their own). */
   inspector?: InspectorSetup;
+  /** Opens the session store (default `openSqliteStore`; tests replace it, e.g. with no engine). */
+  openStore?: (file: string) => RunStore;
 }
 
 /** Exit codes: 0 done, 1 the run failed (provider error), 2 bad usage, 130 aborted (one-shot). */
@@ -59,11 +67,30 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     io.stderr.write(`error: no such directory: ${options.cwd ?? cwd}\n`);
     return 2;
   }
+  const storeDir = sessionStoreDir(cwd, io.env);
+  const storeFile = path.join(storeDir, STORE_FILE);
+  if (options.sessions) {
+    // Listing creates nothing: no store file, no sessions.
+    if (!existsSync(storeFile)) {
+      io.stdout.write(formatSessionList([], storeFile));
+      return 0;
+    }
+    const listed = openStore(storeFile, io);
+    if (!listed || listed === "no engine") return 2;
+    try {
+      io.stdout.write(formatSessionList(listed.listSessions(), storeFile));
+    } finally {
+      listed.close();
+    }
+    return 0;
+  }
   let prompt = options.prompt;
   const interactive = prompt === undefined && io.stdin.isTTY === true;
   if (prompt === undefined && !interactive) {
     prompt = (await readAll(io.stdin)).trim();
-    if (!prompt) {
+    // `--resume` without a prompt just continues the session.
+    if (!prompt && options.resume !== undefined) prompt = undefined;
+    else if (!prompt) {
       io.stderr.write(`error: no prompt: give one as an argument, pipe one on stdin, or run on a terminal for a prompt loop\n\n${USAGE}`);
       return 2;
     }
@@ -83,8 +110,77 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       return 2;
     }
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive);
+  let sessions: SessionStore | undefined;
+  let unsaved: string | undefined;
+  // No SQLite engine (Node 20 without better-sqlite3): a new session runs unsaved, with a warning.
+  const opened = options.save ? openStore(storeFile, io, options.resume === undefined) : undefined;
+  if (opened === "no engine") {
+    unsaved = "sessions are not saved: no SQLite engine (Node ≥ 22.13 has one built in; on Node 20: npm install better-sqlite3@12)";
+  } else if (options.save) {
+    const store = opened;
+    if (!store) {
+      trace?.close();
+      return 2;
+    }
+    const picked = options.resume === undefined ? newSessionId() : pickSession(store, options.resume, io);
+    const sessionId = picked !== undefined && options.resume !== undefined && sessionInUse(store, picked, io) ? undefined : picked;
+    if (sessionId === undefined) {
+      store.close();
+      trace?.close();
+      return 2;
+    }
+    sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
+  }
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved);
   return session.start(prompt);
+}
+
+/** The session store of this run: where, which session, and whether it exists yet. */
+interface SessionStore {
+  store: RunStore;
+  storeDir: string;
+  sessionId: string;
+  resumed: boolean;
+  /** The session is in the store (a new one is created at its first prompt). */
+  created: boolean;
+  firstPrompt: string;
+}
+
+/** The store, or `undefined` after saying why not; `"no engine"` (said by the caller) when that may run unsaved. */
+function openStore(file: string, io: CliIO, mayRunUnsaved = false): RunStore | "no engine" | undefined {
+  try {
+    return (io.openStore ?? openSqliteStore)(file);
+  } catch (error) {
+    if (mayRunUnsaved && error instanceof StoreEngineUnavailableError) return "no engine";
+    io.stderr.write(`error: cannot open the session store ${file}: ${(error as Error).message}\n(--no-save runs without it)\n`);
+    return undefined;
+  }
+}
+
+/** `--resume`'s session: the given id, or the last one updated (`""`). */
+function pickSession(store: RunStore, wanted: string, io: CliIO): string | undefined {
+  if (wanted === "") {
+    const last = store.listSessions()[0];
+    if (!last) io.stderr.write("error: --resume: no saved session for this directory (--sessions lists them)\n");
+    return last?.sessionId;
+  }
+  if (!store.hasSession(wanted)) {
+    io.stderr.write(`error: --resume: no session ${JSON.stringify(wanted)} for this directory (--sessions lists them)\n`);
+    return undefined;
+  }
+  return wanted;
+}
+
+/** R84: one writer per session; a session another process has open is refused before anything runs. */
+function sessionInUse(store: RunStore, sessionId: string, io: CliIO): boolean {
+  try {
+    store.openSession(sessionId, { create: false }).release();
+    return false;
+  } catch (error) {
+    if (!(error instanceof SessionLockedError)) throw error;
+    io.stderr.write(`error: --resume: session ${sessionId} is in use by another process (${error.message})\n`);
+    return true;
+  }
 }
 
 class CliSession {
@@ -98,11 +194,22 @@ class CliSession {
   private aborting = false;
   /** A Ctrl-C was the last key: another one exits. */
   private armedAt: number | undefined;
-  private question?: { resolve: (decision: PermissionDecision) => void };
+  /** The write being asked about now; the rest wait their turn (asked in order). */
+  private question?: ToolApprovalRequest;
+  private readonly approvalQueue: ToolApprovalRequest[] = [];
+  /** Approval ids asked or answered already (a resumed session lists its waiting calls again). */
+  private readonly seenApprovals = new Set<string>();
   private pendingExit: number | undefined;
-  private resolveExit?: (code: number) => void;
+  private resolveExit!: (code: number) => void;
+  private readonly exitRequested = new Promise<number>((resolve) => (this.resolveExit = resolve));
+  /** While a resumed run replays its journal: the transcript shown so far (the rest is shown once it is live). */
+  private catchingUp: number | undefined;
+  /** A resumed run has delivered no live event yet (its waiting calls are looked for in the state). */
+  private replaying = false;
   private spinner?: ReturnType<typeof setInterval>;
   private demoInjected = false;
+  /** The user left while a write waited (the run stays unfinished in the store). */
+  private leftWaiting = false;
   private removeSigint?: () => void;
 
   constructor(
@@ -112,6 +219,10 @@ class CliSession {
     private readonly cwd: string,
     private readonly trace: TraceFile | undefined,
     private readonly interactive: boolean,
+    storeDir: string,
+    private readonly sessions: SessionStore | undefined,
+    /** Why a session that should be saved is not (no SQLite engine). */
+    private readonly unsaved?: string,
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -119,27 +230,24 @@ class CliSession {
     this.renderer = new Renderer({ screen, style: this.style });
 
     const pace = io.demoPace ?? 1;
-    const tools = choice.offline
-      ? // The demo paces its tools so spinners, progress bars and steering are visible.
-        [
-          listFilesTool({ cwd, minDurationMs: 400 * pace }),
-          readFileTool({ cwd, minDurationMs: 300 * pace }),
-          searchTextTool({ cwd, minDurationMs: 1000 * pace }),
-          writeFileTool({ cwd }),
-        ]
-      : createWorkspaceTools({ cwd });
-    const canAsk = io.stdin.isTTY === true;
-    const beforeToolCall = permissionPolicy({
-      decide: options.yes ? "allow" : canAsk ? (request, signal) => this.ask(request, signal) : "deny",
-      denyReason: (request) =>
-        canAsk
-          ? `Permission denied: the user refused ${request.toolName}.`
-          : `Permission denied: ${request.toolName} needs confirmation and there is no terminal to ask (stdin is not a TTY); run with --yes to allow writes.`,
-    });
+    // Every directory's session store is off limits to the tools, even when the workspace contains
+    // them (cwd = $HOME): the model must not read other sessions nor forge approvals.
+    const deniedPaths = [path.dirname(storeDir)];
+    const tools = (
+      choice.offline
+        ? // The demo paces its tools so spinners, progress bars and steering are visible.
+          [
+            listFilesTool({ cwd, minDurationMs: 400 * pace, deniedPaths }),
+            readFileTool({ cwd, minDurationMs: 300 * pace, deniedPaths }),
+            searchTextTool({ cwd, minDurationMs: 1000 * pace, deniedPaths }),
+            writeFileTool({ cwd, deniedPaths }),
+          ]
+        : createWorkspaceTools({ cwd, deniedPaths })
+    ).map((tool) => (tool.name === "write_file" && !options.yes ? askBeforeWriting(tool) : tool));
     this.agent = new Agent({
       initialState: { model: choice.model, systemPrompt: systemPrompt(cwd), tools, thinkingLevel: options.thinking },
       streamFn: choice.streamFn,
-      beforeToolCall,
+      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
@@ -150,6 +258,8 @@ class CliSession {
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);
+        // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
+        if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
       },
     });
     this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
@@ -164,17 +274,107 @@ class CliSession {
     } else {
       this.removeSigint = this.io.onSigint?.(() => this.onAction({ type: "interrupt" }));
     }
-    let code: number;
-    if (prompt !== undefined) {
+    let code: number | undefined;
+    if (this.sessions?.resumed) code = await Promise.race([this.resumeSession(), this.exitRequested]);
+    if (code === undefined && prompt !== undefined) {
       this.echoPrompt(prompt);
-      await this.runPrompt(prompt);
+      // Quitting while a write waits leaves the run as it is (the store keeps it): no waiting for its end.
+      await Promise.race([this.runPrompt(prompt), this.exitRequested]);
       code = this.pendingExit ?? this.exitCodeOfLastRun();
-    } else {
+    } else if (code === undefined && this.interactive) {
       this.showIdle();
-      code = await new Promise<number>((resolve) => (this.resolveExit = resolve));
+      code = await this.exitRequested;
     }
     await this.finish();
-    return code;
+    return code ?? this.pendingExit ?? this.exitCodeOfLastRun();
+  }
+
+  /**
+   * `--resume`: the stored transcript is shown again, then an unfinished run (a crash, a quit
+   * while a write waited) continues (R81). Resolves with an exit code when the user left meanwhile.
+   */
+  private async resumeSession(): Promise<number | undefined> {
+    const sessions = this.sessions!;
+    const info = sessions.store.readSession(sessions.sessionId).info();
+    const meta = metaOf(info);
+    sessions.firstPrompt = meta.firstPrompt ?? "";
+    this.renderer.notice(`resuming session ${sessions.sessionId}`, "dim");
+    this.demoInjected = true;
+    this.running = true;
+    this.aborting = false;
+    this.catchingUp = 0;
+    this.replaying = true;
+    let resuming: Promise<boolean>;
+    try {
+      this.markRunning(true);
+      // resume() adopts the stored session before its first await: its transcript is there now.
+      resuming = this.agent.resume();
+    } catch (error) {
+      this.running = false;
+      this.catchingUp = undefined;
+      this.replaying = false;
+      this.renderer.notice(`✗ cannot resume ${sessions.sessionId}: ${(error as Error).message}`, "error");
+      return 2;
+    }
+    this.catchUp();
+    // The run's own start was replayed (no listener saw it): the footer counts from here.
+    this.renderer.handle({ type: "agent_start" });
+    // The trace too: its run starts here (what came before is in the session's journal: exportSessionTrace).
+    this.trace?.recorder.note(`resumed session ${sessions.sessionId}: the run's earlier events were replayed from its journal`);
+    this.trace?.recorder.recordEvent({ type: "agent_start" });
+    this.showRunning();
+    this.spinner = setInterval(() => {
+      if (this.renderer.animating) this.renderer.tick();
+    }, 80);
+    let unfinished = false;
+    try {
+      unfinished = await resuming;
+    } catch (error) {
+      this.renderer.notice(`✗ ${(error as Error).message}`, "error");
+    } finally {
+      clearInterval(this.spinner);
+      this.catchUp();
+      this.catchingUp = undefined;
+      this.replaying = false;
+      this.running = false;
+      this.closeQuestion();
+      this.markRunning(false);
+    }
+    if (!unfinished) this.renderer.notice("(the session had no unfinished run)", "dim");
+    // Later prompts use this invocation's model and thinking level (the session kept its own).
+    const stored = this.agent.state.model;
+    if (stored.id !== this.choice.model.id || stored.provider !== this.choice.model.provider) {
+      this.renderer.notice(`the session used ${stored.id}; it continues with ${this.choice.model.id}`, "dim");
+      this.agent.state.model = this.choice.model;
+    }
+    if (this.agent.state.thinkingLevel !== this.options.thinking) this.agent.state.thinkingLevel = this.options.thinking;
+    if (this.pendingExit !== undefined) return this.pendingExit;
+    return undefined;
+  }
+
+  /** Shows the transcript messages not shown yet (a resumed run's replayed part). */
+  private catchUp(): void {
+    if (this.catchingUp === undefined) return;
+    const messages = this.agent.state.messages;
+    if (messages.length > this.catchingUp) {
+      showTranscript(messages.slice(this.catchingUp), this.renderer, this.style, messages.slice(0, this.catchingUp));
+      this.catchingUp = messages.length;
+    }
+    this.renderer.syncTranscript(messages.length);
+  }
+
+  /** The session's meta: written while no run holds the session (before and after each run). */
+  private markRunning(running: boolean): void {
+    const sessions = this.sessions;
+    if (!sessions) return;
+    const meta: SessionMeta = { cwd: this.cwd, firstPrompt: sessions.firstPrompt, messages: this.agent.state.messages.length, running };
+    try {
+      writeMeta(sessions.store, sessions.sessionId, meta);
+      sessions.created = true;
+    } catch (error) {
+      // Another process holds the session (R84): say so; this run cannot journal either.
+      this.renderer.notice(`⚠ session ${sessions.sessionId}: ${(error as Error).message}`, "warn");
+    }
   }
 
   // -- runs ------------------------------------------------------------------------------------
@@ -187,6 +387,8 @@ class CliSession {
       if (this.renderer.animating) this.renderer.tick();
     }, 80);
     this.renderer.syncTranscript(this.agent.state.messages.length);
+    if (this.sessions && !this.sessions.created) this.sessions.firstPrompt = text.slice(0, 200);
+    this.markRunning(true);
     try {
       await this.agent.prompt(text);
     } catch (error) {
@@ -194,7 +396,8 @@ class CliSession {
     } finally {
       clearInterval(this.spinner);
       this.running = false;
-      this.answer(false);
+      this.closeQuestion();
+      if (this.pendingExit === undefined || !this.leftWaiting) this.markRunning(false);
     }
     if (this.pendingExit !== undefined) {
       this.resolveExit?.(this.pendingExit);
@@ -204,6 +407,14 @@ class CliSession {
   }
 
   private onEvent(event: AnyAgentEvent): void {
+    // A resumed run is live: what it replayed is shown first, and what waits is asked.
+    if (this.replaying) {
+      this.askWaitingApprovals();
+      this.replaying = false;
+    }
+    this.catchUp();
+    if (event.type === "tool_approval_requested") this.onApprovalRequested(event);
+    else if (event.type === "tool_approval_resolved" && this.question?.approvalId === event.approvalId) this.closeQuestion();
     if (isRuntimeEvent(event)) {
       // The trace format has no record for the loop's own events (R66): a note says what happened.
       this.trace?.recorder.note(describeRuntimeEvent(event, this.renderer.transcriptLength));
@@ -235,7 +446,7 @@ class CliSession {
   private abort(source: string): void {
     if (!this.running || this.aborting) return;
     this.aborting = true;
-    this.answer(false);
+    this.closeQuestion();
     this.agent.abort();
     // Only after a Ctrl-C does one more exit; after Esc it takes two.
     this.renderer.notice(`⏹ aborting (${source}) — ${source === "Ctrl-C" ? "press Ctrl-C again to exit" : "Ctrl-C twice exits"}`, "warn");
@@ -348,80 +559,148 @@ class CliSession {
     this.showIdle();
   }
 
-  /** Exits now, or once the run has stopped (it is aborted). */
+  /**
+   * Exits now, or once the run has stopped (it is aborted). While a write waits in a saved session
+   * it exits at once and leaves the run waiting: `--resume` asks again.
+   */
   private exit(code: number): void {
     this.pendingExit = code;
     if (!this.running) {
-      this.resolveExit?.(code);
+      this.resolveExit(code);
       return;
     }
-    this.answer(false);
+    if (this.question && this.sessions) {
+      this.leftWaiting = true;
+      this.renderer.setQuestion(undefined);
+      this.renderer.notice(`left with the write waiting: --resume ${this.sessions.sessionId} asks again`, "dim");
+      this.trace?.recorder.note("exit requested; the write stays waiting in the session");
+      this.resolveExit(code);
+      return;
+    }
+    this.closeQuestion();
     this.aborting = true;
     this.agent.abort();
     this.renderer.notice("exiting…", "dim");
     this.trace?.recorder.note("exit requested");
   }
 
-  // -- permission ------------------------------------------------------------------------------
+  // -- write approvals (R82) ----------------------------------------------------------------
 
-  private ask(request: PermissionRequest, signal?: AbortSignal): Promise<PermissionDecision> {
-    if (signal?.aborted) return Promise.resolve(false);
-    const args = (request.args ?? {}) as { path?: string; content?: string };
-    const size = typeof args.content === "string" ? ` (${formatCount(Buffer.byteLength(args.content))} bytes)` : "";
-    const text = `? allow ${request.toolName} to write ${args.path ?? "a file"}${size}? [y/N] `;
-    this.trace?.recorder.note(`permission asked: ${request.toolName} ${args.path ?? ""}`.trim());
-    return new Promise<PermissionDecision>((resolve) => {
-      this.question = { resolve };
-      signal?.addEventListener("abort", () => this.answer(false), { once: true });
-      if (this.renderer.isLive) this.renderer.setQuestion(text);
-      else this.renderer.print(text);
-    });
+  private onApprovalRequested(request: ToolApprovalRequest): void {
+    if (this.seenApprovals.has(request.approvalId)) return;
+    this.seenApprovals.add(request.approvalId);
+    if (this.options.yes) {
+      // Only a resumed session's waiting write gets here: --yes approves it.
+      this.decide(request, "yes");
+      return;
+    }
+    if (this.io.stdin.isTTY !== true) {
+      this.trace?.recorder.note(`permission refused (no terminal): ${request.toolName}`);
+      this.reject(request, `Permission denied: ${request.toolName} needs confirmation and there is no terminal to ask (stdin is not a TTY); run with --yes to allow writes.`);
+      return;
+    }
+    this.approvalQueue.push(request);
+    if (!this.question) this.askNext();
+  }
+
+  /** A resumed run's waiting calls emit no second request event: they are asked from `pendingApprovals`. */
+  private askWaitingApprovals(): void {
+    if (this.catchingUp === undefined) return;
+    const waiting = this.agent.pendingApprovals.filter((request) => !this.seenApprovals.has(request.approvalId));
+    if (waiting.length === 0) return;
+    this.catchUp();
+    for (const request of waiting) this.onApprovalRequested(request);
+  }
+
+  private askNext(): void {
+    const request = this.approvalQueue.shift();
+    if (!request) return;
+    this.question = request;
+    const text = approvalQuestion(request);
+    this.trace?.recorder.note(`permission asked: ${request.toolName} ${(request.args as { path?: string } | undefined)?.path ?? ""}`.trim());
+    if (this.renderer.isLive) this.renderer.setQuestion(text);
+    else this.renderer.print(text);
   }
 
   /**
-   * While a question is pending: y or n on an empty line answers it; Enter answers with the line
-   * (y/yes allows; n/no/empty refuses) — any other line is handled as usual (a steering message) and
-   * the question stays; Esc refuses; Ctrl-C refuses and aborts.
+   * While a question is pending: y, n or a on an empty line answers it; Enter answers with the line
+   * (y/yes allows, a/always allows this path from now on; n/no/empty refuses) — any other line is
+   * handled as usual (a steering message, /exit) and the question stays; Esc refuses; Ctrl-C
+   * refuses and aborts; Ctrl-D leaves with the write waiting (a saved session asks again on --resume).
    */
   private onAnswerKey(action: InputAction): void {
     const buffer = this.input?.editor.buffer ?? "";
     switch (action.type) {
-      case "key":
-        if (/^[yn]$/i.test(buffer)) this.answer(/^y$/i.test(buffer));
+      case "key": {
+        const answer = /^[yna]$/i.test(buffer) ? parseApprovalAnswer(buffer) : undefined;
+        if (answer) this.answer(answer);
         else this.refreshInput();
         return;
+      }
       case "change":
         this.refreshInput();
         return;
       case "submit": {
-        const text = action.text.trim();
-        if (/^(y|yes)$/i.test(text)) this.answer(true);
-        else if (/^(n|no|)$/i.test(text)) this.answer(false);
+        const answer = parseApprovalAnswer(action.text);
+        if (answer) this.answer(answer);
         else this.onSubmit(action.text, action.alt);
         return;
       }
       case "escape":
+        this.answer("no");
+        return;
       case "eof":
-        this.answer(false);
+        this.exit(0);
         return;
       case "interrupt":
-        this.answer(false);
+        this.answer("no");
         this.onInterrupt();
         return;
     }
   }
 
-  /** Settles a pending question (no-op without one). */
-  private answer(allow: boolean): void {
-    const question = this.question;
-    if (!question) return;
+  /** Answers the pending question (no-op without one). */
+  private answer(answer: ApprovalAnswer): void {
+    const request = this.question;
+    if (!request) return;
+    this.closeQuestion(answer);
+    this.decide(request, answer);
+    this.askNext();
+  }
+
+  private decide(request: ToolApprovalRequest, answer: ApprovalAnswer): void {
+    const path = (request.args as { path?: unknown } | undefined)?.path;
+    try {
+      if (answer === "no") this.reject(request, `Permission denied: the user refused ${request.toolName}.`);
+      else this.agent.approve(request.approvalId, answer === "always" && typeof path === "string" ? { always: { path } } : {});
+    } catch (error) {
+      // Settled meanwhile (an abort): nothing to decide any more.
+      this.renderer.notice(`  (${(error as Error).message})`, "dim");
+    }
+  }
+
+  private reject(request: ToolApprovalRequest, reason: string): void {
+    try {
+      this.agent.reject(request.approvalId, reason);
+    } catch (error) {
+      this.renderer.notice(`  (${(error as Error).message})`, "dim");
+    }
+  }
+
+  /** Takes the question off the screen, saying how it was answered (settled elsewhere: silently). */
+  private closeQuestion(answer?: ApprovalAnswer): void {
+    if (!this.question) return;
     this.question = undefined;
     this.input?.editor.clear();
     if (this.renderer.isLive) this.renderer.setQuestion(undefined);
-    else this.renderer.print(allow ? "y\n" : "n\n");
-    this.renderer.notice(allow ? "  allowed" : "  refused", allow ? "success" : "warn");
-    this.trace?.recorder.note(`permission ${allow ? "granted" : "refused"}`);
-    question.resolve(allow);
+    else if (answer) this.renderer.print(`${answer === "yes" ? "y" : answer === "always" ? "a" : "n"}\n`);
+    if (answer) {
+      const allowed = answer !== "no";
+      this.renderer.notice(answer === "always" ? "  allowed (always, for this path)" : allowed ? "  allowed" : "  refused", allowed ? "success" : "warn");
+      this.trace?.recorder.note(`permission ${allowed ? "granted" : "refused"}`);
+    } else {
+      this.approvalQueue.length = 0;
+    }
     this.refreshInput();
   }
 
@@ -434,9 +713,11 @@ class CliSession {
     if (this.choice.warning) this.renderer.notice(this.choice.warning, "warn");
     const parts = [`cwd ${this.cwd}`];
     if (this.options.trace) parts.push(`trace → ${this.options.trace}`);
-    if (this.options.yes) parts.push("writes allowed (--yes)");
-    else if (!this.io.stdin.isTTY) parts.push("writes denied (no terminal to ask; --yes allows)");
+    if (this.options.yes) parts.push("writes approved (--yes)");
+    else if (!this.io.stdin.isTTY) parts.push("writes rejected (no terminal to ask; --yes approves)");
+    parts.push(this.sessions ? `session ${this.sessions.sessionId}` : this.unsaved ? "not saved" : "not saved (--no-save)");
     this.renderer.notice(parts.join(" · "), "dim");
+    if (this.unsaved) this.renderer.notice(`⚠ ${this.unsaved}`, "warn");
     if (this.io.stdin.isTTY) {
       this.renderer.notice("while it works: Enter steers · >> text queues a follow-up · Esc/Ctrl-C aborts · Ctrl-C twice exits", "dim");
     }
@@ -475,6 +756,7 @@ class CliSession {
   }
 
   private async finish(): Promise<void> {
+    clearInterval(this.spinner);
     this.removeSigint?.();
     this.input?.stop();
     this.renderer.setInput(undefined);
@@ -482,7 +764,14 @@ class CliSession {
     this.trace?.close();
     await this.inspector?.close().catch(() => {});
     this.relay?.stop();
+    // Releases the session's lock; a run left waiting for a write stays unfinished in the store.
+    this.sessions?.store.close();
   }
+}
+
+/** `write_file` waits in the approval state (R82) before it runs. */
+function askBeforeWriting(tool: AgentTool): AgentTool {
+  return { ...tool, needsApproval: true };
 }
 
 function systemPrompt(cwd: string): string {

@@ -39,6 +39,12 @@ export interface CliOptions {
   compactAtTokens?: number;
   /** SPEC R70: tools start while the model streams (default on; `--no-streaming-tools`). */
   streamingTools: boolean;
+  /** Issue 20: keep the session in the store (default; `--no-save` turns it off). */
+  save: boolean;
+  /** `--resume [id]`: continue a stored session; `""` the last one. */
+  resume?: string;
+  /** `--sessions`: list the stored sessions and exit. */
+  sessions: boolean;
 }
 
 /** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
@@ -54,7 +60,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: withResumeValue(argv),
       allowPositionals: true,
       strict: true,
       tokens: true,
@@ -78,6 +84,9 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         "no-compact": { type: "boolean" },
         "compact-at": { type: "string" },
         "no-streaming-tools": { type: "boolean" },
+        "no-save": { type: "boolean" },
+        resume: { type: "string" },
+        sessions: { type: "boolean" },
       },
     });
   } catch (error) {
@@ -117,6 +126,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   for (const [off, tuning] of [["no-retry", "max-attempts"], ["no-abort-grace", "abort-grace-ms"], ["no-compact", "compact-at"]] as const) {
     if (values[off] && values[tuning] !== undefined) return { kind: "error", message: `Options --${off} and ${typed(tuning)} contradict each other; give one.` };
   }
+  if (values["no-save"] && values.resume !== undefined) return { kind: "error", message: "Options --no-save and --resume contradict each other; give one." };
   const prompt = positionals.join(" ").trim();
   return {
     kind: "run",
@@ -138,8 +148,37 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       compact: values["no-compact"] !== true,
       ...(typeof compactAtTokens === "number" ? { compactAtTokens } : {}),
       streamingTools: values["no-streaming-tools"] !== true,
+      save: values["no-save"] !== true,
+      ...(values.resume !== undefined ? { resume: values.resume === "last" ? "" : values.resume } : {}),
+      sessions: values.sessions === true,
     },
   };
+}
+
+/**
+ * `--resume` takes an optional id, which `parseArgs` has no notion of: the next word is the id
+ * unless it is an option (so `--resume "a prompt"` is an id, and fails as unknown; `--resume last
+ * "a prompt"` continues the last session with a prompt). `--resume=ID` works too.
+ */
+function withResumeValue(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === "--") {
+      args.push(...argv.slice(index));
+      break;
+    }
+    if (arg !== "--resume") {
+      args.push(arg);
+      continue;
+    }
+    const next = argv[index + 1];
+    if (next !== undefined && !next.startsWith("-")) {
+      args.push(`--resume=${next}`);
+      index++;
+    } else args.push("--resume=");
+  }
+  return args;
 }
 
 function describeParseError(error: unknown, argv: readonly string[]): string {
@@ -173,7 +212,8 @@ Options:
   --offline            Use the built-in offline demo model (the default without ANTHROPIC_API_KEY)
   -m, --model <id>     Claude model when ANTHROPIC_API_KEY is set (default: ${DEFAULT_MODEL})
       --thinking <lvl> Thinking level: ${THINKING_LEVELS.join(", ")} (default: off)
-  -y, --yes            Allow write_file without asking (without a terminal, writes are denied)
+  -y, --yes            Approve write_file calls up front (without it each write asks; without a
+                       terminal to ask, writes are rejected)
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
       --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
                        (started, with its page opened, when none is running)
@@ -185,6 +225,13 @@ Options:
                        starts as soon as its call is complete, while the model goes on)
   -h, --help           Show this help
   -v, --version        Show the version
+
+Sessions (kept in $XDG_STATE_HOME/xstate-agent/<hash of the directory>/, default ~/.local/state):
+      --no-save        Keep nothing: the session lives in memory only
+      --resume [id]    Continue the last session of this directory, or the one with this id, even one
+                       that was killed mid-run (its transcript is shown again; a write that waited
+                       is asked again). \`--resume last "prompt"\` continues the last one with a prompt
+      --sessions       List this directory's sessions (id, last update, messages, first prompt)
 
 Recovery (on by default):
       --no-retry       Do not retry overloads, rate limits, 5xx, dropped connections and stalls
@@ -207,7 +254,8 @@ Keys, while the agent works:
   Enter                Send the typed line as a steering message (delivered after the current step)
   >> text, Alt+Enter   Queue a follow-up (delivered when the agent would otherwise stop)
   Esc, Ctrl-C          Abort the run; the session continues (Ctrl-C twice quickly exits)
-  y / n                Answer a write_file question (Enter or Esc refuses)
+  y / n / a            Answer a write_file question: yes, no, always for this path (Enter or Esc
+                       refuses; /exit leaves it waiting, and --resume asks again)
 At the prompt (interactive):
   Enter                Send the prompt (a pasted text keeps its line breaks)
   /help                List the commands and keys (commands never go to the model; //text sends /text)

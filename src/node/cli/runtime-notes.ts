@@ -46,7 +46,7 @@ export function describeRuntimeEvent(event: AgentRuntimeEvent, messagesBefore?: 
       const counts = messagesBefore !== undefined ? `${plural(messagesBefore, "message")} → ${formatCount(event.messages.length)}` : `now ${after}`;
       return `context compacted (${counts})${event.reason === "threshold" ? ": over the token threshold" : ": the prompt was too long"}`;
     }
-    // R82 (the CLI does not ask for approvals yet; these keep the switch exhaustive).
+    // R82: the CLI asks for writes through the approval state; these lines go to the screen and the trace.
     case "tool_approval_requested":
       return `${event.toolName} waits for approval: ${event.reason}`;
     case "tool_approval_resolved":

@@ -11,7 +11,7 @@ export { readFileTool, readFileParameters, MAX_READ_BYTES, MAX_READ_LINES, MAX_R
 export { searchTextTool, searchTextParameters, MAX_SEARCH_FILE_BYTES, MAX_SEARCH_LINE_CHARS, type SearchMatch, type SearchTextDetails } from "./search-text.js";
 export { writeFileTool, writeFileParameters, type WriteFileDetails } from "./write-file.js";
 export { permissionPolicy, type PermissionPolicyOptions, type PermissionRequest, type PermissionDecision, type BeforeToolCall } from "./permission.js";
-export { resolveInWorkspace, workspaceRelative, ToolInputError, SKIPPED_DIRECTORIES } from "./workspace.js";
+export { resolveInWorkspace, workspaceRelative, ToolInputError, DeniedPathError, SKIPPED_DIRECTORIES } from "./workspace.js";
 export { globMatcher, globToRe2Source, MAX_GLOB_LENGTH } from "./glob.js";
 export { reportProgress, progressOf, type ToolProgress, type ProgressDetails } from "./progress.js";
 export type { WorkspaceToolOptions } from "./options.js";

@@ -8,7 +8,7 @@ import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
 import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
-import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
+import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 export const listFilesParameters = z.object({
   path: z.string().default(".").describe("Directory to list, relative to the working directory."),
@@ -29,6 +29,7 @@ export interface ListFilesDetails {
 
 export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof listFilesParameters>, ListFilesDetails> {
   const root = rootOf(options);
+  const denied = deniedPaths(options.deniedPaths);
   const tool: ReturnType<typeof listFilesTool> = defineTool({
     name: "list_files",
     label: "List files",
@@ -38,6 +39,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
     parameters: listFilesParameters,
     async execute(_id, params, signal, onUpdate) {
       const dir = resolveInWorkspace(root, params.path);
+      denied.refuse(params.path, dir);
       const matches = params.glob ? globMatcher(params.glob) : undefined;
       const shown = workspaceRelative(root, dir);
       const prefix = shown === "." ? "" : `${shown}/`;
@@ -54,7 +56,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const collected: WalkEntry[] = [];
       const skipped: SkippedEntry[] = [];
       try {
-        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped: skippedInto(skipped, prefix), mode: options.confinement });
+        const walking = walk(opened, { recursive: params.recursive, signal, realRoot: await realRootOf(root), skipped: skippedInto(skipped, prefix), mode: options.confinement, denied: denied.walkFilter(dir) });
         for await (const entry of walking) collected.push(entry);
       } finally {
         await opened.close();

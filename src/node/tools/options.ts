@@ -14,6 +14,11 @@ export interface WorkspaceToolOptions {
    * Default: `"proc"` where `/proc/self/fd` exists.
    */
   confinement?: ConfinementMode;
+  /**
+   * Absolute paths no tool reads, writes or lists, even inside the workspace (`DeniedPathError`;
+   * walks leave them out), e.g. where the terminal agent keeps its sessions when cwd is $HOME.
+   */
+  deniedPaths?: readonly string[];
 }
 
 export const rootOf = (options: WorkspaceToolOptions): string => options.cwd ?? process.cwd();

@@ -6,7 +6,7 @@ import { openFileForRead, readBounded } from "./confined-open.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
+import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are refused (use search_text to find what you need). */
 export const MAX_READ_BYTES = 5 * 1024 * 1024;
@@ -34,6 +34,7 @@ export interface ReadFileDetails {
 
 export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof readFileParameters>, ReadFileDetails> {
   const root = rootOf(options);
+  const denied = deniedPaths(options.deniedPaths);
   const tool: ReturnType<typeof readFileTool> = defineTool({
     name: "read_file",
     label: "Read file",
@@ -43,6 +44,7 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
     parameters: readFileParameters,
     async execute(_id, params, signal, onUpdate) {
       const file = resolveInWorkspace(root, params.path);
+      denied.refuse(params.path, file);
       const shown = workspaceRelative(root, file);
       const opened = await openFileForRead(root, params.path, options.confinement).catch((error: Error) =>
         Promise.reject(/^No such file/.test(error.message) ? new ToolInputError(`No such file: ${params.path}`) : error),

@@ -14,7 +14,7 @@ import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
 import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
-import { resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
+import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
 export const MAX_SEARCH_FILE_BYTES = 1024 * 1024;
@@ -57,6 +57,7 @@ export interface SearchTextDetails {
 
 export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof searchTextParameters>, SearchTextDetails> {
   const root = rootOf(options);
+  const denied = deniedPaths(options.deniedPaths);
   const tool: ReturnType<typeof searchTextTool> = defineTool({
     name: "search_text",
     label: "Search text",
@@ -68,6 +69,7 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
       const regex = compilePattern(params.pattern, params.literal, params.ignoreCase);
       const anywhere = compilePattern(params.pattern, params.literal, params.ignoreCase, true);
       const start = resolveInWorkspace(root, params.path);
+      denied.refuse(params.path, start);
       const matchesGlob = params.glob ? globMatcher(params.glob) : () => true;
       const shownStart = workspaceRelative(root, start);
       const prefix = shownStart === "." ? "" : `${shownStart}/`;
@@ -79,7 +81,8 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
         throw error;
       });
       const realRoot = await realRootOf(root);
-      const walkOptions = (into: SkippedEntry[]) => ({ recursive: true, signal, realRoot, skipped: skippedInto(into, prefix), mode: options.confinement });
+      const deniedInWalk = denied.walkFilter(start);
+      const walkOptions = (into: SkippedEntry[]) => ({ recursive: true, signal, realRoot, skipped: skippedInto(into, prefix), mode: options.confinement, denied: deniedInWalk });
 
       /** The files to search, each opened from its directory while the walk holds it open. */
       async function* files(): AsyncGenerator<{ shown: string; open: () => Promise<OpenedFile> }> {

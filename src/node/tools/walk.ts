@@ -33,6 +33,8 @@ export interface WalkOptions {
   /** Receives what was skipped. */
   skipped: { push(entry: SkippedEntry): unknown };
   mode?: ConfinementMode;
+  /** Entries (relative to the walked directory) left out entirely: denied paths. */
+  denied?: (relative: string) => boolean;
 }
 
 /** Entries of the open directory `dir` (recursively when asked). */
@@ -50,6 +52,7 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
   for (const entry of entries) {
     throwIfAborted(options.signal);
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (options.denied?.(relative)) continue;
     if (entry.isSymbolicLink()) {
       yield { relative, name: entry.name, parent: dir, kind: "symlink", isDirectory: false };
       continue;

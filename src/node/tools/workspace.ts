@@ -7,6 +7,49 @@ export class ToolInputError extends Error {
   override name = "ToolInputError";
 }
 
+/**
+ * A path the tools were told never to touch (`WorkspaceToolOptions.deniedPaths`), e.g. the terminal
+ * agent's session store when it lies inside the workspace: refused even though it is inside.
+ */
+export class DeniedPathError extends ToolInputError {
+  override name = "DeniedPathError";
+  constructor(
+    readonly requested: string,
+    /** The denied path that covers it (absolute). */
+    readonly denied: string,
+  ) {
+    super(`Path "${requested}" is off limits to the tools (it holds the agent's own data); leave it out.`);
+  }
+}
+
+/** Answers whether an absolute path lies in one of the denied paths (as given, or after symlinks). */
+export interface DeniedPaths {
+  /** The denied path covering `absolute` (lexically or by its real path), if any. */
+  covering(absolute: string): string | undefined;
+  /** Throws `DeniedPathError` when `absolute` (what `requested` resolved to) is covered. */
+  refuse(requested: string, absolute: string): void;
+  /** For a walk of the directory `start` (absolute): whether an entry (relative to it) is covered. Walks follow no links. */
+  walkFilter(start: string): ((relative: string) => boolean) | undefined;
+}
+
+export function deniedPaths(paths: readonly string[] | undefined): DeniedPaths {
+  const bases = [...new Set((paths ?? []).flatMap((denied) => [path.resolve(denied), realpathOfExistingPart(path.resolve(denied))]))];
+  const coveringReal = (real: string) => bases.find((base) => isInside(base, real));
+  const covering = (absolute: string) => (bases.length === 0 ? undefined : (coveringReal(absolute) ?? coveringReal(realpathOfExistingPart(absolute))));
+  return {
+    covering,
+    refuse(requested, absolute) {
+      const denied = covering(absolute);
+      if (denied !== undefined) throw new DeniedPathError(requested, denied);
+    },
+    walkFilter(start) {
+      if (bases.length === 0) return undefined;
+      const realStart = realpathOfExistingPart(start);
+      return (relative) => coveringReal(path.join(realStart, ...relative.split("/"))) !== undefined || coveringReal(path.join(start, ...relative.split("/"))) !== undefined;
+    },
+  };
+}
+
 /** Directories no tool walks into. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
 

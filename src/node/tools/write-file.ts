@@ -7,7 +7,7 @@ import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
 import { writeInWorkspace } from "./confined-write.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
-import { resolveInWorkspace, workspaceRelative } from "./workspace.js";
+import { deniedPaths, resolveInWorkspace, workspaceRelative } from "./workspace.js";
 
 export const writeFileParameters = z.object({
   path: z.string().describe("File to create or replace, relative to the working directory."),
@@ -22,6 +22,7 @@ export interface WriteFileDetails {
 
 export function writeFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.output<typeof writeFileParameters>, WriteFileDetails> {
   const root = rootOf(options);
+  const denied = deniedPaths(options.deniedPaths);
   return defineTool({
     name: "write_file",
     label: "Write file",
@@ -32,6 +33,7 @@ export function writeFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
     executionMode: "sequential",
     async execute(_id, params, signal) {
       const file = resolveInWorkspace(root, params.path);
+      denied.refuse(params.path, file);
       const shown = workspaceRelative(root, file);
       const { created } = await writeInWorkspace(root, params.path, params.content, signal, options.confinement);
       const bytes = Buffer.byteLength(params.content, "utf8");
