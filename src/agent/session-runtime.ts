@@ -124,6 +124,14 @@ export class SessionRuntime {
   /** Sends `run.start`. Resolves when the session is idle again; rejects only when a listener threw twice (as the reference). */
   start(plan: RunPlan): Promise<void> {
     const done = this.activate(plan);
+    // R84: a durable run takes the session's lock now, so a session another live process holds is
+    // this call's `SessionLockedError` (nothing written), not a run that dies as it starts.
+    try {
+      this.active!.durable = journaledRun(this.active!);
+    } catch (error) {
+      this.active = undefined;
+      return Promise.reject(error);
+    }
     this.session.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
   }
@@ -159,8 +167,7 @@ export class SessionRuntime {
     const run = this.active;
     if (!run) throw new Error("agent: a run started without a plan");
     run.actor = owner;
-    const durable = journaledRun(run);
-    run.durable = durable;
+    const durable = (run.durable ??= journaledRun(run));
     let runtime: RunRuntime;
     runtime = createRunRuntime({
       owner,
