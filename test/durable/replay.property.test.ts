@@ -1,7 +1,8 @@
 /**
  * R83: random property-suite runs (test/property/scenario.ts: retries, output-limit recovery,
  * compaction, parallel and sequential batches, hooks that block or throw, aborts, async sinks;
- * every other run with tools that start while the model streams, R70)
+ * every other run with tools that start while the model streams, R70; every third with a tool
+ * timeout, R65)
  * recorded on an in-memory store and replayed offline to the byte-identical event sequence.
  *
  * The scenario runner calls `runAgentLoop` itself; the mock below adds the durable option to that
@@ -14,7 +15,7 @@ import type * as Index from "../../src/index.js";
 import { replayRun } from "../../src/durable/replay.js";
 import { memoryRunStore } from "../support/memory-run-store.js";
 
-const recording = vi.hoisted(() => ({ store: undefined as unknown, sessionId: "", delivered: [] as string[], streaming: false }));
+const recording = vi.hoisted(() => ({ store: undefined as unknown, sessionId: "", delivered: [] as string[], streaming: false, timeouts: false }));
 
 vi.mock("../../src/index.js", async (importOriginal) => {
   const real = await importOriginal<typeof Index>();
@@ -24,7 +25,10 @@ vi.mock("../../src/index.js", async (importOriginal) => {
     const durable = { store: recording.store as Index.RunOptions extends { durable?: infer D } ? D extends { store: infer S } ? S : never : never, sessionId: recording.sessionId };
     // Every other run in streaming mode (R70): its mid-stream starts are journaled sends.
     const streaming = recording.streaming ? { streamingToolExecution: true } : {};
-    return real.runAgentLoop(prompts, context, { ...config, ...streaming, onRuntimeEvent: tap(config.onRuntimeEvent) }, tap(emit)!, signal, streamFn, { ...options, durable });
+    // Every third run with a tool timeout (R65): on the scenario's virtual clock it fires before a
+    // tool that takes real time settles, so those calls time out and the quick ones do not.
+    const timeouts = recording.timeouts ? { toolTimeoutMs: 1_000 } : {};
+    return real.runAgentLoop(prompts, context, { ...config, ...streaming, ...timeouts, onRuntimeEvent: tap(config.onRuntimeEvent) }, tap(emit)!, signal, streamFn, { ...options, durable });
   };
   return { ...real, runAgentLoop };
 });
@@ -42,22 +46,25 @@ describe("R83: deterministic replay", () => {
     const store = memoryRunStore();
     let n = 0;
     let recordsTotal = 0;
+    let timedOut = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (scenario) => {
         recording.store = store;
         recording.sessionId = `run-${n++}`;
         recording.delivered = [];
         recording.streaming = n % 2 === 0;
+        recording.timeouts = n % 3 === 0;
         const run = await playScenario(scenario);
         expect(run.rejection).toBeUndefined();
         const records = store.readSession(recording.sessionId).records();
         recordsTotal += records.length;
+        timedOut += run.messages.filter((message) => message.role === "toolResult" && JSON.stringify(message.content).includes("timed out after")).length;
         const [replayed] = await replayRun(records);
         expect(replayed.events.map((event) => JSON.stringify(event))).toEqual(recording.delivered);
         expect(replayed.messages).toEqual(JSON.parse(JSON.stringify(run.messages)));
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    console.log(`replay property: ${n} runs replayed, ${recordsTotal} records`);
+    console.log(`replay property: ${n} runs replayed, ${recordsTotal} records, ${timedOut} tool timeouts`);
   });
 });
