@@ -4,7 +4,11 @@
 // adds per journaled step. A step is one job of the run (model request, hook, preparation, each
 // execution and its intent), counted through the public executor seam (`JobExecutor`).
 import { createActor } from "xstate";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createAgentRunLogic, defaultConvertToLlm, scriptedModel } from "../dist/index.js";
+import { openSqliteStore } from "../dist/sqlite.js";
 import { startLocalRestateServer } from "../dist/restate.js";
 import { scriptedStreamFn, text, toolCall } from "../dist/testing.js";
 // The worker processes and the balancer are the Restate tests' own (run with tsx).
@@ -44,9 +48,13 @@ const countingExecutor = {
   },
 };
 const config = { model: scriptedModel, convertToLlm: defaultConvertToLlm, toolExecution: "parallel" };
-const runInProcess = (executor) =>
+// The embedded store: the same sessions journaled into SQLite (WAL, synchronous=NORMAL), in this process.
+const storeDir = mkdtempSync(join(tmpdir(), "bench-restate-store-"));
+const store = openSqliteStore(join(storeDir, "sessions.db"));
+let stored = 0;
+const runInProcess = (executor, durable) =>
   new Promise((resolve, reject) => {
-    const actor = createActor(createAgentRunLogic({ streamFn, tools: [work], config, ...(executor ? { executor } : {}) }), {
+    const actor = createActor(createAgentRunLogic({ streamFn, tools: [work], config, ...(executor ? { executor } : {}), ...(durable ? { durable: { store, sessionId: `s${stored++}` } } : {}) }), {
       input: { prompts: [{ role: "user", content: [{ type: "text", text: "go" }], timestamp: Date.now() }], messages: [] },
     });
     actor.subscribe({ complete: () => resolve(actor.getSnapshot().output), error: reject });
@@ -68,6 +76,7 @@ async function timed(run) {
   return { total: performance.now() - start, latencies };
 }
 const local = await timed(() => runInProcess());
+const embedded = await timed(() => runInProcess(undefined, true));
 // One session at a time: the latency a step costs without queueing.
 async function sequential(run, count = 10) {
   const latencies = [];
@@ -79,6 +88,9 @@ async function sequential(run, count = 10) {
   return latencies;
 }
 const localAlone = await sequential(() => runInProcess());
+const embeddedAlone = await sequential(() => runInProcess(undefined, true));
+store.close();
+rmSync(storeDir, { recursive: true, force: true });
 
 // --- On Restate: two workers behind one balancer ------------------------------------------------
 const server = await startLocalRestateServer();
@@ -103,9 +115,12 @@ const line = (name, r) =>
   `  ${name.padEnd(22)} ${(SESSIONS / (r.total / 1000)).toFixed(0).padStart(6)} sessions/s   latency p50 ${ms(pct(r.latencies, 0.5)).padStart(9)}  p99 ${ms(pct(r.latencies, 0.99)).padStart(9)}`;
 console.log(`\n(restate) ${SESSIONS} concurrent sessions, ${TURNS} turns × ${CALLS} parallel calls, ${stepsPerSession} journaled steps each`);
 console.log(line("in process (no store)", local));
+console.log(line("embedded SQLite store", embedded));
 console.log(line("Restate, 2 workers", remote));
 console.log(`  tool executions per worker: ${shares.join(" / ")}`);
 const alone = (p) => (pct(remoteAlone, p) - pct(localAlone, p)) / stepsPerSession;
+const aloneStore = (p) => (pct(embeddedAlone, p) - pct(localAlone, p)) / stepsPerSession;
+console.log(`  one session at a time, per journaled step: the embedded store adds p50 ${ms(aloneStore(0.5))}, p99 ${ms(aloneStore(0.99))}; Restate adds p50 ${ms(alone(0.5))}, p99 ${ms(alone(0.99))}`);
 console.log(`  one session at a time: in process p50 ${ms(pct(localAlone, 0.5))}, on Restate p50 ${ms(pct(remoteAlone, 0.5))}: added per journaled step p50 ${ms(alone(0.5))}, p99 ${ms(alone(0.99))}`);
 const perStep = (p) => (pct(remote.latencies, p) - pct(local.latencies, p)) / stepsPerSession;
 console.log(`  added per journaled step under this load: p50 ${ms(perStep(0.5))}, p99 ${ms(perStep(0.99))} (session latency difference / steps)`);
