@@ -29,17 +29,7 @@ export const toolJobs = {
       // Marked before delivery: a listener that throws at this very start still leaves a started call (R55).
       runtime.startedCalls.add(toolCall.id);
       await delivered(runtime, scope, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
-      // A preflight never fails the run: whatever throws is that call's error result (R21, R26).
-      let decision: Decision;
-      try {
-        decision = prepareCall(runtime, toolCall);
-      } catch (error) {
-        decision = { ready: false, result: errorResult(errorText(error)) };
-      }
-      const tool = decision.ready ? decision.tool : undefined;
-      if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal);
-      // R82: after beforeToolCall, whether the call waits for approval.
-      if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
+      const decision = await preflightDecision(runtime, toolCall, gate, approval, signal);
       if (decision.ready) {
         preflights.push({ index, ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) });
         continue;
@@ -133,16 +123,7 @@ export const toolJobs = {
    * still streams and, if so, gets a copy of the partial message.
    */
   async preflightToolCall(runtime: RunRuntime, { toolCall, partial, gate, approval }: Input<"preflightToolCall">, { signal }: JobScope): Promise<CallPreflight> {
-    let decision: Decision;
-    try {
-      decision = prepareCall(runtime, toolCall);
-    } catch (error) {
-      decision = { ready: false, result: errorResult(errorText(error)) };
-    }
-    const tool = decision.ready ? decision.tool : undefined;
-    if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal, partial);
-    // R82: after beforeToolCall, whether the call waits for approval (as in a batch's preflight).
-    if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
+    const decision = await preflightDecision(runtime, toolCall, gate, approval, signal, partial);
     if (!decision.ready) return decision;
     return { ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) };
   },
@@ -157,6 +138,31 @@ export const toolJobs = {
 /** `tool`: the tool the preparation found (looked up once per preflight). */
 type Ready = { ready: true; args: unknown; approval?: { reason: string }; tool?: AgentTool };
 type Decision = Ready | { ready: false; result: AgentToolResult };
+
+/**
+ * R21, R82: one call's preflight after its start: preparation, `beforeToolCall` (when `gate`; a
+ * streamed call's hook gets the partial message, R70), then whether it waits for approval. It never
+ * fails the run: whatever throws is that call's error result (R21, R26).
+ */
+async function preflightDecision(
+  runtime: RunRuntime,
+  toolCall: ToolCall,
+  gate: boolean,
+  approval: PreflightApproval | undefined,
+  signal: AbortSignal,
+  partial?: AssistantMessage | null,
+): Promise<Decision> {
+  let decision: Decision;
+  try {
+    decision = prepareCall(runtime, toolCall);
+  } catch (error) {
+    decision = { ready: false, result: errorResult(errorText(error)) };
+  }
+  const tool = decision.ready ? decision.tool : undefined;
+  if (decision.ready && gate) decision = await gateCall(runtime, toolCall, decision.args, signal, partial);
+  if (decision.ready) decision = await approvalOf(tool, toolCall, decision, approval, signal);
+  return decision;
+}
 
 /** R21: abort check, lookup, `prepareArguments`, validation of a copy of the arguments. */
 function prepareCall(runtime: RunRuntime, call: ToolCall, ignoreAbort = false): Decision {

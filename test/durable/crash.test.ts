@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { openSqliteStore } from "../../src/sqlite.js";
+import { seededRandom as random } from "../support/seeded-random.js";
 import { crashAgent, crashSession, executionCounts, fixedClock, prompt } from "./crash-scenario.js";
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 10);
@@ -27,17 +28,6 @@ const CHILD = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "xstate-agent-crash-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** mulberry32: the seeded draws of the kill points. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface ChildResult {
   signal: NodeJS.Signals | null;

@@ -58,7 +58,7 @@ describe("R83: deterministic replay", () => {
         expect(run.rejection).toBeUndefined();
         const records = store.readSession(recording.sessionId).records();
         recordsTotal += records.length;
-        timedOut += run.messages.filter((message) => message.role === "toolResult" && JSON.stringify(message.content).includes("timed out after")).length;
+        timedOut += (run.messages ?? []).filter((message) => message.role === "toolResult" && JSON.stringify(message.content).includes("timed out after")).length;
         const [replayed] = await replayRun(records);
         expect(replayed.events.map((event) => JSON.stringify(event))).toEqual(recording.delivered);
         expect(replayed.messages).toEqual(JSON.parse(JSON.stringify(run.messages)));

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage, ToolResultMessage } from "../../src/types.js";
 import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
 import { freePort, startBalancer, startWorker, type Worker } from "./support.js";
+import { seededRandom } from "../support/seeded-random.js";
 
 let server: LocalRestateServer;
 
@@ -251,7 +252,7 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
   // Seeded kill points, half by the count of tool executions the worker reported, half by wall
   // time since the prompt; CRASH_SEED replays a failure, RESTATE_CRASH_POINTS sets how many.
   const seed = Number(process.env.CRASH_SEED ?? 20261201);
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const points = Array.from({ length: Number(process.env.RESTATE_CRASH_POINTS ?? 3) }, (_, i) =>
     i % 2 === 0 ? ({ kind: "executions", at: 1 + Math.floor(random() * 14) } as const) : ({ kind: "ms", at: 50 + Math.floor(random() * 900) } as const),
   );
@@ -306,13 +307,3 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
   }
 });
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
