@@ -654,6 +654,8 @@ export const runMachine = setup({
     // aborted run asks nobody: the call settles with R29's result).
     requestStreamedApproval: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, "call.approvalNeeded");
+      // R13: a restored call reports again; its id was issued already.
+      if (context.approval.pending.some((pending) => pending.index === event.index)) return;
       if (context.aborted) return void enqueue.sendTo(toolChildId(event.index), { type: "approval.abort" });
       const toolCall = context.turn.batch!.calls[event.index];
       const { approval } = context;

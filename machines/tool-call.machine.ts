@@ -100,6 +100,8 @@ export interface ToolCallContext extends Omit<ToolCallInput, "streamed"> {
   /** R70: streaming mode's input, and whether the call started before its response ended. */
   streamed: StreamedCallInput | null;
   startedStreaming: boolean;
+  /** R82, R70: why a streamed call waits for approval (its preflight said so; reported again after a restore). */
+  approvalReason?: string;
   /** R70: the check's answer (reported again after a restore). */
   safe: boolean | null;
 }
@@ -215,15 +217,12 @@ export const toolCallMachine = setup({
       assertEvent(event, "step.preflightToolCall.done");
       const preflight = event.output;
       return preflight.ready
-        ? { args: preflight.args, startedAt: event.at, settledAt: event.at }
+        ? { args: preflight.args, startedAt: event.at, settledAt: event.at, ...(preflight.approval ? { approvalReason: preflight.approval.reason } : {}) }
         : { result: preflight.result, isError: true, settledAt: event.at };
     }),
-    // R82, R70: the streamed call waits for approval; the run issues the id and announces it.
-    reportApprovalNeeded: sendParent(({ context, event }): CallApprovalNeeded => {
-      assertEvent(event, "step.preflightToolCall.done");
-      const preflight = event.output as Extract<typeof event.output, { ready: true }>;
-      return { type: "call.approvalNeeded", index: context.index, args: preflight.args, reason: preflight.approval!.reason };
-    }),
+    // R82, R70: the streamed call waits for approval; the run issues the id and announces it. R13:
+    // a restored waiting call reports again (the report may have been in flight at the snapshot).
+    reportApprovalNeeded: sendParent(({ context }): CallApprovalNeeded => ({ type: "call.approvalNeeded", index: context.index, args: context.args, reason: context.approvalReason! })),
     applyAfterToolCall: assign(({ context, event }) => ({
       ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
@@ -235,6 +234,7 @@ export const toolCallMachine = setup({
     awaitsApproval: ({ context }) => context.approval !== undefined,
     isStreamed: ({ context }) => context.streamed !== null,
     preflightPassed: ({ event }) => reply(event, "preflightToolCall").ready,
+    waitsAsStreamed: ({ context }) => context.approvalReason !== undefined,
     preflightAsksApproval: ({ event }) => {
       const preflight = reply(event, "preflightToolCall");
       return preflight.ready && preflight.approval !== undefined;
@@ -278,6 +278,7 @@ export const toolCallMachine = setup({
         "approval.reject": { target: "settled", actions: "settleAsRejected" },
         "approval.abort": { target: "settled", actions: "settleAsAborted" },
         "call.cancel": { target: "settled", actions: "settleAsCancelled" },
+        "step.reissue": { guard: "waitsAsStreamed", actions: "reportApprovalNeeded" },
       },
     },
     // ── R70: streaming mode only ────────────────────────────────────────────────────────────

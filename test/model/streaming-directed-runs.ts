@@ -328,4 +328,38 @@ export const streamingDirectedRuns: Record<string, Directed> = {
     if (resultOf(output, "w1") !== "written" || resultOf(output, "w2") !== "written") problems.push(`results ${resultOf(output, "w1")} / ${resultOf(output, "w2")}`);
     return problems;
   },
+
+  // R13, R82, R70: persisted while a streamed call waits for approval: the restored call reports
+  // its wait again, the run keeps the id it issued (no second request), and approving runs it once.
+  async "R13: restored while a streamed call waits for approval"(coverage) {
+    const trace: RunTrace = { run: [], toolCalls: [] };
+    const inspect = tracer(trace, coverage);
+    const requested = deferred<string>();
+    let executed = 0;
+    const options = (process: "first" | "second") => ({
+      streamFn: handStream(process === "first" ? [{ steps: [{ call: call("w", "write") }] }] : []),
+      tools: [mk("write", async () => (executed++, ok("written")), { needsApproval: true })],
+      config: { ...base, onRuntimeEvent: (event: AnyAgentEvent) => void (event.type === "tool_approval_requested" && requested.resolve(event.approvalId)) },
+    });
+    const input = { prompts: [user("hi")], messages: [] };
+    const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
+    const events: AnyAgentEvent[] = [];
+    agentEvents(first).subscribe((event) => events.push(event));
+    first.start();
+    const approvalId = await requested.promise;
+    const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
+    agentEvents(second).subscribe((event) => events.push(event));
+    second.start();
+    // The restored call reported its wait again; the run kept the id it had issued.
+    await Promise.resolve();
+    second.send({ type: "approval.approve", approvalId });
+    const output = (await toPromise(second)) as AgentMessage[];
+    const problems = [...eventProblems(events, undefined, { streamingTools: true })];
+    const requests = events.filter((event) => event.type === "tool_approval_requested").length;
+    if (requests !== 1) problems.push(`R82: ${requests} approval requests (one expected: the restored call keeps its id)`);
+    if (resultOf(output, "w") !== "written" || executed !== 1) problems.push(`R82: result ${resultOf(output, "w")}, executed ${executed} times`);
+    return problems;
+  },
 };
