@@ -348,3 +348,31 @@ describe("R82: always allow, for the rest of the session", () => {
     expect(agent.approvalRules).toEqual([{ toolName: "write", path: "src/" }]);
   });
 });
+
+describe("R82 with tools that start while the model streams (R70)", () => {
+  it("R82, R70: a streamed write waits for approval while the batch's reads run; approved, it runs once; results in source order", async () => {
+    const { agent, log, tools } = approvalScenario(script, { streamingToolExecution: true });
+    const run = agent.prompt("go");
+    const request = await log.approvalRequest();
+    expect(request).toMatchObject({ toolCallId: "c1", toolName: "write", reason: "Tool write requires approval" });
+    expect(agent.pendingApprovals.map((pending) => pending.toolCallId)).toEqual(["c1"]);
+    agent.approve(request.approvalId);
+    await run;
+    expect(log.log).toContain("approval✓:" + request.approvalId);
+    expect(tools.executed.filter((line) => line.startsWith("exec:write"))).toHaveLength(1);
+    expect(resultsOf(agent.state.messages)).toEqual(["read:read ok", "write:write ok", "read:read ok"]);
+    expect(agent.pendingApprovals).toEqual([]);
+  });
+
+  it("R82, R70, R29: aborted while a streamed write waits: it settles at once with Operation aborted, resolved as rejected", async () => {
+    const { agent, log, tools } = approvalScenario(script, { streamingToolExecution: true });
+    const run = agent.prompt("go");
+    const request = await log.approvalRequest();
+    agent.abort();
+    await run;
+    expect(log.log).toContain(`approval✗:${request.approvalId}:Operation aborted`);
+    expect(tools.executed.filter((line) => line.startsWith("exec:write"))).toHaveLength(0);
+    expect(resultsOf(agent.state.messages).find((line) => line.startsWith("write:"))).toBe("write:Operation aborted");
+    expect(agent.pendingApprovals).toEqual([]);
+  });
+});
