@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireSystemBinary } from "../support/system-binary.js";
 import { checkTrace, MAIN, makeRepo, STATE_HOME, TSX } from "./fixture.js";
+import { waitForPane } from "../support/pane.js";
 
 const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's pseudo-terminal tests (test/cli/e2e.test.ts)" });
 const SOCKET = `xal-e2e-${process.pid}`;
@@ -17,15 +18,7 @@ const tmux = (...args: string[]) => execFileSync(TMUX!, ["-L", SOCKET, ...args],
 /** The whole pane, scrollback included, wrapped lines joined. */
 const capture = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "agent");
 
-async function waitFor(what: string, test: (screen: string) => boolean, timeoutMs = 15_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const screen = capture();
-    if (test(screen)) return screen;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen}`);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-  }
-}
+const waitFor = (what: string, test: (screen: string) => boolean, timeoutMs = 15_000) => waitForPane(capture, what, test, timeoutMs);
 
 const SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
 /** The text after the last occurrence of `marker` (what happened since). */
@@ -145,15 +138,7 @@ describe.skipIf(!TMUX)("Esc aborts; Ctrl-C on an idle prompt asks for a second o
   it("aborts with Esc, then exits on Ctrl-C, Ctrl-C", async () => {
     const session = "esc";
     const capturePane = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
-    const waitOn = async (what: string, test: (screen: string) => boolean) => {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const screen = capturePane();
-        if (test(screen)) return screen;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen}`);
-        await new Promise((resolve) => setTimeout(resolve, 40));
-      }
-    };
+    const waitOn = (what: string, test: (screen: string) => boolean) => waitForPane(capturePane, what, test, 15_000);
     const command = `env -u NO_COLOR -u ANTHROPIC_API_KEY XDG_STATE_HOME=${JSON.stringify(STATE_HOME)} ${JSON.stringify(process.execPath)} ${JSON.stringify(TSX)} ${JSON.stringify(MAIN)} --offline --no-streaming-tools; echo "EXITED $?"; sleep 60`;
     tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", session, "-c", repo.root, "-e", "TERM=xterm-256color", command);
     await waitOn("the prompt", (screen) => screen.includes("❯ ask something"));

@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkTrace, MAIN, makeRepo, STATE_HOME, TSX } from "./fixture.js";
 import { requireSystemBinary } from "../support/system-binary.js";
+import { waitForPane } from "../support/pane.js";
 
 // A one-line notice and a skip without tmux; with CI set its absence fails (test/support/system-binary.ts).
 const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's paste test (test/cli/paste-e2e.test.ts)" });
@@ -25,16 +26,7 @@ const rows = () => tmux("capture-pane", "-p", "-S", "-", "-t", "paste");
 const text = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "paste");
 const keys = (...args: string[]) => tmux("send-keys", "-t", "paste", ...args);
 
-async function waitFor(what: string, test: (screen: string) => boolean, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const screen = rows();
-    if (test(screen)) return screen;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen}`);
-    // Polling another process's screen: there is nothing to await.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const waitFor = (what: string, test: (screen: string) => boolean, timeoutMs = 30_000) => waitForPane(rows, what, test, timeoutMs, 50);
 const after = (screen: string, marker: string) => screen.slice(screen.lastIndexOf(marker));
 const SPINNER = "[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]";
 

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { requireSystemBinary } from "../support/system-binary.js";
 import { MAIN, makeRepo, TSX } from "./fixture.js";
 import { freshStateHome } from "./sessions-helpers.js";
+import { waitForPane } from "../support/pane.js";
 
 const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's pseudo-terminal tests (test/cli/sessions-e2e.test.ts)" });
 const SOCKET = `xal-sessions-e2e-${process.pid}`;
@@ -35,16 +36,7 @@ function start(session: string, args: string) {
   const capture = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
   return {
     keys: (...keys: string[]) => tmux("send-keys", "-t", session, ...keys),
-    async until(what: string, test: (screen: string) => boolean, timeoutMs = 20_000): Promise<string> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        // Polling the pane is the only way to see a real terminal (tmux has no "wait for text").
-        const screen = capture();
-        if (test(screen)) return screen;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen}`);
-        await new Promise((resolve) => setTimeout(resolve, 40));
-      }
-    },
+    until: (what: string, test: (screen: string) => boolean, timeoutMs = 20_000): Promise<string> => waitForPane(capture, what, test, timeoutMs),
   };
 }
 
