@@ -52,8 +52,11 @@ const call = async <T>(handler: string, body: unknown): Promise<T> => {
 
 console.log(`session ${key}: ${prompt}`);
 const reply = call<{ lastEventId: number }>("prompt", { text: prompt });
-let ended = false;
-void reply.finally(() => (ended = true));
+// The run's last event id, once `prompt` returned: follow the log until it is drawn (a fetch that
+// began before the run ended may still come back without its last events).
+let finalId: number | undefined;
+let failed: unknown;
+reply.then((response) => (finalId = response.lastEventId), (error: unknown) => (failed = error ?? new Error("prompt failed")));
 let last = 0;
 for (;;) {
   const { events } = await call<{ events: SessionEvent[] }>("events", { after: last });
@@ -61,7 +64,8 @@ for (;;) {
     last = id;
     print(event);
   }
-  if (ended && events.length === 0) break;
+  if (failed) throw failed;
+  if (finalId !== undefined && last >= finalId) break;
   if (events.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 const state = await call<SessionState>("state", null);
