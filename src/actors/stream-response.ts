@@ -86,25 +86,29 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       if (event.type === "start") {
         partial = event.partial;
         if (request.withhold) {
-          held = { ...partial, content: partial.content.slice() };
+          held = messageAsOf(partial);
           continue;
         }
         started = true;
-        const delivery = push({ type: "message_start", message: { ...partial } });
+        const delivery = push({ type: "message_start", message: messageAsOf(partial) });
         if (delivery) await delivery;
         continue;
       }
       // R41: content events before `start` are ignored.
       if (!partial) continue;
       partial = event.partial;
+      // Each update carries the message as of that update, in the event and as the provider
+      // event's `partial`: providers keep growing the live partial in place, so a listener that
+      // keeps an update, or an async sink that gets it later, would otherwise see a later message
+      // than the one journaled (R83: replay is byte-identical only if events never change). Taken
+      // before any await: the provider may go on meanwhile.
+      const message = messageAsOf(partial);
       if (!started) {
         started = true;
-        await push({ type: "message_start", message: held ?? { ...partial } });
+        await push({ type: "message_start", message: held ?? messageAsOf(partial) });
       }
-      // Each update its own shallow copy of the partial, as in the reference: a listener that
-      // keeps one sees that update's message, not the live object.
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
-      const delivery = push({ type: "message_update", message: { ...partial }, assistantMessageEvent: event });
+      const delivery = push({ type: "message_update", message, assistantMessageEvent: { ...event, partial: message } as typeof event });
       if (delivery) await delivery;
       // R70: the call is complete while the response goes on; its run starts it (after this update).
       if (request.streamTools && event.type === "toolcall_end") scope.send(toolCallReady(readyCalls++, event.toolCall, partial, runtime.clock.now()));
@@ -130,6 +134,15 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   if (!started) await push({ type: "message_start", message });
   await push({ type: "message_end", message });
   return { message, withheld: false, failure };
+}
+
+/**
+ * The message as it is now: its own content array and blocks (one level: providers append to the
+ * array and grow a block's text in place, and replace a call's parsed arguments rather than
+ * mutate them). O(blocks) per update, not O(text).
+ */
+function messageAsOf(partial: AssistantMessage): AssistantMessage {
+  return Object.assign({}, partial, { content: partial.content.map((block) => Object.assign({}, block)) });
 }
 
 /** R70: plain copies: the provider keeps growing its live partial (and may reuse the block). */

@@ -13,6 +13,7 @@ import {
   type Message,
   type RunActor,
   type StreamFn,
+  type AssistantMessageEvent,
 } from "../../src/index.js";
 import { assistantMessage, baseConfig, handStream, logEntry, logged, recorder, runScenario, summary, tool, user } from "./helpers.js";
 import { runAgentLoop } from "../../src/index.js";
@@ -148,6 +149,41 @@ describe("request boundary", () => {
     expect(run.stream.calls[0].context.messages.map(summary)).toEqual(["user(q)", "user(hi)"]);
   });
 
+  it("R41, R83: an update kept by a listener stays the message as of that update (the provider grows its partial in place)", async () => {
+    // A provider that appends each delta to its live block (as real ones do); a sink that keeps
+    // the events and reads them later (an async sink, a journal) must see each update's own text.
+    const deltas = ["one ", "two ", "three ", "four"];
+    const growing: StreamFn = () => {
+      const live = assistantMessage([], "stop");
+      return {
+        async *[Symbol.asyncIterator]() {
+          yield { type: "start", partial: live } as AssistantMessageEvent;
+          const block = { type: "text" as const, text: "" };
+          live.content.push(block);
+          yield { type: "text_start", contentIndex: 0, partial: live } as AssistantMessageEvent;
+          for (const delta of deltas) {
+            block.text += delta;
+            yield { type: "text_delta", contentIndex: 0, delta, partial: live } as AssistantMessageEvent;
+          }
+          yield { type: "done", reason: "stop", message: assistantMessage([{ type: "text", text: block.text }]) } as AssistantMessageEvent;
+        },
+        result: async () => assistantMessage([{ type: "text", text: deltas.join("") }]),
+      };
+    };
+    const run = await runScenario({ script: [], streamFn: growing });
+    const updates = run.events.filter((e) => e.type === "message_update" && e.assistantMessageEvent.type === "text_delta");
+    expect(updates).toHaveLength(deltas.length);
+    let sofar = "";
+    for (const event of updates) {
+      if (event.type !== "message_update" || event.assistantMessageEvent.type !== "text_delta") throw new Error("unexpected");
+      sofar += event.assistantMessageEvent.delta;
+      expect(event.message.content).toEqual([{ type: "text", text: sofar }]);
+      expect(event.assistantMessageEvent.partial.content).toEqual([{ type: "text", text: sofar }]);
+    }
+    const start = run.events.find((e) => e.type === "message_start" && e.message.role === "assistant");
+    expect(start?.type === "message_start" && start.message.content).toEqual([]);
+  });
+
   it("R41: start opens the message, each content event is a message_update, done closes it", async () => {
     const run = await runScenario({
       tools: [tool("read")],
@@ -169,14 +205,17 @@ describe("request boundary", () => {
       "message_update:toolcall_end",
       "message_end:assistant(toolUse)",
     ]);
-    // Each update carries its own shallow copy of the partial (as the reference does), so a
-    // listener that keeps one keeps that update's message, not the live object.
+    // Each update carries the message as of that update (its own content array and blocks, also
+    // as the provider event's `partial`), so a listener that keeps one keeps that update's
+    // message, not the live object the provider goes on growing.
     const seen = new Set<unknown>();
     for (const event of run.events.slice(first + 1, last)) {
       if (event.type !== "message_update" || !("partial" in event.assistantMessageEvent)) throw new Error(`unexpected ${event.type}`);
-      expect(event.message).not.toBe(event.assistantMessageEvent.partial);
-      expect(seen.has(event.message)).toBe(false);
-      seen.add(event.message);
+      expect(event.assistantMessageEvent.partial).toBe(event.message);
+      for (const item of [event.message, event.message.content, ...event.message.content]) {
+        expect(seen.has(item)).toBe(false);
+        seen.add(item);
+      }
     }
     const end = run.events[last];
     expect(end.type === "message_end" && end.message).toMatchObject({
