@@ -68,6 +68,7 @@ import {
   stepRequest,
   timeOf,
   type RunAbort,
+  type RunApprovalEvent,
   type StepJobs,
   type StepReissue,
   type StepReply,
@@ -79,16 +80,6 @@ export type { RunContext, RunInput, StateUpdate, TurnSnapshot, TurnUpdate } from
 
 export type ToolDoneEvent = DoneActorEvent<ToolCallOutcome, `tool:${number}`>;
 export type ToolErrorEvent = ErrorActorEvent<unknown, `tool:${number}`>;
-/**
- * R82: an approval decision for a waiting call (the Agent's `approve`/`reject`, or an app that
- * embeds the run): `args` replace the call's arguments (validated again), `always` adds an "always
- * allow" rule for the rest of the run (and allows the batch's other waiting calls it covers). An id
- * that is not waiting is ignored; `approveToolCall`/`rejectToolCall` check it and throw instead.
- */
-export type RunApprovalEvent =
-  | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
-  | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
-
 export type RunEvent = ToolDoneEvent | ToolErrorEvent | StepReply | StepReissue | RunAbort | RunApprovalEvent | StreamToolCallReady | CallChecked | CallApprovalNeeded;
 
 type RunStepName = Exclude<keyof StepJobs, "executeToolCall" | "finalizeToolCall" | "checkToolCall" | "preflightToolCall">;
@@ -359,6 +350,8 @@ export const runMachine = setup({
     // R29: the signal of every job, running or to come, aborts; the run winds down on its own.
     markAborted: assign({ aborted: true }),
     abortSteps: sendTo("steps", { type: "run.abort" }),
+    // R80: a decision is an external input, journaled where the run takes it (before the call it frees asks for anything).
+    reportDecision: sendTo("steps", ({ event }) => ({ type: "run.decided", decision: event as RunApprovalEvent })),
     // R1, R2, R30: agent_start, and the transcript's declared tools, replayed once per run.
     startRun: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({ type: "agent_start" });
@@ -981,8 +974,8 @@ export const runMachine = setup({
     "step.reissue": { actions: "reissueStep" },
     // R82: a decision reaches its waiting call wherever the call waits (a batch's, or a streamed
     // call's, during the stream or after); an id that is not waiting is ignored.
-    "approval.approve": { guard: "isWaitingApproval", actions: "approveCall" },
-    "approval.reject": { guard: "isWaitingApproval", actions: "rejectCall" },
+    "approval.approve": { guard: "isWaitingApproval", actions: ["reportDecision", "approveCall"] },
+    "approval.reject": { guard: "isWaitingApproval", actions: ["reportDecision", "rejectCall"] },
   },
   initial: "starting",
   states: {

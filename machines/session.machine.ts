@@ -23,7 +23,8 @@ import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/transcript/index.js";
 import { emptyUsage } from "../src/loop/usage.js";
 import { addMessageUsage, takeBatch, type QueueName } from "./session.helpers.js";
-import { runMachine, type RunApprovalEvent } from "./run.machine.js";
+import { runMachine } from "./run.machine.js";
+import type { RunApprovalEvent } from "./steps.js";
 import { withRule } from "./approval.helpers.js";
 
 export type { QueueName } from "./session.helpers.js";

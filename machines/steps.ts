@@ -158,7 +158,23 @@ export interface GraceExpire {
   type: "grace.expire";
 }
 
-export type StepWorkerEvent = StepRequest | StepCancel | RunAbort | GraceExpire;
+/**
+ * R82: an approval decision for a waiting call (the Agent's `approve`/`reject`, or an app that
+ * embeds the run): `args` replace the call's arguments (validated again), `always` adds an "always
+ * allow" rule for the rest of the run (and allows the batch's other waiting calls it covers). An id
+ * that is not waiting is ignored; `approveToolCall`/`rejectToolCall` check it and throw instead.
+ */
+export type RunApprovalEvent =
+  | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
+  | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
+
+/** R80: the run took an approval decision (an external input): the worker's journal records it there. */
+export interface RunDecided {
+  type: "run.decided";
+  decision: RunApprovalEvent;
+}
+
+export type StepWorkerEvent = StepRequest | StepCancel | RunAbort | GraceExpire | RunDecided;
 
 /** The reply to a state that ran `job`: `at` is the injected clock's time of the reply (R13). */
 export type StepDone = { [K in StepName]: { type: `step.${K}.done`; output: StepJobs[K]["output"]; at: number } }[StepName];

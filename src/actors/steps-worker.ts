@@ -8,7 +8,7 @@
  */
 import type { AnyActorRef, EventObject } from "xstate";
 import type { AnyAgentEvent } from "../types.js";
-import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
+import type { RunApprovalEvent, StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobExecutor } from "./job-executor.js";
 import { runJobs } from "./run-jobs.js";
@@ -69,6 +69,8 @@ export interface JobJournal {
   bindGrace(expire: () => void): void;
   /** R29: the run took `run.abort` (from its signal, the Agent, or the app): an external input. */
   aborted(): void;
+  /** R82: the run took an approval decision (an external input). */
+  decided(decision: RunApprovalEvent): void;
   /** R67: the grace timer ran out. "live": abandon now (journaled); "answered": the journal decides when. */
   graceExpired(): "live" | "answered";
 }
@@ -249,6 +251,10 @@ class StepRunner {
         this.startGrace(grace);
         return { ...snapshot, grace: { abortedAt: this.runtime.clock.now(), expired: false } };
       }
+      // R80, R82: an approval decision the run took, journaled where it took it.
+      case "run.decided":
+        journals.get(this.runtime)?.decided(event.decision);
+        return snapshot;
       // Recorded here; the timer abandons the jobs once the snapshot says so (outside this transition).
       case "grace.expire":
         return { ...snapshot, grace: { abortedAt: snapshot.grace?.abortedAt ?? this.runtime.clock.now(), expired: true } };

@@ -372,7 +372,6 @@ export class Agent {
     const entry = waitingCall(this.approvalScope(), approvalId);
     const rule = checked.always ? ruleOf(entry.toolName, checked.always) : undefined;
     const decision = { type: "approval.approve" as const, approvalId, ...checked, at: this.runtime.now() };
-    this.runtime.recordDecision(decision);
     this.send({ ...decision, ...(rule ? { rule } : {}) });
   }
 
@@ -381,7 +380,6 @@ export class Agent {
     const checked = checkedReason(String(approvalId), reason);
     waitingCall(this.approvalScope(), approvalId);
     const decision = { type: "approval.reject" as const, approvalId, reason: checked, at: this.runtime.now() };
-    this.runtime.recordDecision(decision);
     this.send(decision);
   }
 

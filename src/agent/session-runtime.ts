@@ -18,7 +18,7 @@ import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { journalRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
-import type { DecisionEvent, JournalRecord } from "../durable/records.js";
+import type { JournalRecord } from "../durable/records.js";
 
 /**
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
@@ -219,11 +219,6 @@ export class SessionRuntime {
     const finished = this.finished;
     this.finished = undefined;
     return finished;
-  }
-
-  /** R82, R80: a durable run journals an approval decision before it takes it. */
-  recordDecision(event: DecisionEvent): void {
-    this.active?.durable?.decided(event);
   }
 
   /** R55: the run actor failed; close the run through its own queue, after what it emitted. */

@@ -12,7 +12,7 @@ import type { RunStore, SessionWriter } from "../store/run-store.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { AgentInputError } from "../boundary/errors.js";
 import { RunJournal } from "./run-journal.js";
-import { JOURNAL_FORMAT, asJson, jsonCopy, type DecisionEvent, type JournalRecord } from "./records.js";
+import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord } from "./records.js";
 
 /** Where a durable run is journaled: a store and the session (one writer at a time, R84). */
 export interface DurableOptions {
@@ -79,11 +79,6 @@ export class JournaledRun {
     this.pendingAbort = false;
     // (The worker journals the `run.abort` this sends.)
     runtime.abort(reason);
-  }
-
-  /** R82: an approval decision for the run (journaled; a resumed run still replaying takes it live, after its records). */
-  decided(event: DecisionEvent): void {
-    this.journal.decided(event);
   }
 
   started(): void {

@@ -17,7 +17,7 @@
 import type { EventObject } from "xstate";
 import type { Json } from "../store/run-store.js";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
-import type { StepName, StepReply } from "../../machines/steps.js";
+import type { RunApprovalEvent, StepName, StepReply } from "../../machines/steps.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
 
@@ -90,9 +90,7 @@ export interface IntentRecord {
   toolName: string;
 }
 /** R82: an approval decision the run took (the event as the run got it, plain data). */
-export type DecisionEvent =
-  | { type: "approval.approve"; approvalId: string; args?: unknown; always?: true | { path: string }; at?: number }
-  | { type: "approval.reject"; approvalId: string; reason: string; at?: number };
+export type DecisionEvent = RunApprovalEvent;
 export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number } | { k: "input"; input: "decision"; event: DecisionEvent };
 export interface EndRecord {
   k: "end";

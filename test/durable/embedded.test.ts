@@ -10,6 +10,8 @@ import { replayRun } from "../../src/durable/replay.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { memoryRunStore } from "../support/memory-run-store.js";
 import { crashSession, fixedClock, prompt } from "./crash-scenario.js";
+import { approveToolCall, scriptedModel, scriptedStreamFn, toolCall, type AgentTool } from "../../src/index.js";
+import { EventLog, tools as approvalTools } from "../approval/helpers.js";
 
 const timeless = (value: unknown) => JSON.stringify(value, (key, v) => (key === "timestamp" || key === "durationMs" ? 0 : v));
 
@@ -37,5 +39,46 @@ describe("R80: an embedded run's journal", () => {
     expect(timeless(resumed.messages.filter((m) => !JSON.stringify(m).includes("was interrupted")))).toBe(
       timeless(messages.filter((m) => !resumed.messages.some((r) => JSON.stringify(r).includes("was interrupted") && (r as { toolCallId?: string }).toolCallId === (m as { toolCallId?: string }).toolCallId))),
     );
+  });
+
+  it("R80, R82, R83: an app's approval of an embedded run's call is journaled where the run takes it; the journal replays and resumes past it", async () => {
+    const store = memoryRunStore();
+    const log = new EventLog();
+    const { read, write, executed } = approvalTools(log);
+    const script = [{ content: [toolCall("read", { path: "a" }, "c0"), toolCall("write", { path: "b" }, "c1")] }, { content: [{ type: "text" as const, text: "done" }] }];
+    const options = { streamFn: scriptedStreamFn(script as never), tools: [read, write] as AgentTool[], config: { model: scriptedModel, convertToLlm: (m: AgentMessage[]) => m as never }, clock: fixedClock };
+    const actor = createActor(createAgentRunLogic({ ...options, durable: { store, sessionId: "a" } }), { input: { prompts: [prompt], messages: [] } });
+    const delivered: string[] = [];
+    agentEvents(actor).subscribe((event: AnyAgentEvent) => {
+      delivered.push(JSON.stringify(event));
+      log.push(event);
+    });
+    const done = toPromise(actor) as Promise<AgentMessage[]>;
+    actor.start();
+    const request = await log.approvalRequest();
+    approveToolCall(actor, request.approvalId, { at: 5 });
+    await done;
+    expect(executed).toEqual(['exec:read:{"path":"a"}', 'exec:write:{"path":"b"}']);
+
+    const records = store.readSession("a").records();
+    const decisionAt = records.findIndex(({ record }) => (record as { input?: string }).input === "decision");
+    expect(records[decisionAt]?.record).toEqual({ k: "input", input: "decision", event: { type: "approval.approve", approvalId: request.approvalId, at: 5 } });
+    // Journaled before the approved call asked for anything.
+    expect(records.slice(decisionAt + 1).some(({ record }) => (record as { k: string; path?: string }).k === "intent")).toBe(true);
+    const [replayed] = await replayRun(records);
+    expect(replayed.events.map((event) => JSON.stringify(event))).toEqual(delivered);
+
+    // Cut right after the decision: a resumed run does not wait for approval again.
+    const crashed = memoryRunStore();
+    const writer = crashed.openSession("a");
+    for (const { record } of records.slice(0, decisionAt + 1)) writer.append(record);
+    writer.release();
+    const resumedEvents: AnyAgentEvent[] = [];
+    // (The first response comes from the journal: the model is asked only for the second.)
+    const streamFn = scriptedStreamFn([script[1]] as never);
+    const resumed = await resumeAgentLoop({ store: crashed, sessionId: "a" }, { ...options, streamFn, sink: (event) => void resumedEvents.push(event) });
+    expect(streamFn.calls).toHaveLength(1);
+    expect(resumedEvents.some((event) => event.type === "tool_approval_requested")).toBe(false);
+    expect(JSON.stringify(resumed.messages.at(-1))).toContain("done");
   });
 });
