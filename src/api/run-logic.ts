@@ -20,7 +20,9 @@ import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
 import type { RunInput } from "../../machines/run.types.js";
-import { journalRun, type DurableOptions } from "../durable/durable-run.js";
+import { journalRun, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
+import type { JournalWriter } from "../durable/run-journal.js";
+import { bindJobJournal } from "../actors/steps-worker.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock } from "../loop/clock.js";
@@ -72,6 +74,13 @@ export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
 /** SPEC R80: an embedded run's journal: `durable` journals each run actor made from this logic (not one restored from a snapshot). */
 export interface DurableRunOptions extends AgentRunOptions {
   durable?: DurableOptions;
+  /**
+   * R80, R83 without a store: each run actor made from this logic appends its journal's records
+   * (the same records a store holds, for `replayRun`) to this writer: no lock, no snapshot, no
+   * resume (a durable-execution engine keeps those; the Restate session object writes them into its
+   * state). A writer that throws stops the run actor.
+   */
+  journalTo?: JournalWriter;
 }
 
 /** The resolved input of each embedded run actor (weak: it goes with its actor), for its journal's `run` record. */
@@ -96,7 +105,7 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
       startedAt: clock.now(),
       forwardEvents: input?.forwardEvents,
     });
-    if (options.durable) journaledInputs.set((scope as { self: AnyActorRef }).self, resolved);
+    if (options.durable || options.journalTo) journaledInputs.set((scope as { self: AnyActorRef }).self, resolved);
     return provided.getInitialSnapshot(scope as never, resolved);
   }) as unknown as AgentRunLogic["getInitialSnapshot"];
   return logic;
@@ -118,9 +127,26 @@ function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
     // An embedded run's sink is an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
   });
-  const input = options.durable ? journaledInputs.get(owner) : undefined;
+  const input = journaledInputs.get(owner);
   if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
+  else if (options.journalTo && input) recordEmbedded(owner, runtime, options, options.journalTo, input);
   return runtime;
+}
+
+/** R80: records an embedded run into `writer` from its first step to its `end` record. */
+function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, writer: JournalWriter, input: RunInput): void {
+  const journal = recordingJournal(writer, input, options.config ?? {});
+  journal.attach(runtime, owner);
+  bindJobJournal(runtime, journal);
+  journal.hooks.onFailure = () => owner.stop();
+  owner.subscribe({
+    complete: () => {
+      const snapshot = owner.getSnapshot() as SnapshotFrom<typeof runMachine>;
+      if (snapshot.status === "done") journal.end((snapshot.output as AgentMessage[] | undefined) ?? []);
+    },
+    error: () => {},
+  });
+  journal.started();
 }
 
 /** R80: journals an embedded run from its first step; its end saves the quiet point. A store that fails stops the run (the actor errors). */

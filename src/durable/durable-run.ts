@@ -11,7 +11,7 @@ import type { RunContext } from "../../machines/run.types.js";
 import type { RunStore, SessionWriter } from "../store/run-store.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { AgentInputError } from "../boundary/errors.js";
-import { RunJournal } from "./run-journal.js";
+import { RunJournal, type JournalWriter } from "./run-journal.js";
 import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord } from "./records.js";
 
 /** Where a durable run is journaled: a store and the session (one writer at a time, R84). */
@@ -131,15 +131,20 @@ export function checkDurable(durable: unknown, field: string): asserts durable i
 export function journalRun(durable: DurableOptions, input: RunInput, config: AgentLoopConfig): JournaledRun {
   checkDurable(durable, "durable");
   const writer = durable.store.openSession(durable.sessionId);
-  const journal = new RunJournal(writer, [], "record");
-  const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };
   try {
-    journal.lastSeq = writer.append(asJson(record));
+    return new JournaledRun(writer, recordingJournal(writer, input, config));
   } catch (error) {
     writer.release();
     throw error;
   }
-  return new JournaledRun(writer, journal);
+}
+
+/** R80: a journal that records a new run into `writer`, its `run` record (the input) appended. */
+export function recordingJournal(writer: JournalWriter, input: RunInput, config: Partial<AgentLoopConfig>): RunJournal {
+  const journal = new RunJournal(writer, [], "record");
+  const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };
+  journal.lastSeq = writer.append(asJson(record));
+  return journal;
 }
 
 /** A resumed run (R81): its records after its `run` record answer its steps until they run out. */

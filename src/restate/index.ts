@@ -13,4 +13,5 @@ export {
   type SessionState,
 } from "./session-object.js";
 export { JournaledSteps } from "./journaled-steps.js";
+export { readSessionJournal, type ReadSessionJournalOptions } from "./journal-client.js";
 export { startLocalRestateServer, restateServerBinary, RestateServerError, type LocalRestateServer, type LocalRestateServerOptions } from "./local-server.js";

@@ -17,6 +17,11 @@
  * - Approvals (R82) are awakeables: a call that waits for one is a pending journal entry, so the
  *   wait needs no running process; `approve`/`reject` (shared) resolve it, and the run receives the
  *   decision in journal order. Any worker may pick the run up again, and no sibling runs again.
+ * - The run's own journal (R80's records, as the embedded store holds them) is written to the
+ *   object's state too (`record:<n>`), as the run goes; the shared handler `journal({after})`
+ *   returns it, so `replayRun` replays a session that ran on any number of workers offline, to the
+ *   events its clients saw (R83 across workers). Restate's own journal is what makes the run
+ *   durable; this one is what a developer replays, exports to a trace and keeps.
  * - Steering and follow-up messages go to a second keyed object, the session's inbox (its own
  *   exclusive handlers, so they are not queued behind the run either); the run's steering and
  *   follow-up polls are journaled calls that take what the inbox holds.
@@ -28,6 +33,7 @@ import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 import { AgentInputError } from "../boundary/errors.js";
+import type { Json, StoredRecord } from "../store/run-store.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
   /** The session object's name in Restate (default `agentSession`); its inbox is `<name>Inbox`. */
@@ -78,6 +84,8 @@ const EVENT_COUNT = "eventCount";
 const ABORT = "abortAwakeable";
 const eventKey = (id: number) => `event:${id}`;
 const APPROVALS = "approvals";
+const RECORD_COUNT = "recordCount";
+const recordKey = (seq: number) => `record:${seq}`;
 
 /**
  * The session object and its inbox: bind both to the worker's endpoint
@@ -123,7 +131,18 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     // The polls' placeholders: the executor answers them from the inbox, so they never run.
     const polled = async (): Promise<AgentMessage[]> => [];
     const config = { ...run.config, getSteeringMessages: polled, getFollowUpMessages: polled };
-    const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps });
+    // R80, R83: the run's journal, record by record into the object's state (deterministic: a
+    // replayed attempt writes the same records at the same points).
+    let lastSeq = (await ctx.get<number>(RECORD_COUNT)) ?? 0;
+    const journalTo = {
+      append(record: Json): number {
+        lastSeq += 1;
+        ctx.set(recordKey(lastSeq), record);
+        ctx.set(RECORD_COUNT, lastSeq);
+        return lastSeq;
+      },
+    };
+    const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps, journalTo });
     const actor = createActor(logic, { input: { messages, ...input } });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
@@ -212,6 +231,21 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         lastEventId: (await ctx.get<number>(EVENT_COUNT)) ?? 0,
         pendingApprovals: Object.values((await ctx.get<Record<string, PendingApproval>>(APPROVALS)) ?? {}).map((pending) => pending.request),
       })),
+
+      /** R83: the session's journal records after `after` (default 0), at most `limit` (default 500), as `replayRun` takes them, and the last sequence number so far. */
+      journal: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext, request: { after?: number; limit?: number } | null): Promise<{ records: StoredRecord[]; lastSeq: number }> => {
+          const lastSeq = (await ctx.get<number>(RECORD_COUNT)) ?? 0;
+          const after = Math.max(0, Math.floor(request?.after ?? 0));
+          const until = Math.min(lastSeq, after + Math.max(1, Math.floor(request?.limit ?? 500)));
+          const records: StoredRecord[] = [];
+          for (let seq = after + 1; seq <= until; seq++) {
+            const record = await ctx.get<Json>(recordKey(seq));
+            if (record !== null && record !== undefined) records.push({ seq, record });
+          }
+          return { records, lastSeq };
+        },
+      ),
 
       /** The session's events after `after` (default 0), at most `limit` (default 500), and the last id so far. */
       events: restate.handlers.object.shared(

@@ -8,6 +8,8 @@ import type { AgentMessage, ToolResultMessage } from "../../src/types.js";
 import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
 import { freePort, startBalancer, startWorker, type Worker } from "./support.js";
 import { seededRandom } from "../support/seeded-random.js";
+import { readSessionJournal } from "../../src/restate/journal-client.js";
+import { replayRun } from "../../src/durable/replay.js";
 
 let server: LocalRestateServer;
 
@@ -20,6 +22,19 @@ const call = async (path: string, body: unknown, headers: Record<string, string>
   const response = await fetch(`${server.ingressUrl}/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
   return response.json();
+};
+
+/**
+ * R83 across workers: the session's journal, read through the ingress, replays offline (no app
+ * code) to the event log its clients read, byte for byte; returns the replayed runs.
+ */
+const expectOfflineReplay = async (key: string) => {
+  const records = await readSessionJournal(server.ingressUrl, key, { pageSize: 100 });
+  expect(records.map((entry) => entry.seq)).toEqual(Array.from({ length: records.length }, (_, i) => i + 1));
+  const runs = await replayRun(records);
+  const { events } = (await call(`agentSession/${key}/events`, { limit: 100_000 })) as { events: { event: unknown }[] };
+  expect(runs.flatMap((run) => run.events).map((event) => JSON.stringify(event))).toEqual(events.map((entry) => JSON.stringify(entry.event)));
+  return { runs, records };
 };
 
 const results = (messages: AgentMessage[]) => messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
@@ -83,6 +98,9 @@ describe("R90: sessions as keyed Restate objects", () => {
     expect(all.events.filter((entry) => entry.event.type === "tool_execution_end")).toHaveLength(15);
     const tail = (await call("agentSession/one/events", { after: 10, limit: 10_000 })) as { events: unknown[] };
     expect(tail.events).toEqual(all.events.slice(10));
+    const { runs } = await expectOfflineReplay("one");
+    expect(runs).toHaveLength(1);
+    expect(runs[0].messages).toEqual(response.messages);
   });
 
   it("R90: a second prompt continues the session from its stored transcript", async () => {
@@ -92,6 +110,9 @@ describe("R90: sessions as keyed Restate objects", () => {
     expect(after.messages.filter((message) => message.role !== "system").map((message) => message.role)).toEqual(["user", "assistant"]);
     const state = (await call("agentSession/two/state", null)) as { messages: AgentMessage[] };
     expect(state.messages).toEqual([...before.messages, ...after.messages]);
+    // R83: both runs replay, one after the other, from the one session journal.
+    const { runs } = await expectOfflineReplay("two");
+    expect(runs.map((run) => run.messages)).toEqual([before.messages, after.messages]);
   });
 });
 
@@ -173,6 +194,11 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
       expect(((await call(`agentSession/${key}/state`, null)) as { pendingApprovals: unknown[] }).pendingApprovals).toEqual([]);
       // R82: a settled id is refused.
       await expect(call(`agentSession/${key}/approve`, { approvalId: pending.approvalId })).rejects.toThrow(/no call waits for it/);
+      // R83 across workers: the run that waited across the restart replays offline, its decision a record.
+      const { records } = await expectOfflineReplay(key);
+      expect(records.filter((entry) => (entry.record as { input?: string }).input === "decision").map((entry) => entry.record)).toMatchObject([
+        { k: "input", input: "decision", event: { type: "approval.approve", approvalId: pending.approvalId } },
+      ]);
     } finally {
       await second.kill();
     }
@@ -219,6 +245,9 @@ describe("R90: abort through the ingress", () => {
     expect(((await call("agentSession/aborted/state", null)) as { running: boolean }).running).toBe(false);
     // Nothing to abort now.
     expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: false });
+    // R83: the abort is a record of the journal, which replays to the same events.
+    const { records } = await expectOfflineReplay("aborted");
+    expect(records.filter((entry) => (entry.record as { input?: string }).input === "abort")).toHaveLength(1);
   });
 });
 
@@ -299,6 +328,9 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
         const ends = events.filter((entry) => entry.event.type === "tool_execution_end").map((entry) => entry.event.toolCallId);
         expect(ends).toHaveLength(15);
         expect(new Set(ends).size).toBe(15);
+        // R83 across workers: the journal both workers wrote replays offline to that event log.
+        const { runs } = await expectOfflineReplay(key);
+        expect(runs.map((run) => run.messages)).toEqual([response.messages]);
         tally.completed++;
       } finally {
         await second.kill();
