@@ -30,4 +30,11 @@ export interface JobExecutor {
   attach(probe: WorkerProbe): void;
   /** Runs `body` for the job `step`; resolves with its outcome when the executor delivers it. */
   execute(step: StepName, body: JobBody): Promise<JobOutcome>;
+  /**
+   * A timer of the worker itself, outside any job (R67's abort grace): an engine journals it and
+   * fires it in journal order, so a replayed attempt abandons the same jobs at the same point.
+   * Returns the cancel. Absent: the run's clock. (Timers inside a job, R65's tool timeouts and
+   * R60's backoff, are part of the job's step.)
+   */
+  setTimer?(ms: number, fire: () => void): () => void;
 }

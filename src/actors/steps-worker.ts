@@ -273,7 +273,9 @@ class StepRunner {
   }
 
   private startGrace(ms: number): void {
-    this.cancelGrace = this.runtime.clock.setTimer(ms, () => {
+    const { executor, clock } = this.runtime;
+    const setTimer = executor?.setTimer ? executor.setTimer.bind(executor) : clock.setTimer.bind(clock);
+    this.cancelGrace = setTimer(ms, () => {
       this.cancelGrace = undefined;
       // R80: a journaled run's abandonment is a record (a replay runs it where the journal has it).
       if (journals.get(this.runtime)?.graceExpired() === "answered") return;

@@ -15,7 +15,8 @@
  */
 import { Observable, Subject } from "rxjs";
 import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
-import type { AnyAgentEvent, AgentMessage } from "../types.js";
+import type { AnyAgentEvent, AgentMessage, ApprovalRule } from "../types.js";
+import { AgentInputError } from "../boundary/errors.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
@@ -42,6 +43,13 @@ export interface AgentRunInput {
   continue?: boolean;
   /** Also send each AgentEvent to the parent actor as `{ type: "agent.event", event }`. */
   forwardEvents?: boolean;
+  /**
+   * R82 for a host that runs one session's runs one after another: the prefix of this run's
+   * approval ids (so ids stay unique within the session; default `approval-`) and the session's
+   * "always allow" rules so far. The run's own rules, those included, are in its final snapshot
+   * (`context.approval.rules`) for the next run.
+   */
+  approval?: { idPrefix?: string; rules?: ApprovalRule[] };
 }
 
 /** What a parent actor receives with `forwardEvents: true`: `id` is the run actor's id. */
@@ -105,10 +113,24 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
       startedAt: clock.now(),
       forwardEvents: input?.forwardEvents,
     });
+    const approval = checkedApprovalInput(input?.approval);
+    if (approval) resolved.approval = approval;
     if (options.durable || options.journalTo) journaledInputs.set((scope as { self: AnyActorRef }).self, resolved);
     return provided.getInitialSnapshot(scope as never, resolved);
   }) as unknown as AgentRunLogic["getInitialSnapshot"];
   return logic;
+}
+
+/** `input.approval` as plain data, or an `AgentInputError` naming what is wrong. */
+function checkedApprovalInput(approval: AgentRunInput["approval"]): RunInput["approval"] {
+  if (approval === undefined) return undefined;
+  if (typeof approval !== "object" || approval === null) throw new AgentInputError("input.approval", "input.approval must be { idPrefix?, rules? }");
+  const { idPrefix, rules } = approval;
+  if (idPrefix !== undefined && typeof idPrefix !== "string") throw new AgentInputError("input.approval.idPrefix", "input.approval.idPrefix must be a string");
+  const valid = (rule: unknown): rule is ApprovalRule =>
+    typeof rule === "object" && rule !== null && typeof (rule as ApprovalRule).toolName === "string" && ((rule as ApprovalRule).path === undefined || typeof (rule as ApprovalRule).path === "string");
+  if (rules !== undefined && !(Array.isArray(rules) && rules.every(valid))) throw new AgentInputError("input.approval.rules", "input.approval.rules must be an array of { toolName, path? }");
+  return { ...(idPrefix !== undefined ? { idPrefix } : {}), ...(rules ? { rules: rules.map((rule) => ({ ...rule })) } : {}) };
 }
 
 function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {

@@ -109,6 +109,11 @@ export class JournaledSteps implements JobExecutor {
     });
   }
 
+  /** R67: the abort grace as a journaled sleep, fired when the loop reaches it (the same point on every attempt). */
+  setTimer(ms: number, fire: () => void): () => void {
+    return this.watch(this.ctx.sleep(ms), () => fire());
+  }
+
   /** Registers an awaited completion; `deliver` runs when the loop reaches it. Returns the cancel. */
   watch<T>(promise: RestatePromise<T>, deliver: (value: T) => void | Promise<void>): () => void {
     const id = this.nextId++;

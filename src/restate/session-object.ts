@@ -28,7 +28,8 @@
  */
 import * as restate from "@restatedev/restate-sdk";
 import { createActor } from "xstate";
-import type { AgentMessage, AnyAgentEvent, ToolApprovalRequest } from "../types.js";
+import type { AgentMessage, AnyAgentEvent, ApprovalRule, ToolApprovalRequest } from "../types.js";
+import { approvalPrefix } from "../../machines/session.machine.js";
 import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
@@ -71,7 +72,7 @@ export interface SessionState {
 
 /** A decision on a waiting call, as the `approve`/`reject` handlers take it. */
 export type ApprovalDecision =
-  | { readonly approvalId: string; readonly decision: "approve"; readonly args?: unknown }
+  | { readonly approvalId: string; readonly decision: "approve"; readonly args?: unknown; readonly always?: true | { readonly path: string } }
   | { readonly approvalId: string; readonly decision: "reject"; readonly reason: string };
 
 interface PendingApproval {
@@ -85,6 +86,9 @@ const ABORT = "abortAwakeable";
 const eventKey = (id: number) => `event:${id}`;
 const APPROVALS = "approvals";
 const RECORD_COUNT = "recordCount";
+/** R82: runs so far (each run's approval ids get their own prefix) and the session's "always allow" rules. */
+const APPROVAL_RUNS = "approvalRuns";
+const APPROVAL_RULES = "approvalRules";
 const recordKey = (seq: number) => `record:${seq}`;
 
 /**
@@ -94,9 +98,6 @@ const recordKey = (seq: number) => `record:${seq}`;
  */
 export function agentSessionObjects(options: AgentSessionObjectOptions) {
   const { name = "agentSession", ...run } = options;
-  // The abort grace's timer lives in the worker: on Restate it would fire at a different point on
-  // every attempt, so it is refused rather than left to diverge.
-  if (run.config?.abortGraceMs !== undefined) throw new AgentInputError("config.abortGraceMs", "config.abortGraceMs: the abort grace is not available on Restate (its timer is not journaled); leave it unset");
   // Calls that start mid-stream are sends inside the stream's step: not journaled as they happen.
   if (run.config?.streamingToolExecution) throw new AgentInputError("config.streamingToolExecution", "config.streamingToolExecution: tools that start while the model streams are not available on Restate yet (their starts happen inside the request's step); leave it unset");
   const queued = (queue: Queue) => `queue:${queue}`;
@@ -143,7 +144,11 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
       },
     };
     const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps, journalTo });
-    const actor = createActor(logic, { input: { messages, ...input } });
+    // R82: approval ids unique within the session, and its "always allow" rules across runs.
+    const approvalRuns = ((await ctx.get<number>(APPROVAL_RUNS)) ?? 0) + 1;
+    ctx.set(APPROVAL_RUNS, approvalRuns);
+    const rules = (await ctx.get<ApprovalRule[]>(APPROVAL_RULES)) ?? [];
+    const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } } });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
     const subscription = agentEvents(actor).subscribe((event) => {
@@ -160,7 +165,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
           const at = steps.clock.now();
           actor.send(
             decision.decision === "approve"
-              ? { type: "approval.approve", approvalId: request.approvalId, ...(decision.args !== undefined ? { args: decision.args } : {}), at }
+              ? { type: "approval.approve", approvalId: request.approvalId, ...(decision.args !== undefined ? { args: decision.args } : {}), ...(decision.always ? { always: decision.always } : {}), at }
               : { type: "approval.reject", approvalId: request.approvalId, reason: decision.reason, at },
           );
         });
@@ -178,6 +183,8 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     if (snapshot.status !== "done") throw new restate.TerminalError(`agent run on Restate ended ${snapshot.status}: ${String(snapshot.error)}`);
     const added = snapshot.output as AgentMessage[];
     ctx.set(MESSAGES, [...messages, ...added]);
+    const kept = (snapshot.context as { approval?: { rules?: ApprovalRule[] } }).approval?.rules ?? [];
+    if (kept.length) ctx.set(APPROVAL_RULES, kept);
     ctx.clear(ABORT);
     ctx.clear(APPROVALS);
     return { messages: added, lastEventId };
@@ -211,12 +218,24 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         return { aborted: Boolean(id) };
       }),
 
-      /** R82: runs a waiting call (`args` replace its arguments, validated again). An unknown or settled id is a terminal error. */
-      approve: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: { approvalId: string; args?: unknown }): Promise<{ approved: string }> => {
-        const pending = await pendingApproval(ctx, request?.approvalId);
-        ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, { approvalId: pending.request.approvalId, decision: "approve", ...(request.args !== undefined ? { args: request.args } : {}) });
-        return { approved: pending.request.approvalId };
-      }),
+      /**
+       * R82: runs a waiting call (`args` replace its arguments, validated again); `always: true`
+       * (or `{path}`) allows this tool (or path) for the rest of the session, later runs included.
+       * An unknown or settled id, or a malformed `always`, is a terminal error.
+       */
+      approve: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext, request: { approvalId: string; args?: unknown; always?: true | { path: string } }): Promise<{ approved: string }> => {
+          const pending = await pendingApproval(ctx, request?.approvalId);
+          const always = checkAlways(request.always);
+          ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, {
+            approvalId: pending.request.approvalId,
+            decision: "approve",
+            ...(request.args !== undefined ? { args: request.args } : {}),
+            ...(always ? { always } : {}),
+          });
+          return { approved: pending.request.approvalId };
+        },
+      ),
 
       /** R82: gives a waiting call an error result with `reason`. */
       reject: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: { approvalId: string; reason?: string }): Promise<{ rejected: string }> => {
@@ -272,6 +291,13 @@ async function pendingApproval(ctx: restate.ObjectSharedContext, approvalId: unk
   const pending = ((await ctx.get<Record<string, PendingApproval>>(APPROVALS)) ?? {})[approvalId];
   if (!pending) throw new restate.TerminalError(`approval ${JSON.stringify(approvalId)}: no call waits for it (unknown, or already decided)`);
   return pending;
+}
+
+function checkAlways(always: unknown): true | { path: string } | undefined {
+  if (always === undefined || always === null || always === false) return undefined;
+  if (always === true) return true;
+  if (typeof always === "object" && typeof (always as { path?: unknown }).path === "string") return { path: (always as { path: string }).path };
+  throw new restate.TerminalError(`approve: \`always\` must be true or { path: string }, got ${JSON.stringify(always)}`);
 }
 
 function checkQueue(queue: unknown): Queue {

@@ -5,7 +5,8 @@
  * pi's sink. Also: R73 while a call waits, and `runToolCall`, which has nobody to ask.
  */
 import { describe, expect, it } from "vitest";
-import { runAgentLoop, runToolCall, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type RunActor } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, runAgentLoop, runToolCall, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type RunActor } from "../../src/index.js";
+import { createActor, toPromise } from "xstate";
 import { ApprovalError, approveToolCall, rejectToolCall } from "../../src/agent/index.js";
 import { assistantMessage, baseConfig, ok, tool, user } from "../loop/helpers.js";
 import { EventLog, pathParams, resultsOf } from "./helpers.js";
@@ -125,5 +126,38 @@ describe("R82: approval at the loop level", () => {
     );
     expect([outcome.isError, outcome.result.content]).toEqual([true, [{ type: "text", text: "Tool write requires approval, which this caller cannot give (runToolCall)" }]]);
     expect(executed).toEqual([]);
+  });
+});
+
+describe("R82: an embedded run given its session's approval state", () => {
+  const embedded = (executed: string[]) =>
+    createAgentRunLogic({ streamFn: scriptedStreamFn([{ content: [toolCall("write", { path: "a" }, "c0"), toolCall("write", { path: "b" }, "c1")] }, { content: [text("done")] }]), tools: [write(executed)], config: baseConfig() });
+
+  it("R82: `input.approval` numbers the run's ids under its prefix and applies the session's rules so far", async () => {
+    const executed: string[] = [];
+    const actor = createActor(embedded(executed), { input: { prompts: [user("go")], messages: [], approval: { idPrefix: "approval-7-", rules: [{ toolName: "write", path: "a" }] } } });
+    const requests: string[] = [];
+    agentEvents(actor).subscribe((event) => {
+      if (event.type !== "tool_approval_requested") return;
+      requests.push(`${event.approvalId}:${JSON.stringify(event.args)}`);
+      approveToolCall(actor, event.approvalId, { always: true });
+    });
+    const done = toPromise(actor);
+    actor.start();
+    await done;
+    // Path "a" was allowed by the session's rule; "b" asked, under this run's prefix.
+    expect(requests).toEqual(['approval-7-1:{"path":"b"}']);
+    expect(executed.sort()).toEqual(['{"path":"a"}', '{"path":"b"}']);
+    // The rule the decision added is in the run's final snapshot, for the session's next run.
+    expect((actor.getSnapshot().context as { approval: { rules: unknown[] } }).approval.rules).toEqual([{ toolName: "write", path: "a" }, { toolName: "write" }]);
+  });
+
+  it("R82: a malformed `input.approval` errors the actor with an AgentInputError naming the field", () => {
+    const logic = embedded([]);
+    // (As any invalid input: XState turns what getInitialSnapshot throws into the actor's error.)
+    const errorOf = (approval: unknown) => createActor(logic, { input: { prompts: [user("go")], messages: [], approval: approval as never } }).getSnapshot().error;
+    expect(errorOf({ idPrefix: 3 })).toMatchObject({ name: "AgentInputError", field: "input.approval.idPrefix" });
+    expect(errorOf({ rules: [{ path: "a" }] })).toMatchObject({ name: "AgentInputError", field: "input.approval.rules" });
+    expect(errorOf("yes")).toMatchObject({ name: "AgentInputError", field: "input.approval" });
   });
 });

@@ -2,14 +2,6 @@
 import { describe, expect, it } from "vitest";
 
 describe("R90: what the Restate binding refuses", () => {
-  it("R90: an abort grace is a typed error naming the setting (its timer cannot be journaled)", async () => {
-    const { agentSessionObjects } = await import("../../src/restate/session-object.js");
-    const { scriptedModel, scriptedStreamFn } = await import("../../src/testing/index.js");
-    const { defaultConvertToLlm } = await import("../../src/agent/loop-config.js");
-    const make = () => agentSessionObjects({ streamFn: scriptedStreamFn([]), config: { model: scriptedModel, convertToLlm: defaultConvertToLlm, abortGraceMs: 1_000 } });
-    expect(make).toThrow(expect.objectContaining({ name: "AgentInputError", field: "config.abortGraceMs" }));
-  });
-
   it("R90, R70: streaming tool execution is a typed error naming the setting", async () => {
     const { agentSessionObjects } = await import("../../src/restate/session-object.js");
     const { scriptedModel, scriptedStreamFn } = await import("../../src/testing/index.js");

@@ -204,6 +204,29 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
     }
   }, 60_000);
 
+  it("R82: `always` on approve holds for the session's later runs; each run's approval ids are its own", async () => {
+    const worker = await startWorker(await freePort());
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+    try {
+      const key = "always-allow";
+      const first = call(`agentSession/${key}/prompt`, { text: key });
+      const [pending] = await pendingOf(key);
+      expect(pending.approvalId).toBe("approval-1-1");
+      await expect(call(`agentSession/${key}/approve`, { approvalId: pending.approvalId, always: "yes" })).rejects.toThrow(/`always` must be true or \{ path: string \}/);
+      await call(`agentSession/${key}/approve`, { approvalId: pending.approvalId, always: true });
+      await first;
+      // The second run asks nobody: the rule came with the session.
+      const second = (await call(`agentSession/${key}/prompt`, { text: "again" })) as { messages: AgentMessage[]; lastEventId: number };
+      expect(results(second.messages).map((message) => [message.toolCallId, message.isError])).toEqual([[`${key}:p2`, false]]);
+      expect(worker.executed).toEqual([`${key}:p1`, `${key}:p2`]);
+      const { events } = (await call(`agentSession/${key}/events`, { limit: 10_000 })) as { events: { event: { type: string } }[] };
+      expect(events.filter((entry) => entry.event.type === "tool_approval_requested")).toHaveLength(1);
+      await expectOfflineReplay(key);
+    } finally {
+      await worker.kill();
+    }
+  }, 60_000);
+
   it("R82: reject gives the waiting call an error result with the reason; an unknown id is refused", async () => {
     const worker = await startWorker(await freePort());
     await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
@@ -249,6 +272,58 @@ describe("R90: abort through the ingress", () => {
     const { records } = await expectOfflineReplay("aborted");
     expect(records.filter((entry) => (entry.record as { input?: string }).input === "abort")).toHaveLength(1);
   });
+});
+
+describe("R90, R67: the abort grace on Restate (a journaled timer)", () => {
+  let worker: Worker;
+  beforeAll(async () => {
+    worker = await startWorker(await freePort(), { TOOL_MS: "60000", IGNORE_ABORT: "1", GRACE_MS: "300" });
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  }, 30_000);
+  afterAll(() => worker?.kill());
+
+  it("R67, R90: tools that ignore the abort are abandoned when the grace runs out; the run ends aborted and its journal replays offline", async () => {
+    const reply = call("agentSession/graced/prompt", { text: "graced" });
+    await worker.executions(3);
+    const abortedAt = Date.now();
+    expect(await call("agentSession/graced/abort", null)).toEqual({ aborted: true });
+    const response = (await reply) as { messages: AgentMessage[] };
+    // Ended by the grace, not by the tools' 60 s.
+    expect(Date.now() - abortedAt).toBeLessThan(30_000);
+    const abandoned = results(response.messages);
+    expect(abandoned).toHaveLength(3);
+    for (const message of abandoned) expect(message.content).toEqual([{ type: "text", text: "Operation aborted (the tool did not stop within 300 ms)" }]);
+    const { events } = (await call("agentSession/graced/events", { limit: 10_000 })) as { events: { event: { type: string; reason?: string } }[] };
+    expect(events.at(-1)!.event).toMatchObject({ type: "agent_end", reason: "aborted" });
+    const { records } = await expectOfflineReplay("graced");
+    expect(records.filter((entry) => (entry.record as { input?: string }).input === "grace")).toHaveLength(1);
+    // The session takes a new prompt (the abandoned steps do not hold it).
+    expect(((await call("agentSession/graced/state", null)) as { running: boolean }).running).toBe(false);
+  }, 60_000);
+
+  it("R67, R81: the worker dies during the grace; the next one ends the run aborted, runs no tool again, and the journal replays", async () => {
+    const port = await freePort();
+    const env = { TOOL_MS: "60000", IGNORE_ABORT: "1", GRACE_MS: "300" };
+    const first = await startWorker(port, env);
+    await server.registerDeployment(`http://127.0.0.1:${port}`);
+    const reply = call("agentSession/graced-crash/prompt", { text: "graced-crash" }, { "idempotency-key": "graced-crash" });
+    await first.executions(3);
+    expect(await call("agentSession/graced-crash/abort", null)).toEqual({ aborted: true });
+    await first.kill();
+    const second = await startWorker(port, env);
+    try {
+      const response = (await reply) as { messages: AgentMessage[] };
+      const last = response.messages.at(-1)!;
+      expect(last.role === "assistant" && last.stopReason).toBe("aborted");
+      const settled = results(response.messages);
+      expect(settled).toHaveLength(3);
+      for (const message of settled) expect(message.isError).toBe(true);
+      expect(second.executed).toEqual([]);
+      await expectOfflineReplay("graced-crash");
+    } finally {
+      await second.kill();
+    }
+  }, 60_000);
 });
 
 describe("R90: several workers behind one server", () => {
