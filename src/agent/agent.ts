@@ -60,6 +60,8 @@ import { approvalsOf } from "../../machines/session.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { unfinishedRun } from "../durable/resume.js";
 import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js";
+import { queuesAfter } from "../durable/queue-records.js";
+import { asJson, jsonCopy, type QueueRecord } from "../durable/records.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -321,21 +323,43 @@ export class Agent {
   /** Queue a message for the next drain point after the current turn (or the next run's start). */
   steer(message: AgentMessage): void {
     checkMessage(message, "steer(message)");
+    this.journalQueue({ k: "queue", op: "push", queue: "steering", message });
     this.send({ type: "queue.steer", message });
   }
   /** Queue a message for when the agent would otherwise stop. */
   followUp(message: AgentMessage): void {
     checkMessage(message, "followUp(message)");
+    this.journalQueue({ k: "queue", op: "push", queue: "followUp", message });
     this.send({ type: "queue.followUp", message });
   }
   clearSteeringQueue(): void {
+    this.journalQueue({ k: "queue", op: "clear", queue: "steering" });
     this.send({ type: "queue.clear", queue: "steering" });
   }
   clearFollowUpQueue(): void {
+    this.journalQueue({ k: "queue", op: "clear", queue: "followUp" });
     this.send({ type: "queue.clear", queue: "followUp" });
   }
   clearAllQueues(): void {
+    this.journalQueue({ k: "queue", op: "clear", queue: "all" });
     this.send({ type: "queue.clear", queue: "all" });
+  }
+
+  /**
+   * R80: a durable Agent journals each queue arrival (and clear) before it queues it: in the
+   * journal of the run that holds the session, or, idle, on its own (taking the session's lock for
+   * the append: a session another live process holds refuses it with `SessionLockedError`, and
+   * nothing is queued). `resume()` rebuilds the queues from these records.
+   */
+  private journalQueue(record: QueueRecord): void {
+    const durable = this.durable;
+    if (!durable || this.runtime.journalQueue(record)) return;
+    const writer = durable.store.openSession(durable.sessionId);
+    try {
+      writer.append(asJson(jsonCopy(record)));
+    } finally {
+      writer.release();
+    }
   }
   hasQueuedMessages(): boolean {
     const { queues } = this.context;
@@ -425,6 +449,7 @@ export class Agent {
   /** R54: keeps one system message with the replayed prompt and tools; clears the queues. */
   reset(): void {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
+    this.journalQueue({ k: "queue", op: "clear", queue: "all" });
     this.send({ type: "session.reset" });
     this.view.clear();
   }
@@ -491,7 +516,13 @@ export class Agent {
     const stored = reader.snapshot();
     const quiet = stored?.snapshot as QuietPointSnapshot | undefined;
     if (quiet?.kind === "agent") this.adopt(quiet.snapshot);
-    const unfinished = unfinishedRun(reader.records(stored?.atSeq ?? 0).map((entry) => entry.record));
+    const after = reader.records(stored?.atSeq ?? 0).map((entry) => entry.record);
+    // R80: what was queued since the quiet point and no run received is queued again.
+    const queues = queuesAfter(this.context.queues, after);
+    this.send({ type: "queue.clear", queue: "all" });
+    for (const message of queues.steering) this.send({ type: "queue.steer", message });
+    for (const message of queues.followUp) this.send({ type: "queue.followUp", message });
+    const unfinished = unfinishedRun(after);
     if (!unfinished) return false;
     const snapshot = this.session.getSnapshot();
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);

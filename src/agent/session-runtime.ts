@@ -18,7 +18,7 @@ import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { journalRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
-import type { JournalRecord } from "../durable/records.js";
+import type { JournalRecord, QueueRecord } from "../durable/records.js";
 
 /**
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
@@ -219,6 +219,14 @@ export class SessionRuntime {
     const finished = this.finished;
     this.finished = undefined;
     return finished;
+  }
+
+  /** R80: journals a queue change in the journal of the run that holds the session (false: none does). */
+  journalQueue(record: QueueRecord): boolean {
+    const journaled = this.active?.durable ?? this.finished;
+    if (!journaled) return false;
+    journaled.queued(record);
+    return true;
   }
 
   /** R55: the run actor failed; close the run through its own queue, after what it emitted. */

@@ -12,7 +12,7 @@ import type { RunStore, SessionWriter } from "../store/run-store.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { AgentInputError } from "../boundary/errors.js";
 import { RunJournal, type JournalWriter } from "./run-journal.js";
-import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord } from "./records.js";
+import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord, type QueueRecord } from "./records.js";
 
 /** Where a durable run is journaled: a store and the session (one writer at a time, R84). */
 export interface DurableOptions {
@@ -83,6 +83,11 @@ export class JournaledRun {
 
   started(): void {
     this.journal.started();
+  }
+
+  /** R80: a queue arrival of the Agent that hosts this run. */
+  queued(record: QueueRecord): void {
+    if (!this.done) this.journal.hostInput(record);
   }
 
   /** The run ended: its `end` record, the quiet point's snapshot (the transcript), and the lock given up. */

@@ -13,6 +13,10 @@
  * - `input`: an external input: `abort` (the run's signal), or `grace` (R67's abort grace ran
  *   out at `at`: the worker abandoned the jobs still running).
  * - `end`: the run ended; `messages` are the ones it added (R12).
+ * - `queue`: a durable Agent's queue changed (R80's queue arrivals): a message steered or queued as
+ *   a follow-up, or a queue cleared, where the Agent took it, inside a run or between runs. No run
+ *   replays it (a run takes queued messages through its polls, whose replies are `job` records);
+ *   a resumed Agent rebuilds its queues from them (queue-records.ts).
  */
 import type { EventObject } from "xstate";
 import type { Json } from "../store/run-store.js";
@@ -97,7 +101,12 @@ export interface EndRecord {
   messages: AgentMessage[];
 }
 
-export type JournalRecord = RunRecord | JobRecord | OutRecord | IntentRecord | InputRecord | EndRecord;
+/** R80: a durable Agent's queue arrival or clear (`queue`: "steering" or "followUp"). */
+export type QueueRecord =
+  | { k: "queue"; op: "push"; queue: "steering" | "followUp"; message: AgentMessage }
+  | { k: "queue"; op: "clear"; queue: "steering" | "followUp" | "all" };
+
+export type JournalRecord = RunRecord | JobRecord | OutRecord | IntentRecord | InputRecord | EndRecord | QueueRecord;
 
 /** A record as the store takes it (its types are plain JSON by construction). */
 export const asJson = (record: JournalRecord): Json => record as unknown as Json;
@@ -159,7 +168,7 @@ export function digestOf(input: unknown): string {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
-const KINDS = new Set(["run", "job", "out", "intent", "input", "end"]);
+const KINDS = new Set(["run", "job", "out", "intent", "input", "end", "queue"]);
 
 /** Is `value` one of this format's records? (A store may hold records of other writers: never.) */
 export function isJournalRecord(value: unknown): value is JournalRecord {

@@ -119,6 +119,20 @@ export class RunJournal implements JobJournal {
     this.append({ k: "input", input: "decision", event: jsonCopy(event) });
   }
 
+  /**
+   * R80: an input of the run's host outside the machine (a durable Agent's queue arrival): appended
+   * now; while a resumed run still replays its records, once it goes live (after them).
+   */
+  hostInput(record: JournalRecord): void {
+    if (!this.live) {
+      this.heldInputs.push(jsonCopy(record));
+      return;
+    }
+    this.flush();
+    this.append(jsonCopy(record));
+  }
+  private readonly heldInputs: JournalRecord[] = [];
+
   /** R80: the run took `run.abort` (an external input, whoever sent it). */
   aborted(): void {
     if (!this.live) return;
@@ -240,6 +254,7 @@ export class RunJournal implements JobJournal {
       if (this.cursor === this.records.length && this.mode === "resume" && !this.live) {
         // R81: the records ran out: the run goes live; the jobs it waits for run for real.
         this.live = true;
+        for (const record of this.heldInputs.splice(0)) this.append(record);
         this.hooks.onLive?.();
         if (this.graceDue && this.graceExpired() === "live") this.expireGrace?.();
         for (const job of this.waiting.splice(0)) {
