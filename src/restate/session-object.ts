@@ -252,37 +252,34 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
       })),
 
       /** R83: the session's journal records after `after` (default 0), at most `limit` (default 500), as `replayRun` takes them, and the last sequence number so far. */
-      journal: restate.handlers.object.shared(
-        async (ctx: restate.ObjectSharedContext, request: { after?: number; limit?: number } | null): Promise<{ records: StoredRecord[]; lastSeq: number }> => {
-          const lastSeq = (await ctx.get<number>(RECORD_COUNT)) ?? 0;
-          const after = Math.max(0, Math.floor(request?.after ?? 0));
-          const until = Math.min(lastSeq, after + Math.max(1, Math.floor(request?.limit ?? 500)));
-          const records: StoredRecord[] = [];
-          for (let seq = after + 1; seq <= until; seq++) {
-            const record = await ctx.get<Json>(recordKey(seq));
-            if (record !== null && record !== undefined) records.push({ seq, record });
-          }
-          return { records, lastSeq };
-        },
-      ),
+      journal: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: PageRequest): Promise<{ records: StoredRecord[]; lastSeq: number }> => {
+        const { items, last } = await readPage<Json>(ctx, RECORD_COUNT, recordKey, request);
+        return { records: items.map(({ n, value }) => ({ seq: n, record: value })), lastSeq: last };
+      }),
 
       /** The session's events after `after` (default 0), at most `limit` (default 500), and the last id so far. */
-      events: restate.handlers.object.shared(
-        async (ctx: restate.ObjectSharedContext, request: { after?: number; limit?: number } | null): Promise<{ events: SessionEvent[]; lastEventId: number }> => {
-          const lastEventId = (await ctx.get<number>(EVENT_COUNT)) ?? 0;
-          const after = Math.max(0, Math.floor(request?.after ?? 0));
-          const until = Math.min(lastEventId, after + Math.max(1, Math.floor(request?.limit ?? 500)));
-          const events: SessionEvent[] = [];
-          for (let id = after + 1; id <= until; id++) {
-            const event = await ctx.get<AnyAgentEvent>(eventKey(id));
-            if (event) events.push({ id, event });
-          }
-          return { events, lastEventId };
-        },
-      ),
+      events: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: PageRequest): Promise<{ events: SessionEvent[]; lastEventId: number }> => {
+        const { items, last } = await readPage<AnyAgentEvent>(ctx, EVENT_COUNT, eventKey, request);
+        return { events: items.map(({ n, value }) => ({ id: n, event: value })), lastEventId: last };
+      }),
     },
   });
   return { session, inbox };
+}
+
+type PageRequest = { after?: number; limit?: number } | null;
+
+/** The entries numbered after `request.after` (default 0) of a numbered log in the object's state, at most `limit` (default 500), and its last number. */
+async function readPage<T>(ctx: restate.ObjectSharedContext, countKey: string, keyOf: (n: number) => string, request: PageRequest): Promise<{ items: { n: number; value: T }[]; last: number }> {
+  const last = (await ctx.get<number>(countKey)) ?? 0;
+  const after = Math.max(0, Math.floor(request?.after ?? 0));
+  const until = Math.min(last, after + Math.max(1, Math.floor(request?.limit ?? 500)));
+  const items: { n: number; value: T }[] = [];
+  for (let n = after + 1; n <= until; n++) {
+    const value = await ctx.get<T>(keyOf(n));
+    if (value !== null && value !== undefined) items.push({ n, value });
+  }
+  return { items, last };
 }
 
 /** The waiting call `approvalId` names, or a terminal error (R82: an unknown or settled id is refused). */
