@@ -18,7 +18,8 @@ import { defaultConvertToLlm } from "../src/agent/loop-config.js";
 // The SDK reads its log level when it loads: its per-invocation INFO lines would bury the session.
 process.env.RESTATE_LOGGING ??= "WARN";
 const restate = await import("@restatedev/restate-sdk");
-const { agentSessionObjects, startLocalRestateServer } = await import("../src/restate/index.js");
+const { agentSessionObjects, readSessionJournal, startLocalRestateServer } = await import("../src/restate/index.js");
+const { replayRun } = await import("../src/durable/replay.js");
 
 const args = process.argv.slice(2);
 const exitWhenDone = args.includes("--exit");
@@ -71,9 +72,18 @@ for (;;) {
 const state = await call<SessionState>("state", null);
 console.log(`\nsession ${key}: ${state.messages.length} messages, ${state.lastEventId} events in the object's state. Journal: ${server.adminUrl}/ui/`);
 
+// R83 across workers: the session's own journal, read through the ingress, replays here offline
+// (no model, no tools) to the events the follow loop above drew.
+const records = await readSessionJournal(server.ingressUrl, key);
+const replayed = (await replayRun(records)).flatMap((run) => run.events);
+const { events: logged } = await call<{ events: SessionEvent[] }>("events", { after: 0, limit: 100_000 });
+const same = replayed.length === logged.length && replayed.every((event, i) => JSON.stringify(event) === JSON.stringify(logged[i].event));
+console.log(`replayed offline from ${records.length} journal records: ${replayed.length} events, ${same ? "identical to the session's log" : "DIFFERENT from the session's log"}`);
+if (!same) process.exitCode = 1;
+
 if (exitWhenDone) {
   await server.stop();
-  process.exit(0);
+  process.exit(process.exitCode ?? 0);
 }
 console.log("Serving; Ctrl-C stops the server and the worker.");
 process.once("SIGINT", () => void server.stop().then(() => process.exit(0)));

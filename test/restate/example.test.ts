@@ -12,4 +12,6 @@ it("issue 21 item 4: the Restate example runs a session offline and prints the U
   expect(result.stdout).toMatch(/→ list_files/);
   expect(result.stdout).toMatch(/\(run ended: completed\)/);
   expect(result.stdout).toMatch(/session example-\w+: \d+ messages, \d+ events in the object's state/);
+  // R83 across workers: the session's journal replays offline to its event log.
+  expect(result.stdout).toMatch(/replayed offline from \d+ journal records: \d+ events, identical to the session's log/);
 }, 90_000);
