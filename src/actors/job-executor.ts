@@ -8,6 +8,7 @@
  * outcome (a replayed step does not run, so it could not emit again), and the time of the outcome
  * comes from the journal too (R13: no clock reading outside a step).
  */
+import type { EventObject } from "xstate";
 import type { AnyAgentEvent } from "../types.js";
 import type { StepName } from "../../machines/steps.js";
 
@@ -16,8 +17,20 @@ export type JobOutcome =
   | { readonly ok: true; readonly output: unknown; readonly events: readonly AnyAgentEvent[]; readonly at: number }
   | { readonly ok: false; readonly error: unknown; readonly events: readonly AnyAgentEvent[]; readonly at: number };
 
-/** The job itself, given where to put what it emits and whether this execution is a re-run (R13's replay rule). */
-export type JobBody = (emit: (event: AnyAgentEvent) => void, attempt: { reissue: boolean }) => Promise<unknown>;
+/**
+ * The job itself, given where to put what it emits and sends, and whether this execution is a
+ * re-run (R13's replay rule). `send` is what the job sends its requester while it runs (R70: a
+ * streamed call that is ready); only a job run `withParts` sends.
+ */
+export type JobBody = (emit: (event: AnyAgentEvent) => void, attempt: { reissue: boolean }, send: (event: EventObject) => void) => Promise<unknown>;
+
+/**
+ * R70, R90: a job that sends to its requester while it runs: each send, with what the job
+ * emitted before it, is delivered as it happens (in journal order), not with the outcome.
+ */
+export interface JobParts {
+  deliver(events: readonly AnyAgentEvent[], sent: EventObject): void;
+}
 
 /** What the worker tells its executor about the run (so it delivers outcomes only when the run is quiet). */
 export interface WorkerProbe {
@@ -28,8 +41,11 @@ export interface WorkerProbe {
 export interface JobExecutor {
   /** Called once by the run's worker when it starts. */
   attach(probe: WorkerProbe): void;
-  /** Runs `body` for the job `step`; resolves with its outcome when the executor delivers it. */
-  execute(step: StepName, body: JobBody): Promise<JobOutcome>;
+  /**
+   * Runs `body` for the job `step`; resolves with its outcome when the executor delivers it. With
+   * `parts`, the job's sends are delivered through it while the job runs (a job without it never sends).
+   */
+  execute(step: StepName, body: JobBody, parts?: JobParts): Promise<JobOutcome>;
   /**
    * A timer of the worker itself, outside any job (R67's abort grace): an engine journals it and
    * fires it in journal order, so a replayed attempt abandons the same jobs at the same point.

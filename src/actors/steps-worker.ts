@@ -136,8 +136,9 @@ class RunningJob implements JobScope, JournaledJob {
   cancelled = false;
   /** R67: what the job emitted, kept only when an abort grace may abandon it. */
   readonly trail: JobTrail | undefined;
-  /** R90: an executor captures what the job emits, to deliver it with the job's outcome. */
+  /** R90: an executor captures what the job emits and sends, to deliver it with the job's outcome (or its parts). */
   capture: ((event: AnyAgentEvent) => void) | undefined = undefined;
+  captureSend: ((event: EventObject) => void) | undefined = undefined;
 
   constructor(
     private readonly runtime: RunRuntime,
@@ -194,8 +195,19 @@ class RunningJob implements JobScope, JournaledJob {
 
   send(event: EventObject): void {
     if (this.cancelled || this.requester.getSnapshot().status !== "active") return;
+    if (this.captureSend) return this.captureSend(event);
     this.journal?.sent(this, event);
     this.requester.send(event);
+  }
+
+  /** R70, R90: a part of a job run by an executor: what it emitted, then what it sent, as if it ran here. */
+  deliverPart(events: readonly AnyAgentEvent[], sent: EventObject): void {
+    const { capture, captureSend } = this;
+    this.capture = this.captureSend = undefined;
+    for (const event of events) this.emit(event);
+    this.send(sent);
+    this.capture = capture;
+    this.captureSend = captureSend;
   }
 
   abortOwn(reason: unknown): void {
@@ -383,12 +395,20 @@ class StepRunner {
    */
   private async executeOn(executor: JobExecutor, job: RunningJob): Promise<StepReply> {
     const { runtime } = this;
-    const outcome = await executor.execute(job.name, (capture, attempt) => {
-      job.capture = capture;
-      if (attempt.reissue) job.reissue = true;
-      return Promise.resolve(jobs[job.name](runtime, job.input as never, job));
-    });
+    // R70: a response that starts calls as it streams sends them while it runs: delivered part by part.
+    const parts = job.name === "streamResponse" && (job.input as { streamTools?: boolean }).streamTools ? job : undefined;
+    const outcome = await executor.execute(
+      job.name,
+      (capture, attempt, send) => {
+        job.capture = capture;
+        job.captureSend = send;
+        if (attempt.reissue) job.reissue = true;
+        return Promise.resolve(jobs[job.name](runtime, job.input as never, job));
+      },
+      parts && { deliver: (events, sent) => parts.deliverPart(events, sent) },
+    );
     job.capture = undefined;
+    job.captureSend = undefined;
     for (const event of outcome.events) job.emit(event);
     return outcome.ok
       ? ({ type: `step.${job.name}.done`, output: outcome.output, at: outcome.at } as StepReply)

@@ -20,7 +20,8 @@
 import { RestatePromise, TerminalError, type ObjectContext } from "@restatedev/restate-sdk";
 import type { AnyAgentEvent } from "../types.js";
 import type { StepName } from "../../machines/steps.js";
-import type { JobBody, JobExecutor, JobOutcome, WorkerProbe } from "../actors/job-executor.js";
+import type { EventObject } from "xstate";
+import type { JobBody, JobExecutor, JobOutcome, JobParts, WorkerProbe } from "../actors/job-executor.js";
 import type { Clock } from "../loop/clock.js";
 import { toPlainData } from "../loop/plain-data.js";
 
@@ -77,7 +78,7 @@ export class JournaledSteps implements JobExecutor {
     this.probe = probe;
   }
 
-  execute(step: StepName, body: JobBody): Promise<JobOutcome> {
+  execute(step: StepName, body: JobBody, parts?: JobParts): Promise<JobOutcome> {
     return new Promise<JobOutcome>((resolve) => {
       const id = this.nextId++;
       const settle = (journaled: unknown) => resolve(this.revive(journaled as JournaledOutcome));
@@ -95,6 +96,7 @@ export class JournaledSteps implements JobExecutor {
         this.watch(intent, () => void this.watch(this.step(`${id} ${step}`, body, !this.intendedHere.has(id)).promise, settle));
         return;
       }
+      if (parts) return this.inParts(id, step, body, parts, settle);
       const { promise, ran } = this.step(`${id} ${step}`, body, false);
       if (step !== "resolveApiKey") {
         this.watch(promise, settle);
@@ -103,7 +105,7 @@ export class JournaledSteps implements JobExecutor {
       // The key lives in the worker's memory only (it never enters the journal): a step replayed
       // from the journal resolves it again on this worker before the request that needs it.
       this.watch(promise, async (value) => {
-        if (!ran()) await body(() => {}, { reissue: true });
+        if (!ran()) await body(() => {}, { reissue: true }, () => {});
         settle(value);
       });
     });
@@ -145,17 +147,30 @@ export class JournaledSteps implements JobExecutor {
     const promise = this.ctx.run(name, async (): Promise<JournaledOutcome> => {
       ran = true;
       const events: AnyAgentEvent[] = [];
-      try {
-        const output = await body((event) => events.push(event), { reissue });
-        // `undefined` stays absent in JSON, so it comes back as `undefined`, not `null`.
-        return { ok: true, output: output === undefined ? undefined : toPlainData(output), events, at: Date.now() };
-      } catch (error) {
-        // A job's failure is an outcome (the machine decides what it means), never a Restate retry.
-        const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
-        return { ok: false, error: { name, message }, events, at: Date.now() };
-      }
+      return outcomeOf(() => body((event) => events.push(event), { reissue }, noSends(name)), () => events);
     });
     return { promise, ran: () => ran };
+  }
+
+  /**
+   * R70 on Restate: a job that sends while it runs (a response whose calls start as it streams) as
+   * a chain of journaled steps, one per send and one for the outcome, each issued once the one
+   * before was delivered. The body runs once, in the attempt that runs the chain's first
+   * unjournaled step, and each step waits for its next send or its end. A replay gets the
+   * journaled parts in order and runs nothing; after a crash mid-job the request is made again
+   * (R81) and its sends go on from there (the run ignores a ready call it already has, by index).
+   */
+  private inParts(id: number, step: StepName, body: JobBody, parts: JobParts, settle: (journaled: unknown) => void): void {
+    let feed: PartFeed | undefined;
+    const next = (n: number) => {
+      const part = this.ctx.run(`${id} ${step} part ${n}`, async (): Promise<JournaledPart> => (feed ??= new PartFeed(body)).next());
+      this.watch(part, (journaled) => {
+        if (journaled.kind === "end") return settle(journaled.outcome);
+        parts.deliver(journaled.events, journaled.sent);
+        next(n + 1);
+      });
+    };
+    next(0);
   }
 
   private revive(journaled: JournaledOutcome): JobOutcome {
@@ -178,3 +193,50 @@ export class JournaledSteps implements JobExecutor {
 }
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A part of a job run in parts: what it emitted, then what it sent; or its outcome. */
+type JournaledPart = { kind: "sent"; events: AnyAgentEvent[]; sent: EventObject } | { kind: "end"; outcome: JournaledOutcome };
+
+/** A job body's outcome as journaled; `events` read once it settled. A failure is an outcome (the machine decides what it means), never a Restate retry. */
+async function outcomeOf(run: () => Promise<unknown>, events: () => AnyAgentEvent[]): Promise<JournaledOutcome> {
+  try {
+    const output = await run();
+    // `undefined` stays absent in JSON, so it comes back as `undefined`, not `null`.
+    return { ok: true, output: output === undefined ? undefined : toPlainData(output), events: events(), at: Date.now() };
+  } catch (error) {
+    const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+    return { ok: false, error: { name, message }, events: events(), at: Date.now() };
+  }
+}
+
+/** Only a job run in parts sends while it runs. */
+const noSends = (name: string) => (event: EventObject) => {
+  throw new Error(`${name}: sent ${event.type} while it ran, but it is not run in parts`);
+};
+
+/** A running job body cut into parts at its sends: `next()` resolves with the next part, in order. */
+class PartFeed {
+  private readonly ready: JournaledPart[] = [];
+  private waiting: ((part: JournaledPart) => void) | undefined;
+  private events: AnyAgentEvent[] = [];
+
+  constructor(body: JobBody) {
+    const emitted = () => this.events.splice(0);
+    void outcomeOf(
+      () => body((event) => void this.events.push(event), { reissue: false }, (sent) => this.push({ kind: "sent", events: emitted(), sent: toPlainData(sent) })),
+      emitted,
+    ).then((outcome) => this.push({ kind: "end", outcome }));
+  }
+
+  next(): Promise<JournaledPart> {
+    const part = this.ready.shift();
+    return part ? Promise.resolve(part) : new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  private push(part: JournaledPart): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting(part);
+    else this.ready.push(part);
+  }
+}

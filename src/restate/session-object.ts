@@ -33,7 +33,6 @@ import { approvalPrefix } from "../../machines/session.machine.js";
 import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
-import { AgentInputError } from "../boundary/errors.js";
 import type { Json, StoredRecord } from "../store/run-store.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
@@ -98,8 +97,6 @@ const recordKey = (seq: number) => `record:${seq}`;
  */
 export function agentSessionObjects(options: AgentSessionObjectOptions) {
   const { name = "agentSession", ...run } = options;
-  // Calls that start mid-stream are sends inside the stream's step: not journaled as they happen.
-  if (run.config?.streamingToolExecution) throw new AgentInputError("config.streamingToolExecution", "config.streamingToolExecution: tools that start while the model streams are not available on Restate yet (their starts happen inside the request's step); leave it unset");
   const queued = (queue: Queue) => `queue:${queue}`;
 
   const inbox = restate.object({

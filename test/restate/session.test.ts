@@ -326,6 +326,60 @@ describe("R90, R67: the abort grace on Restate (a journaled timer)", () => {
   }, 60_000);
 });
 
+describe("R90, R70: tools that start while the model streams, on Restate", () => {
+  const env = { STREAMING: "1", STREAM_PAUSE_MS: "150" };
+
+  it("R70, R90: calls start while their response still streams; the session completes and its journal replays offline", async () => {
+    const worker = await startWorker(await freePort(), env);
+    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+    try {
+      const key = "streamed";
+      const response = (await call(`agentSession/${key}/prompt`, { text: key })) as { messages: AgentMessage[] };
+      expectCompletedSession(response.messages);
+      expect(shape(response.messages)).toEqual(uninterrupted(key, new Set()));
+      const { events } = (await call(`agentSession/${key}/events`, { limit: 100_000 })) as { events: { event: { type: string; toolCallId?: string; message?: { role: string } } }[] };
+      // In every turn the first call started before its response's message_end (R70).
+      for (let turn = 0; turn < 5; turn++) {
+        const start = events.findIndex((entry) => entry.event.type === "tool_execution_start" && entry.event.toolCallId === `${key}:t${turn}-0`);
+        const ends = events.map((entry, i) => (entry.event.type === "message_end" && entry.event.message?.role === "assistant" ? i : -1)).filter((i) => i >= 0);
+        expect(start, `turn ${turn}`).toBeGreaterThan(-1);
+        expect(start, `turn ${turn}`).toBeLessThan(ends[turn]);
+      }
+      expect(new Set(worker.executed).size).toBe(15);
+      await expectOfflineReplay(key);
+    } finally {
+      await worker.kill();
+    }
+  }, 60_000);
+
+  for (const [i, point] of [{ kind: "executions", at: 4 } as const, { kind: "ms", at: 700 } as const].entries()) {
+    const where = point.kind === "executions" ? `after ${point.at} tool executions` : `${point.at} ms into the run`;
+    it(`R70, R81: streamed calls, the worker killed ${where}: the session completes, no tool twice, and the journal replays offline`, async () => {
+      const port = await freePort();
+      const first = await startWorker(port, env);
+      await server.registerDeployment(`http://127.0.0.1:${port}`);
+      const key = `streamed-crash-${i}`;
+      const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
+      if (point.kind === "executions") await first.executions(point.at);
+      else await new Promise((resolve) => setTimeout(resolve, point.at));
+      await first.kill();
+      const second = await startWorker(port, env);
+      try {
+        const response = (await reply) as { messages: AgentMessage[] };
+        expectCompletedSession(response.messages);
+        const interruptedIds = new Set(results(response.messages).filter((message) => message.isError).map((message) => message.toolCallId));
+        expect(shape(response.messages)).toEqual(uninterrupted(key, interruptedIds));
+        const executed = [...first.executed, ...second.executed];
+        expect(executed.length).toBe(new Set(executed).size);
+        for (const id of interruptedIds) expect(second.executed).not.toContain(id);
+        await expectOfflineReplay(key);
+      } finally {
+        await second.kill();
+      }
+    }, 60_000);
+  }
+});
+
 describe("R90: several workers behind one server", () => {
   it("R90: ten sessions over two workers; one worker dies mid-run and its sessions finish on the other, no tool twice", async () => {
     const a = await startWorker(await freePort());
@@ -365,17 +419,20 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
 
   for (const [i, point] of points.entries()) {
     const where = point.kind === "executions" ? `after ${point.at} tool executions` : `${point.at} ms into the run`;
-    it(`R81: killed ${where} (seed ${seed}, #${i}): the session completes, each call has one result, no tool ran twice, no event twice`, async () => {
+    // Every other point with tools that start while the model streams (R70), its responses paused between calls.
+    const streaming = i % 2 === 1;
+    const env: Record<string, string> = streaming ? { STREAMING: "1", STREAM_PAUSE_MS: "60" } : {};
+    it(`R81: killed ${where}${streaming ? ", calls streamed" : ""} (seed ${seed}, #${i}): the session completes, each call has one result, no tool ran twice, no event twice`, async () => {
       tally.runs++;
       const port = await freePort();
-      const first = await startWorker(port);
+      const first = await startWorker(port, env);
       await server.registerDeployment(`http://127.0.0.1:${port}`);
       const key = `crash-${seed}-${i}`;
       const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
       if (point.kind === "executions") await first.executions(point.at);
       else await new Promise((resolve) => setTimeout(resolve, point.at));
       await first.kill();
-      const second = await startWorker(port);
+      const second = await startWorker(port, env);
       try {
         const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
         expectCompletedSession(response.messages);
