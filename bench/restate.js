@@ -117,7 +117,10 @@ console.log(`\n(restate) ${SESSIONS} concurrent sessions, ${TURNS} turns × ${CA
 console.log(line("in process (no store)", local));
 console.log(line("embedded SQLite store", embedded));
 console.log(line("Restate, 2 workers", remote));
-console.log(`  tool executions per worker: ${shares.join(" / ")}`);
+const executed = workers.flatMap((worker) => worker.executed);
+const sessionsRun = 1 + 10 + SESSIONS;
+if (executed.length !== sessionsRun * TURNS * CALLS || new Set(executed).size !== executed.length) throw new Error(`tool executions: ${executed.length} (${new Set(executed).size} distinct), expected ${sessionsRun * TURNS * CALLS}, each once`);
+console.log(`  tool executions per worker: ${shares.join(" / ")} (${sessionsRun} sessions × ${TURNS * CALLS} calls, each once; every transcript checked)`);
 const alone = (p) => (pct(remoteAlone, p) - pct(localAlone, p)) / stepsPerSession;
 const aloneStore = (p) => (pct(embeddedAlone, p) - pct(localAlone, p)) / stepsPerSession;
 console.log(`  one session at a time, per journaled step: the embedded store adds p50 ${ms(aloneStore(0.5))}, p99 ${ms(aloneStore(0.99))}; Restate adds p50 ${ms(alone(0.5))}, p99 ${ms(alone(0.99))}`);
