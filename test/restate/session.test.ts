@@ -37,6 +37,17 @@ const expectOfflineReplay = async (key: string) => {
   return { runs, records };
 };
 
+/** A worker of its own, registered for the test's duration, then killed. */
+const withWorker = async <T>(env: Record<string, string>, body: (worker: Worker) => Promise<T>): Promise<T> => {
+  const worker = await startWorker(await freePort(), env);
+  await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
+  try {
+    return await body(worker);
+  } finally {
+    await worker.kill();
+  }
+};
+
 const results = (messages: AgentMessage[]) => messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
 
 /**
@@ -205,9 +216,7 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
   }, 60_000);
 
   it("R82: `always` on approve holds for the session's later runs; each run's approval ids are its own", async () => {
-    const worker = await startWorker(await freePort());
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-    try {
+    await withWorker({}, async (worker) => {
       const key = "always-allow";
       const first = call(`agentSession/${key}/prompt`, { text: key });
       const [pending] = await pendingOf(key);
@@ -222,15 +231,11 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
       const { events } = (await call(`agentSession/${key}/events`, { limit: 10_000 })) as { events: { event: { type: string } }[] };
       expect(events.filter((entry) => entry.event.type === "tool_approval_requested")).toHaveLength(1);
       await expectOfflineReplay(key);
-    } finally {
-      await worker.kill();
-    }
+    });
   }, 60_000);
 
   it("R82: reject gives the waiting call an error result with the reason; an unknown id is refused", async () => {
-    const worker = await startWorker(await freePort());
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-    try {
+    await withWorker({}, async (worker) => {
       const key = "approve-reject";
       const reply = call(`agentSession/${key}/prompt`, { text: key });
       const [pending] = await pendingOf(key);
@@ -241,9 +246,7 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
       expect(rejected.isError).toBe(true);
       expect(rejected.content).toEqual([{ type: "text", text: "not today" }]);
       expect(worker.executed).not.toContain(`${key}:t0-1`);
-    } finally {
-      await worker.kill();
-    }
+    });
   }, 60_000);
 });
 
@@ -330,9 +333,7 @@ describe("R90, R70: tools that start while the model streams, on Restate", () =>
   const env = { STREAMING: "1", STREAM_PAUSE_MS: "150" };
 
   it("R70, R90: calls start while their response still streams; the session completes and its journal replays offline", async () => {
-    const worker = await startWorker(await freePort(), env);
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-    try {
+    await withWorker(env, async (worker) => {
       const key = "streamed";
       const response = (await call(`agentSession/${key}/prompt`, { text: key })) as { messages: AgentMessage[] };
       expectCompletedSession(response.messages);
@@ -347,9 +348,7 @@ describe("R90, R70: tools that start while the model streams, on Restate", () =>
       }
       expect(new Set(worker.executed).size).toBe(15);
       await expectOfflineReplay(key);
-    } finally {
-      await worker.kill();
-    }
+    });
   }, 60_000);
 
   for (const [i, point] of [{ kind: "executions", at: 4 } as const, { kind: "ms", at: 700 } as const].entries()) {
