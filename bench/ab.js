@@ -1,0 +1,56 @@
+// A/B of two builds of this package in one process: `BENCH_BASE=<dir holding another dist/index.js>
+// node --expose-gc bench/ab.js` (e.g. `git worktree add /tmp/base HEAD~1 && (cd /tmp/base && npm ci
+// && npm run build)`, then BENCH_BASE=/tmp/base/dist). On a shared machine the time of one run
+// drifts with the load more than a change moves it, so each sample times a few runs of A and then
+// of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
+// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios; `BENCH_SAMPLES` (60).
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { concurrentLoopRuns, concurrentPrompts, promptsOnOneAgent, runToolTurns } from "./scenarios.js";
+
+if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
+const A = await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href);
+const B = await import("../dist/index.js");
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
+
+const scenarios = {
+  // (a), 50 runs a sample.
+  a: (build) => runToolTurns(build.runAgentLoop, 50),
+  // (h)'s run machine part: one-turn runs through runAgentLoop, 300 at once.
+  loop1: (build) => concurrentLoopRuns(build.runAgentLoop, 300),
+  // (h): 300 Agents given one prompt at once.
+  h: (build) => concurrentPrompts(build.Agent, 300),
+  // (f): 300 prompts one after another on one Agent.
+  f: (build) => promptsOnOneAgent(build.Agent, 300),
+};
+
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+async function timed(body, build) {
+  global.gc?.();
+  const cpu = cpuMs();
+  const wall = performance.now();
+  await body(build);
+  return { wall: performance.now() - wall, cpu: cpuMs() - cpu };
+}
+
+for (const name of (process.env.BENCH_ONLY ?? "a,loop1,h,f").split(",")) {
+  const body = scenarios[name];
+  if (!body) throw new Error(`bench/ab.js: no scenario ${name}`);
+  for (let i = 0; i < 5; i++) for (const build of [A, B]) await body(build);
+  const wall = [];
+  const cpu = [];
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const first = sample % 2 === 0 ? A : B;
+    const one = await timed(body, first);
+    const other = await timed(body, first === A ? B : A);
+    const [a, b] = first === A ? [one, other] : [other, one];
+    wall.push(b.wall / a.wall);
+    cpu.push(b.cpu / a.cpu);
+  }
+  console.log(`${name.padEnd(6)} B/A cpu ${median(cpu).toFixed(3)}  wall ${median(wall).toFixed(3)}  (${SAMPLES} samples)`);
+}
