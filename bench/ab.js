@@ -6,7 +6,7 @@
 // in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios; `BENCH_SAMPLES` (60).
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { concurrentLoopRuns, concurrentPrompts, promptsOnOneAgent, runToolTurns } from "./scenarios.js";
+import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, prompt, promptsOnOneAgent, runToolTurns } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
 const A = await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href);
@@ -22,6 +22,8 @@ const scenarios = {
   h: (build) => concurrentPrompts(build.Agent, 300),
   // (f): 300 prompts one after another on one Agent.
   f: (build) => promptsOnOneAgent(build.Agent, 300),
+  // (b): one run of 10,000 text deltas.
+  b: (build) => build.runAgentLoop(prompt(), { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, deltaStream(10_000)),
 };
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];

@@ -102,7 +102,7 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       // keeps an update, or an async sink that gets it later, would otherwise see a later message
       // than the one journaled (R83: replay is byte-identical only if events never change). Taken
       // before any await: the provider may go on meanwhile.
-      const message = messageAsOf(partial);
+      const message = messageAsOf(partial, (event as { contentIndex?: number }).contentIndex);
       if (!started) {
         started = true;
         await push({ type: "message_start", message: held ?? messageAsOf(partial) });
@@ -137,12 +137,16 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
 }
 
 /**
- * The message as it is now: its own content array and blocks (one level: providers append to the
- * array and grow a block's text in place, and replace a call's parsed arguments rather than
- * mutate them). O(blocks) per update, not O(text).
+ * The message as it is now: its own content array, and its own copy of the block the event changes
+ * (`contentIndex`; every block when there is none). Providers append blocks and grow only the
+ * current one in place (`text +=`); a block they have moved past no longer changes, so it is
+ * shared. Spreads, not `Object.assign`: this runs per delta, and V8 clones a spread's shape fast.
  */
-function messageAsOf(partial: AssistantMessage): AssistantMessage {
-  return Object.assign({}, partial, { content: partial.content.map((block) => Object.assign({}, block)) });
+function messageAsOf(partial: AssistantMessage, contentIndex?: number): AssistantMessage {
+  const content = partial.content.slice();
+  if (contentIndex === undefined) for (let i = 0; i < content.length; i++) content[i] = { ...content[i] };
+  else if (content[contentIndex]) content[contentIndex] = { ...content[contentIndex] };
+  return { ...partial, content };
 }
 
 /** R70: plain copies: the provider keeps growing its live partial (and may reuse the block). */

@@ -205,14 +205,15 @@ describe("request boundary", () => {
       "message_update:toolcall_end",
       "message_end:assistant(toolUse)",
     ]);
-    // Each update carries the message as of that update (its own content array and blocks, also
-    // as the provider event's `partial`), so a listener that keeps one keeps that update's
-    // message, not the live object the provider goes on growing.
+    // Each update carries the message as of that update (its own content array and its own copy of
+    // the block the event changes, also as the provider event's `partial`), so a listener that
+    // keeps one keeps that update's message, not the live object the provider goes on growing.
     const seen = new Set<unknown>();
     for (const event of run.events.slice(first + 1, last)) {
       if (event.type !== "message_update" || !("partial" in event.assistantMessageEvent)) throw new Error(`unexpected ${event.type}`);
       expect(event.assistantMessageEvent.partial).toBe(event.message);
-      for (const item of [event.message, event.message.content, ...event.message.content]) {
+      const changed = event.message.content[(event.assistantMessageEvent as { contentIndex: number }).contentIndex];
+      for (const item of [event.message, event.message.content, changed]) {
         expect(seen.has(item)).toBe(false);
         seen.add(item);
       }
