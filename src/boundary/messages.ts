@@ -60,12 +60,16 @@ function firstProblem(value: Record<string, unknown>, path: string): Problem | u
 export function messagesProblem(value: unknown, path = ""): Problem | undefined {
   if (!isArray(value)) return { field: path, problem: `must be an array of messages, got ${describeValue(value)}` };
   for (let i = 0; i < value.length; i++) {
-    const read = readField(value, i);
-    if ("threw" in read) return { field: fieldPath(path, i), problem: "could not be read" };
+    let item: unknown;
+    try {
+      item = value[i];
+    } catch {
+      return { field: fieldPath(path, i), problem: "could not be read" };
+    }
     // A message checked before costs a lookup: no path built, nothing allocated (a transcript
     // passes here on every run).
-    if (typeof read.value === "object" && read.value !== null && wellFormed.has(read.value)) continue;
-    const problem = messageProblem(read.value, fieldPath(path, i));
+    if (typeof item === "object" && item !== null && wellFormed.has(item)) continue;
+    const problem = messageProblem(item, fieldPath(path, i));
     if (problem) return problem;
   }
   return undefined;

@@ -1,6 +1,7 @@
 import type { Message } from "../types.js";
 
-const PROVIDER_ROLES = new Set(["system", "user", "assistant", "toolResult"]);
+/** A role a provider reads (four compares: this runs for every message of every request). */
+const isProviderRole = (role: unknown): boolean => role === "user" || role === "assistant" || role === "toolResult" || role === "system";
 
 /**
  * R40's normalization: the provider transcript holds only provider messages, in order, with the
@@ -10,12 +11,12 @@ const PROVIDER_ROLES = new Set(["system", "user", "assistant", "toolResult"]);
 export function normalizeTranscript(messages: readonly Message[]): Message[] {
   let clean = true;
   for (const message of messages) {
-    if (!message || !PROVIDER_ROLES.has(message.role)) {
+    if (!message || !isProviderRole(message.role)) {
       clean = false;
       break;
     }
   }
-  return clean ? (messages as Message[]) : messages.filter((message) => message && PROVIDER_ROLES.has(message.role));
+  return clean ? (messages as Message[]) : messages.filter((message) => message && isProviderRole(message.role));
 }
 
 /** `convertToLlm`'s contract: an array of messages (anything else is the app's bug, R56). */
