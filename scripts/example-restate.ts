@@ -35,6 +35,8 @@ const { session, inbox } = agentSessionObjects({
     model: choice.model,
     convertToLlm: defaultConvertToLlm,
     toolExecution: "parallel",
+    // R70 on Restate: calls start while the response streams, as in the CLI and the web example.
+    streamingToolExecution: true,
     systemPrompt: `You are a coding assistant working in ${cwd}. Use the tools to look around; answer briefly.`,
   } as never,
 });
