@@ -37,6 +37,17 @@ const expectOfflineReplay = async (key: string) => {
   return { runs, records };
 };
 
+/** A worker for the tests of one describe block: started and registered before them, killed after. */
+function blockWorker(env: Record<string, string> = {}): { worker: Worker } {
+  const block = {} as { worker: Worker };
+  beforeAll(async () => {
+    block.worker = await startWorker(await freePort(), env);
+    await server.registerDeployment(`http://127.0.0.1:${block.worker.port}`);
+  }, 30_000);
+  afterAll(() => block.worker?.kill());
+  return block;
+}
+
 /** A worker of its own, registered for the test's duration, then killed. */
 const withWorker = async <T>(env: Record<string, string>, body: (worker: Worker) => Promise<T>): Promise<T> => {
   const worker = await startWorker(await freePort(), env);
@@ -85,18 +96,13 @@ const expectCompletedSession = (messages: AgentMessage[]) => {
 };
 
 describe("R90: sessions as keyed Restate objects", () => {
-  let worker: Worker;
-  beforeAll(async () => {
-    worker = await startWorker(await freePort());
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-  }, 30_000);
-  afterAll(() => worker?.kill());
+  const shared = blockWorker();
 
   it("R90: a 5-turn parallel-tool session runs to the end; its transcript and numbered events are the object's state", async () => {
     const response = (await call("agentSession/one/prompt", { text: "go" })) as { messages: AgentMessage[]; lastEventId: number };
     expect(response.messages.find((message) => message.role === "user")).toMatchObject({ content: [{ type: "text", text: "go" }] });
     expectCompletedSession(response.messages);
-    expect(new Set(worker.executed.filter((id) => id.startsWith("go:"))).size).toBe(15);
+    expect(new Set(shared.worker.executed.filter((id) => id.startsWith("go:"))).size).toBe(15);
     const state = (await call("agentSession/one/state", null)) as { messages: AgentMessage[]; running: boolean; lastEventId: number };
     expect(state.running).toBe(false);
     expect(state.messages).toEqual(response.messages);
@@ -128,12 +134,7 @@ describe("R90: sessions as keyed Restate objects", () => {
 });
 
 describe("R90: steering and follow-up messages through the session's inbox", () => {
-  let worker: Worker;
-  beforeAll(async () => {
-    worker = await startWorker(await freePort(), { TOOL_MS: "400" });
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-  }, 30_000);
-  afterAll(() => worker?.kill());
+  const shared = blockWorker({ TOOL_MS: "400" });
 
   const finalText = (messages: AgentMessage[]) => {
     const last = messages.at(-1)!;
@@ -142,7 +143,7 @@ describe("R90: steering and follow-up messages through the session's inbox", () 
 
   it("R90, R3: a message steered while a tool runs reaches the next request of the same run", async () => {
     const reply = call("agentSession/echo-steer/prompt", { text: "echo-steer" });
-    await worker.executions(worker.executed.length + 1);
+    await shared.worker.executions(shared.worker.executed.length + 1);
     expect(await call("agentSession/echo-steer/steer", { text: "also this" })).toEqual({ queued: true });
     const response = (await reply) as { messages: AgentMessage[] };
     expect(finalText(response.messages)).toBe("heard: echo-steer|also this");
@@ -150,7 +151,7 @@ describe("R90: steering and follow-up messages through the session's inbox", () 
 
   it("R90, R4: a follow-up queued during the run is taken when the run would end, in the same run", async () => {
     const reply = call("agentSession/echo-follow/prompt", { text: "echo-follow" });
-    await worker.executions(worker.executed.length + 1);
+    await shared.worker.executions(shared.worker.executed.length + 1);
     await call("agentSession/echo-follow/followUp", { text: "and then" });
     const response = (await reply) as { messages: AgentMessage[] };
     const answers = response.messages.filter((message) => message.role === "assistant").map((message) => finalText([message]));
@@ -251,16 +252,11 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
 });
 
 describe("R90: abort through the ingress", () => {
-  let worker: Worker;
-  beforeAll(async () => {
-    worker = await startWorker(await freePort(), { TOOL_MS: "60000" });
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-  }, 30_000);
-  afterAll(() => worker?.kill());
+  const shared = blockWorker({ TOOL_MS: "60000" });
 
   it("R90, R29: `abort` (a shared handler, not queued behind the run) ends the running run aborted; its calls get their results", async () => {
     const reply = call("agentSession/aborted/prompt", { text: "go" });
-    await worker.executions(3);
+    await shared.worker.executions(3);
     expect(await call("agentSession/aborted/abort", null)).toEqual({ aborted: true });
     const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
     const last = response.messages.at(-1)!;
@@ -278,16 +274,11 @@ describe("R90: abort through the ingress", () => {
 });
 
 describe("R90, R67: the abort grace on Restate (a journaled timer)", () => {
-  let worker: Worker;
-  beforeAll(async () => {
-    worker = await startWorker(await freePort(), { TOOL_MS: "60000", IGNORE_ABORT: "1", GRACE_MS: "300" });
-    await server.registerDeployment(`http://127.0.0.1:${worker.port}`);
-  }, 30_000);
-  afterAll(() => worker?.kill());
+  const shared = blockWorker({ TOOL_MS: "60000", IGNORE_ABORT: "1", GRACE_MS: "300" });
 
   it("R67, R90: tools that ignore the abort are abandoned when the grace runs out; the run ends aborted and its journal replays offline", async () => {
     const reply = call("agentSession/graced/prompt", { text: "graced" });
-    await worker.executions(3);
+    await shared.worker.executions(3);
     const abortedAt = Date.now();
     expect(await call("agentSession/graced/abort", null)).toEqual({ aborted: true });
     const response = (await reply) as { messages: AgentMessage[] };
