@@ -37,6 +37,22 @@ const expectOfflineReplay = async (key: string) => {
   return { runs, records };
 };
 
+/**
+ * R81: a session prompted on a worker that is SIGKILLed at `point` (after that many tool
+ * executions, or that many ms into the run) and replaced on the same port.
+ */
+async function killMidRun(key: string, point: { kind: "executions" | "ms"; at: number }, env: Record<string, string>) {
+  const port = await freePort();
+  const first = await startWorker(port, env);
+  await server.registerDeployment(`http://127.0.0.1:${port}`);
+  const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
+  if (point.kind === "executions") await first.executions(point.at);
+  else await new Promise((resolve) => setTimeout(resolve, point.at));
+  await first.kill();
+  const second = await startWorker(port, env);
+  return { first, second, reply };
+}
+
 /** A worker for the tests of one describe block: started and registered before them, killed after. */
 function blockWorker(env: Record<string, string> = {}): { worker: Worker } {
   const block = {} as { worker: Worker };
@@ -345,15 +361,8 @@ describe("R90, R70: tools that start while the model streams, on Restate", () =>
   for (const [i, point] of [{ kind: "executions", at: 4 } as const, { kind: "ms", at: 700 } as const].entries()) {
     const where = point.kind === "executions" ? `after ${point.at} tool executions` : `${point.at} ms into the run`;
     it(`R70, R81: streamed calls, the worker killed ${where}: the session completes, no tool twice, and the journal replays offline`, async () => {
-      const port = await freePort();
-      const first = await startWorker(port, env);
-      await server.registerDeployment(`http://127.0.0.1:${port}`);
       const key = `streamed-crash-${i}`;
-      const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
-      if (point.kind === "executions") await first.executions(point.at);
-      else await new Promise((resolve) => setTimeout(resolve, point.at));
-      await first.kill();
-      const second = await startWorker(port, env);
+      const { first, second, reply } = await killMidRun(key, point, env);
       try {
         const response = (await reply) as { messages: AgentMessage[] };
         expectCompletedSession(response.messages);
@@ -414,15 +423,8 @@ describe("R90, R81: a worker killed mid-run is replaced, and the run continues f
     const env: Record<string, string> = streaming ? { STREAMING: "1", STREAM_PAUSE_MS: "60" } : {};
     it(`R81: killed ${where}${streaming ? ", calls streamed" : ""} (seed ${seed}, #${i}): the session completes, each call has one result, no tool ran twice, no event twice`, async () => {
       tally.runs++;
-      const port = await freePort();
-      const first = await startWorker(port, env);
-      await server.registerDeployment(`http://127.0.0.1:${port}`);
       const key = `crash-${seed}-${i}`;
-      const reply = call(`agentSession/${key}/prompt`, { text: key }, { "idempotency-key": key });
-      if (point.kind === "executions") await first.executions(point.at);
-      else await new Promise((resolve) => setTimeout(resolve, point.at));
-      await first.kill();
-      const second = await startWorker(port, env);
+      const { first, second, reply } = await killMidRun(key, point, env);
       try {
         const response = (await reply) as { messages: AgentMessage[]; lastEventId: number };
         expectCompletedSession(response.messages);
