@@ -5,15 +5,14 @@
  * well-formed event sequence and for what the rule says, and records the coverage of every run and
  * tool-call actor it had.
  */
-import { createActor, toPromise, type InspectionEvent } from "xstate";
-import type { AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentRunOptions, AgentTool, AgentToolResult } from "../../src/index.js";
-import { agentEvents, createAgentRunLogic, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import type { AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult } from "../../src/index.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
 import { eventProblems } from "../property/invariants.js";
 import { approveToolCall, rejectToolCall } from "../../src/agent/index.js";
 import type { RunActor } from "../../src/index.js";
-import { Coverage, liveActorProblems, memo, runLoop, statePath } from "./harness.js";
+import { Coverage, liveActorProblems, memo, restoredRun, runLoop } from "./harness.js";
 import { streamingDirectedRuns } from "./streaming-directed-runs.js";
 
 export interface DirectedResult {
@@ -32,33 +31,6 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/**
- * Runs `options(first)` until `reached` settles (its step in flight), persists the run, round-trips
- * the snapshot through JSON, stops it, and restores it with `options(second)` (fresh
- * implementations, as R13 allows). Returns the events of both, the restored output, and the states
- * each was in.
- */
-async function restoredRun(
-  options: (process: "first" | "second") => AgentRunOptions,
-  reached: Promise<void>,
-  inspect: (event: InspectionEvent) => void,
-) {
-  const input = { prompts: [user("hi")], messages: [] };
-  const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
-  const events: AnyAgentEvent[] = [];
-  agentEvents(first).subscribe((event) => events.push(event));
-  first.start();
-  await reached;
-  const persistedAt = statePath(first.getSnapshot().value);
-  const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
-  first.stop();
-  const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
-  agentEvents(second).subscribe((event) => events.push(event));
-  second.start();
-  const output = (await toPromise(second)) as AgentMessage[];
-  return { events, output, actor: second, persistedAt };
 }
 
 type Directed = (coverage: Coverage) => Promise<string[]>;

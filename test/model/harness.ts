@@ -14,6 +14,7 @@
  */
 import {
   createActor,
+  toPromise,
   type ActorRefLike,
   type AnyActorRef,
   type AnyStateMachine,
@@ -23,7 +24,7 @@ import {
 } from "xstate";
 import { getStateNodes, toDirectedGraph, type DirectedGraphNode } from "xstate/graph";
 import type { AgentContext, AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, RunActor, RunOptions, StreamFn } from "../../src/index.js";
-import { runAgentLoop } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, runAgentLoop, type AgentRunOptions } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine, type ToolCallContext } from "../../machines/tool-call.machine.js";
 import { afterDelivery, endAfterDefect } from "../../src/api/start-run.js";
@@ -352,4 +353,29 @@ export function liveActorProblems(actor: RunActor): string[] {
     if (child && child.getSnapshot().status === "active") problems.push(`child ${id} is still active`);
   }
   return problems;
+}
+
+/**
+ * Runs `options(first)` until `reached` settles (its step in flight), persists the run, round-trips
+ * the snapshot through JSON, stops it, and restores it with `options(second)` (fresh
+ * implementations, as R13 allows). Returns the events of both, the restored output, the state the
+ * run was persisted in and the state of each child then.
+ */
+export async function restoredRun(options: (process: "first" | "second") => AgentRunOptions, reached: Promise<void>, inspect: (event: InspectionEvent) => void) {
+  const input = { prompts: [{ role: "user" as const, content: "hi", timestamp: 1 }], messages: [] };
+  const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
+  const events: AnyAgentEvent[] = [];
+  agentEvents(first).subscribe((event) => events.push(event));
+  first.start();
+  await reached;
+  const persistedAt = statePath(first.getSnapshot().value);
+  const children = first.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+  const persistedChildren = Object.fromEntries(Object.entries(children).map(([id, child]) => [id, (child?.getSnapshot() as { value?: unknown } | undefined)?.value]));
+  const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+  first.stop();
+  const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
+  agentEvents(second).subscribe((event) => events.push(event));
+  second.start();
+  const output = (await toPromise(second)) as AgentMessage[];
+  return { events, output, actor: second, persistedAt, persistedChildren };
 }

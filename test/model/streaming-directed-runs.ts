@@ -10,7 +10,7 @@ import { createActor, toPromise, type AnyActorRef } from "xstate";
 import type { AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, AnyAgentEvent, AssistantMessage, StreamFn, ToolCall } from "../../src/index.js";
 import { agentEvents, createAgentRunLogic, createRequestLimiter, emptyUsage, PushAssistantStream, scriptedModel, scriptedStreamFn, text } from "../../src/index.js";
 import { eventProblems } from "../property/invariants.js";
-import { FAULTY_TOOLS, liveActorProblems, runLoop, tracer, type Coverage, type RunTrace } from "./harness.js";
+import { FAULTY_TOOLS, liveActorProblems, restoredRun, runLoop, tracer, type Coverage, type RunTrace } from "./harness.js";
 
 type Directed = (coverage: Coverage) => Promise<string[]>;
 
@@ -309,20 +309,8 @@ export const streamingDirectedRuns: Record<string, Directed> = {
       tools: [mk("write", process === "first" ? () => (executing.resolve(), never()) : async () => ok("written"), { replay: "safe" })],
       config: base,
     });
-    const input = { prompts: [user("hi")], messages: [] };
-    const first = createActor(createAgentRunLogic(options("first")), { input, inspect });
-    const events: AnyAgentEvent[] = [];
-    agentEvents(first).subscribe((event) => events.push(event));
-    first.start();
-    await executing.promise;
-    const children = first.getSnapshot().children as Record<string, AnyActorRef | undefined>;
-    const waiting = (children["tool:1"]?.getSnapshot() as { value?: unknown } | undefined)?.value;
-    const snapshot = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
-    first.stop();
-    const second = createActor(createAgentRunLogic(options("second")), { snapshot, input, inspect });
-    agentEvents(second).subscribe((event) => events.push(event));
-    second.start();
-    const output = (await toPromise(second)) as AgentMessage[];
+    const { events, output, persistedChildren } = await restoredRun(options, executing.promise, inspect);
+    const waiting = persistedChildren["tool:1"];
     const problems = [...eventProblems(events, undefined, { streamingTools: true })];
     if (waiting !== "waitingToStart") problems.push(`persisted with tool:1 in ${JSON.stringify(waiting)}`);
     if (resultOf(output, "w1") !== "written" || resultOf(output, "w2") !== "written") problems.push(`results ${resultOf(output, "w1")} / ${resultOf(output, "w2")}`);
