@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SCHEMA_VERSION, StoreCorruptError, StoreSchemaError } from "../../src/sqlite.js";
 import { loadEngine, type SqliteEngineName } from "../../src/store/sqlite/engine.js";
-import { CREATE_V0 } from "../../src/store/sqlite/schema.js";
+import { CREATE_V0, CREATE_V1 } from "../../src/store/sqlite/schema.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
 const temp = tempDirectory("sqlite-file");
@@ -140,6 +140,37 @@ for (const engine of availableEngines()) {
       // Opening the migrated store again migrates nothing and loses nothing.
       const again = openSqliteStore(file, { engine });
       expect(again.readSession("old").records().map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
+      again.close();
+    });
+
+    it("R84: a store of schema 1 is migrated: counts and last-write times read as before, appends continue after the last record", () => {
+      const file = join(temp(), "v1.db");
+      const connection = loadEngine(engine)(file);
+      connection.exec(CREATE_V1);
+      connection.exec(`
+        INSERT INTO sessions VALUES ('a', 100, 300, 2, '{"title":"a"}'), ('b', 50, 400, 1, 'null');
+        INSERT INTO records VALUES ('a', 1, '"one"'), ('a', 2, '"two"'), ('b', 1, '1');
+        INSERT INTO snapshots VALUES ('a', 1, '{"messages":[]}');
+      `);
+      connection.close();
+
+      const store = openSqliteStore(file, { engine, clock: () => 900 });
+      expect(store.listSessions()).toEqual([
+        { sessionId: "b", createdAt: 50, updatedAt: 400, records: 1, meta: null },
+        { sessionId: "a", createdAt: 100, updatedAt: 300, records: 2, meta: { title: "a" } },
+      ]);
+      const a = store.openSession("a", { create: false });
+      expect(a.snapshot()).toEqual({ snapshot: { messages: [] }, atSeq: 1 });
+      expect(a.append("three")).toBe(3);
+      expect(a.info()).toEqual({ sessionId: "a", createdAt: 100, updatedAt: 900, records: 3, meta: { title: "a" } });
+      a.release();
+      store.close();
+
+      const check = loadEngine(engine)(file);
+      expect(check.prepare("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+      check.close();
+      const again = openSqliteStore(file, { engine });
+      expect(again.readSession("a").records().map(({ record }) => record)).toEqual(["one", "two", "three"]);
       again.close();
     });
   });

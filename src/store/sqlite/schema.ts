@@ -9,41 +9,65 @@ import { StoreCorruptError, StoreSchemaError } from "../errors.js";
 import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
 
 /** The schema this build writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 /** `PRAGMA application_id` of a session store ("xals"): a SQLite file without it is some other program's. */
 export const APPLICATION_ID = 0x78616c73;
 
 const SQLITE_MAGIC = "SQLite format 3\0";
 
 /**
- * Schema 1. Records are keyed by (session, seq): appends are ordered and gap-free by construction.
- * No index on `updated_at`: an append would write one more page for it, and listing or pruning
- * scans a table of one row per session.
+ * What a session's info reads: its row, and its journal's last record (seq and time). An append is
+ * one row in `records` and nothing else, so it writes one page; the session's record count and
+ * last-write time come from the records' primary key (`max(seq)` is one index lookup).
  */
-const CREATE_V1 = `
+const SESSION_INFO_VIEW = `
+  CREATE VIEW session_info AS
+    SELECT s.id, s.created_at, max(s.updated_at, COALESCE(last.at, 0)) AS updated_at, COALESCE(last.seq, 0) AS last_seq, s.meta, s.rowid AS row
+    FROM sessions AS s
+    LEFT JOIN records AS last ON last.session_id = s.id AND last.seq = (SELECT max(seq) FROM records WHERE session_id = s.id);
+`;
+
+/**
+ * Schema 2. Records are unique by (session, seq): appends are ordered and gap-free by construction;
+ * each keeps the store's clock at its append (`at`). A rowid table: an append adds its row at the
+ * table's end and a small entry to the (session, seq) index, where a table keyed by (session, seq)
+ * would put a record of up to a few KB in the middle of its tree (about 30 % more per append,
+ * measured with random session ids). `sessions.updated_at` is the last write to the session's own
+ * row (creation, meta, snapshot). No index on `updated_at`: listing or pruning scans a table of one
+ * row per session.
+ */
+const CREATE_RECORDS_V2 = (name: string) => `
+  CREATE TABLE ${name} (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    UNIQUE (session_id, seq)
+  );
+`;
+const CREATE_V2 = `
   CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL DEFAULT 0,
     meta TEXT NOT NULL DEFAULT 'null'
   );
-  CREATE TABLE records (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-  ) WITHOUT ROWID;
+  ${CREATE_RECORDS_V2("records")}
   CREATE TABLE snapshots (
     session_id TEXT PRIMARY KEY,
     at_seq INTEGER NOT NULL,
     snapshot TEXT NOT NULL
   ) WITHOUT ROWID;
+  ${SESSION_INFO_VIEW}
 `;
 
 /**
- * `MIGRATIONS[v]` upgrades schema v to v + 1, inside the opening transaction. Schema 0 is the
- * draft layout: the snapshot inline in the session row, no `last_seq`, no `meta`.
+ * `MIGRATIONS[v]` upgrades schema v to v + 1, inside the opening transaction.
+ * - Schema 0 is the draft layout: the snapshot inline in the session row, no `last_seq`, no `meta`.
+ * - Schema 1 kept `sessions.last_seq` and `updated_at` current on every append, and keyed records
+ *   by (session, seq) (more pages written per append); its records get the session's `updated_at`
+ *   as their time.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -59,7 +83,25 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE sessions ADD COLUMN meta TEXT NOT NULL DEFAULT 'null';
   UPDATE sessions SET last_seq = COALESCE((SELECT MAX(seq) FROM records WHERE records.session_id = sessions.id), 0);
   `,
+  `
+  ${CREATE_RECORDS_V2("records_v2")}
+  INSERT INTO records_v2 (session_id, seq, at, record)
+    SELECT r.session_id, r.seq, COALESCE(s.updated_at, 0), r.record FROM records AS r LEFT JOIN sessions AS s ON s.id = r.session_id ORDER BY r.session_id, r.seq;
+  DROP TABLE records;
+  ALTER TABLE records_v2 RENAME TO records;
+  ALTER TABLE sessions DROP COLUMN last_seq;
+  ${SESSION_INFO_VIEW}
+  `,
 ];
+
+/** Schema 1 (for the migration tests: a store written by the builds before schema 2). */
+export const CREATE_V1 = `
+  CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, meta TEXT NOT NULL DEFAULT 'null');
+  CREATE TABLE records (session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+  CREATE TABLE snapshots (session_id TEXT PRIMARY KEY, at_seq INTEGER NOT NULL, snapshot TEXT NOT NULL) WITHOUT ROWID;
+  PRAGMA application_id = ${APPLICATION_ID};
+  PRAGMA user_version = 1;
+`;
 
 /** The draft layout of schema 0 (for the migration tests: a store written before versioning). */
 export const CREATE_V0 = `
@@ -161,7 +203,7 @@ export function prepareSchema(connection: Connection, path: string): void {
     const facts = readFacts(connection);
     checkFacts(path, facts);
     if (facts.tables === 0) {
-      connection.exec(CREATE_V1);
+      connection.exec(CREATE_V2);
     } else {
       for (let version = facts.version; version < SCHEMA_VERSION; version++) connection.exec(MIGRATIONS[version]);
     }

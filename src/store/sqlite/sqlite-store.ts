@@ -73,17 +73,17 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
   const sql = {
     begin: db.prepare("BEGIN IMMEDIATE"),
     commit: db.prepare("COMMIT"),
-    session: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM sessions WHERE id = ?"),
-    sessions: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM sessions ORDER BY updated_at DESC, rowid DESC"),
-    insertSession: db.prepare("INSERT INTO sessions (id, created_at, updated_at, last_seq, meta) VALUES (?, ?, ?, 0, ?)"),
-    insertRecord: db.prepare("INSERT INTO records (session_id, seq, record) VALUES (?, ?, ?)"),
-    afterAppend: db.prepare("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?"),
+    session: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM session_info WHERE id = ?"),
+    sessions: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM session_info ORDER BY updated_at DESC, row DESC"),
+    insertSession: db.prepare("INSERT INTO sessions (id, created_at, updated_at, meta) VALUES (?, ?, ?, ?)"),
+    // One statement, so one transaction (autocommit) and one page: see schema.ts.
+    append: db.prepare("INSERT INTO records (session_id, seq, at, record) VALUES (?, ?, ?, ?)"),
     records: db.prepare("SELECT seq, record FROM records WHERE session_id = ? AND seq > ? ORDER BY seq"),
     snapshot: db.prepare("SELECT at_seq, snapshot FROM snapshots WHERE session_id = ?"),
     saveSnapshot: db.prepare("INSERT OR REPLACE INTO snapshots (session_id, at_seq, snapshot) VALUES (?, ?, ?)"),
     setMeta: db.prepare("UPDATE sessions SET meta = ?, updated_at = ? WHERE id = ?"),
     touch: db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
-    stale: db.prepare("SELECT id FROM sessions WHERE updated_at < ? ORDER BY updated_at"),
+    stale: db.prepare("SELECT id FROM session_info WHERE updated_at < ? ORDER BY updated_at"),
     deleteRecords: db.prepare("DELETE FROM records WHERE session_id = ?"),
     deleteSnapshot: db.prepare("DELETE FROM snapshots WHERE session_id = ?"),
     deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
@@ -97,7 +97,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
     if (closed) throw new StoreClosedError(`the store at ${path} is closed`);
     return guardCorruption(path, work);
   };
-  /** One write transaction (an append is one): all of it, or nothing. */
+  /** One write transaction of several statements: all of it, or nothing. */
   const transaction = (work: () => void) => {
     sql.begin.run();
     try {
@@ -188,10 +188,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
               checkUsable();
               const text = encodeJson(record, "a journal record");
               const seq = lastSeq + 1;
-              transaction(() => {
-                sql.insertRecord.run(sessionId, seq, text);
-                sql.afterAppend.run(seq, clock(), sessionId);
-              });
+              sql.append.run(sessionId, seq, clock(), text);
               lastSeq = seq;
               return seq;
             }),
