@@ -190,6 +190,12 @@ async function measureE() {
   lines.push(`    (seconds of the scenario; real timers, 1 s = ${E_SCALE_MS} ms; medians of ${Number(process.env.BENCH_E_ROUNDS ?? 5)} alternating rounds)`);
   return lines;
 }
+if (process.env.BENCH_ONLY === "i") {
+  console.log(`\nInspectors on bench (a) (node ${process.version})\n`);
+  await runToolTurns(statechartLoop, 200);
+  for (const line of await measureI()) console.log(line);
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "e") {
   console.log(`\nTools that start while the model streams (node ${process.version})\n`);
   for (const line of await measureE()) console.log(line);
@@ -243,10 +249,14 @@ for (const line of await measureE()) console.log(line);
 
 console.log("");
 for (const line of await measureScale()) console.log(line);
+console.log("");
+for (const line of await measureI()) console.log(line);
+
 // (i) issue 19: bench (a) with an inspector attached, against (a) without one, in this process,
 // alternating rounds. The sanitizing observer's target ignores what it gets (as measured on main);
 // a second target reads every field (each is sanitized when first read), printed for information.
-{
+// `BENCH_ONLY=i` runs only this (after the same warm-up), in the same way.
+async function measureI() {
   const { sanitizingObserver } = await import("../dist/inspect.js");
   const { createTraceRecorder } = await import("../dist/src/trace/index.js");
   const RUNS_I = 1000;
@@ -277,7 +287,8 @@ for (const line of await measureScale()) console.log(line);
     }
   }
   const none = median(timesI.none);
-  console.log(`\n(i) bench (a) with an inspector attached, against (a) without (${RUNS_I} runs, medians of ${ROUNDS} alternating rounds): none ${(none / RUNS_I).toFixed(2)} ms per run`);
+  const lines = [];
+  lines.push(`(i) bench (a) with an inspector attached, against (a) without (${RUNS_I} runs, medians of ${ROUNDS} alternating rounds): none ${(none / RUNS_I).toFixed(2)} ms per run`);
   for (const [name, label, target] of [
     ["sanitizing", "sanitizingObserver (target ignores events)", 1.5],
     ["trace", "trace recorder on", 1.3],
@@ -285,6 +296,7 @@ for (const line of await measureScale()) console.log(line);
   ]) {
     const ratio = median(timesI[name]) / none;
     const verdict = target === null ? "(information)" : `(target <= ${target})  ${ratio <= target ? "PASS" : "MISS"}`;
-    console.log(`    ${label.padEnd(48)} ${(median(timesI[name]) / RUNS_I).toFixed(2).padStart(6)} ms per run  ratio ${ratio.toFixed(2)}  ${verdict}`);
+    lines.push(`    ${label.padEnd(48)} ${(median(timesI[name]) / RUNS_I).toFixed(2).padStart(6)} ms per run  ratio ${ratio.toFixed(2)}  ${verdict}`);
   }
+  return lines;
 }
