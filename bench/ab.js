@@ -4,13 +4,15 @@
 // drifts with the load more than a change moves it, so each sample times a few runs of A and then
 // of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
 // in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios; `BENCH_SAMPLES` (60).
+// `trace` is (a) with each build's trace recorder attached (bench (i)), `inspect` (a) with a no-op
+// inspection observer: the floor under `trace`.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, prompt, promptsOnOneAgent, runToolTurns } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
-const A = await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href);
-const B = await import("../dist/index.js");
+const A = { ...(await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href)), trace: await import(pathToFileURL(resolve(process.env.BENCH_BASE, "src/trace/index.js")).href) };
+const B = { ...(await import("../dist/index.js")), trace: await import("../dist/src/trace/index.js") };
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 
 const scenarios = {
@@ -24,6 +26,18 @@ const scenarios = {
   f: (build) => promptsOnOneAgent(build.Agent, 300),
   // (b): one run of 10,000 text deltas.
   b: (build) => build.runAgentLoop(prompt(), { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, deltaStream(10_000)),
+  // (i): (a) with the trace recorder on, as bench/run.js attaches it; 50 runs a sample.
+  trace: (build) => {
+    let bytes = 0;
+    const recorder = build.trace.createTraceRecorder({ write: (line) => void (bytes += line.length), secrets: ["sk-bench-secret-key"] });
+    const sink = (event) => recorder.recordEvent(event);
+    const loop = (prompts, context, config, _sink, signal, stream) => build.runAgentLoop(prompts, context, config, sink, signal, stream, { inspect: recorder.inspect });
+    return runToolTurns(loop, 50);
+  },
+  inspect: (build) => {
+    const loop = (prompts, context, config, sink, signal, stream) => build.runAgentLoop(prompts, context, config, sink, signal, stream, { inspect: () => {} });
+    return runToolTurns(loop, 50);
+  },
 };
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
