@@ -20,7 +20,7 @@ import { plainJson, writtenAsIs } from "./plain-json.js";
  * the record's own fields (`"type":"event","seq":12,…`). With such a secret, lines are redacted
  * whole, as before.
  */
-function splittable(secrets: readonly string[]): boolean {
+export function splittable(secrets: readonly string[]): boolean {
   return secrets.every((secret) => secret.length < 4 || !(/[\s"\\,:{}[\]]/.test(secret) || /^[\d.eE+-]+$/.test(secret) || "type event seq run".includes(secret)));
 }
 
@@ -46,7 +46,7 @@ export function createEventJson(secrets: readonly string[]): EventJson {
 
   const json = (value: JsonValue) => redact(JSON.stringify(value), secrets);
 
-  /** A top-level key's JSON, redacted; the same dozen keys come in every event. */
+  /** A top-level key's (or a short string's) JSON, redacted; the same dozen come in every event. */
   let keys = new Map<string, string>();
   const keyJson = (key: string): string => {
     let out = keys.get(key);
@@ -66,6 +66,8 @@ export function createEventJson(secrets: readonly string[]): EventJson {
 
   /** The reduced JSON of a value at `ancestors` (redacted), or `undefined` when JSON has none. */
   const piece = (value: unknown, ancestors: object[]): string | undefined => {
+    // An event's type and other short names recur: their JSON is kept as the keys' is.
+    if (typeof value === "string" && value.length <= 64) return keyJson(value);
     try {
       if (!isMessage(value)) {
         const plain = plainJson(value, ancestors.length, false);
@@ -99,7 +101,8 @@ export function createEventJson(secrets: readonly string[]): EventJson {
       }
     }
     const ancestors = [record];
-    const parts: string[] = [];
+    // Concatenated, not joined: the line stays a rope of the kept fragments (no copy of them).
+    let body = "";
     for (const key of Object.keys(record)) {
       let value: unknown;
       try {
@@ -115,11 +118,13 @@ export function createEventJson(secrets: readonly string[]): EventJson {
         out = copy === undefined ? undefined : json(reduceEntry(key, copy));
       } else if (Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype) {
         const inner = [record, value];
-        out = `[${Array.from(value, (item) => piece(item, inner) ?? "null").join(",")}]`;
+        out = "[";
+        for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${piece(value[i], inner) ?? "null"}`;
+        out += "]";
       } else out = piece(value, ancestors);
-      if (out !== undefined) parts.push(`${keyJson(key)}:${out}`);
+      if (out !== undefined) body += `${body === "" ? "" : ","}${keyJson(key)}:${out}`;
     }
-    return `{${parts.join(",")}}`;
+    return `{${body}}`;
   };
 }
 

@@ -9,12 +9,16 @@ const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.s
 /**
  * Replaces every occurrence of the given secrets, and anything shaped like a credential (an
  * Anthropic or other `sk-` key, a bearer token; the inspector's sanitizer uses the same patterns).
+ * A secret that holds one of `SECRET_LITERALS` (an `sk-…` key) cannot be in text that holds none,
+ * so the one scan for those literals answers for it too.
  */
 export function redact(line: string, secrets: readonly string[]): string {
   let out = line;
-  if (mayMatchSecretPattern(out) && ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
+  const literal = mayMatchSecretPattern(out);
+  if (literal && ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
   for (const secret of secrets) {
-    if (secret.length >= 4 && out.includes(secret)) out = out.split(secret).join("[redacted]");
+    if (secret.length < 4 || (!literal && mayMatchSecretPattern(secret))) continue;
+    if (out.includes(secret)) out = out.split(secret).join("[redacted]");
   }
   return out;
 }

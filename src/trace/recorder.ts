@@ -17,10 +17,10 @@
  */
 import type { InspectionEvent } from "xstate";
 import type { AgentEvent } from "../types.js";
-import { redact, toJsonSafe } from "./json.js";
+import { redact } from "./json.js";
 import { reduceEventForTrace } from "./reduce.js";
 import { createEventJson } from "./event-json.js";
-import { writtenAsIs } from "./plain-json.js";
+import { createStateJson, msJson, numberJson } from "./state-json.js";
 import { TRACE_FORMAT, TRACE_VERSION, type TraceRecord, type TraceStateRecord } from "./format.js";
 
 export interface TraceRecorderOptions {
@@ -63,9 +63,9 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
   const runActors = new Map<string, number>();
 
   const stamp = () => {
-    // The header is the origin of the clock.
-    const t = seq === 0 ? 0 : Math.round((clock() - t0) * 1000) / 1000;
-    return { seq: seq++, t };
+    // The header is the origin of the clock; times are kept to the microsecond.
+    const us = seq === 0 ? 0 : Math.round((clock() - t0) * 1000);
+    return { seq: seq++, t: us / 1000, tJson: msJson(us) };
   };
   const emit = (record: Unstamped) => {
     const { seq, t } = stamp();
@@ -74,6 +74,7 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
     options.write(`${redact(line, secrets)}\n`);
   };
   const eventJson = createEventJson(secrets);
+  const stateJson = createStateJson(secrets);
 
   emit({
     type: "trace",
@@ -113,12 +114,9 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       run = currentRun();
     } else return;
     // What `emit` writes for this record, without building it first (51 of them per five turns).
-    const { seq, t } = stamp();
-    // A state value is plain data (strings in nested objects): written as it is, without a copy.
-    const value = snapshot.value;
-    const valueJson = value !== undefined && writtenAsIs(value, 0, true) ? JSON.stringify(value) : JSON.stringify(toJsonSafe(value) ?? null);
-    const line = `{"type":"state","seq":${seq},"t":${JSON.stringify(t)},"run":${JSON.stringify(run)},"actor":${JSON.stringify(actor)},"value":${valueJson},"status":${JSON.stringify(snapshot.status ?? "active")},"cause":${JSON.stringify(String(inspection.event?.type ?? ""))}}`;
-    options.write(`${redact(line, secrets)}\n`);
+    const { seq, tJson } = stamp();
+    const status = snapshot.status ?? "active";
+    options.write(`${stateJson({ seq, tJson, run, actor, value: snapshot.value, status, cause: String(inspection.event?.type ?? "") })}\n`);
   };
 
   const recordEvent = (event: AgentEvent, run?: number) => {
@@ -129,8 +127,8 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
     const json = eventJson(event);
     if (json === undefined) emit({ type: "event", run: recordRun, event: reduceEventForTrace(event) });
     else {
-      const { seq, t } = stamp();
-      options.write(`{"type":"event","seq":${seq},"t":${JSON.stringify(t)},"run":${JSON.stringify(recordRun)},"event":${json}}\n`);
+      const { seq, tJson } = stamp();
+      options.write(`{"type":"event","seq":${seq},"t":${tJson},"run":${numberJson(recordRun)},"event":${json}}\n`);
     }
   };
 
