@@ -100,8 +100,16 @@ export function createStateJson(secrets: readonly string[]): (fields: StateField
   };
 
   /** The general path: a state value that is not only names, as the recorder always wrote it. */
-  const anyValueJson = (value: unknown): string =>
-    value !== undefined && writtenAsIs(value, 0, true) ? JSON.stringify(value) : JSON.stringify(toJsonSafe(value) ?? null);
+  const anyValueJson = (value: unknown): string => {
+    let json: string | undefined;
+    try {
+      if (value !== undefined && writtenAsIs(value, 0, true)) json = JSON.stringify(value);
+    } catch {
+      // A getter or Proxy trap that threw: `toJsonSafe` copes.
+    }
+    // A function or symbol has no JSON at all: `null`, as for any value JSON leaves out.
+    return json ?? JSON.stringify(toJsonSafe(value) ?? null);
+  };
 
   const tree = (value: unknown): string | undefined => {
     try {

@@ -12,6 +12,7 @@ import { sanitizeInspectionEventAfresh } from "../../src/inspect/sanitize.js";
 import { createTraceRecorder, reduceEventForTrace, redact } from "../../src/trace/index.js";
 import { createEventJson } from "../../src/trace/event-json.js";
 import { plainJson } from "../../src/trace/plain-json.js";
+import { msJson } from "../../src/trace/state-json.js";
 import { replaceImageData } from "../../src/trace/reduce.js";
 import { toJsonSafe } from "../../src/trace/json.js";
 import { SECRET_LITERALS, SECRET_PATTERNS, mayMatchSecretPattern } from "../../src/boundary/secret-keys.js";
@@ -273,5 +274,69 @@ describe("issue 19, bench (i): the trace's fast paths write what the reductions 
         expect(written).not.toContain(API_KEY);
       }
     }
+  });
+});
+
+describe("issue 19, bench (i): state lines from kept parts write what redacting the whole record writes", () => {
+  /** The state line as `emit` writes any record: the whole record's JSON, then redacted. */
+  const reference = (line: string, secrets: readonly string[], inspection: { snapshot: { value?: unknown; status?: string }; event: { type: string } }, actor: string) => {
+    const { seq, t, run } = JSON.parse(line) as { seq: number; t: number; run: number };
+    const record = { type: "state", seq, t, run, actor, value: toJsonSafe(inspection.snapshot.value) ?? null, status: inspection.snapshot.status ?? "active", cause: inspection.event.type };
+    return `${redact(JSON.stringify(record), secrets)}\n`;
+  };
+  const snapshotOf = (value: unknown, cause: string, machine = "run", id?: string) => ({
+    type: "@xstate.snapshot",
+    snapshot: { machine: { id: machine }, value, status: "active" },
+    actorRef: { id, sessionId: "s1", _parent: machine === "run" ? undefined : { sessionId: "s1" } },
+    event: { type: cause },
+  });
+
+  it("msJson writes JSON.stringify(us / 1000) for every time the recorder stamps", () => {
+    for (let us = 0; us < 100_000; us++) expect(msJson(us)).toBe(JSON.stringify(us / 1000));
+    for (let i = 0; i < 20_000; i++) {
+      const us = Math.floor(Math.random() * 2 ** 43);
+      expect(msJson(us)).toBe(JSON.stringify(us / 1000));
+    }
+    for (const odd of [-0, -1, -1234, 2 ** 43, 2 ** 60, 1.5, NaN, Infinity]) expect(msJson(odd)).toBe(JSON.stringify(odd / 1000));
+  });
+
+  it("a real run's state lines, and state names, actors and causes holding a secret or a key", async () => {
+    const { inspections } = await recordRuns();
+    let clock = 0;
+    for (const secrets of [[PRIVATE], [], ["status"], ['a"b'], ["turn"]]) {
+      const lines: string[] = [];
+      const recorder = createTraceRecorder({ write: (line) => void lines.push(line), now: () => (clock += 0.1234567), secrets });
+      const made = [
+        snapshotOf({ turn: { requesting: `named ${PRIVATE}` } }, `cause ${API_KEY}`),
+        snapshotOf(`state ${PRIVATE}`, "xstate.init", "toolCall", `tool:${PRIVATE}`),
+        snapshotOf({ turn: "status" }, "a\"b \\ status"),
+        ...awkwardValues().map((value) => snapshotOf(value, "odd")),
+      ];
+      const all = [...(inspections as unknown as ReturnType<typeof snapshotOf>[]), ...made, ...made];
+      for (const inspection of all) {
+        const before = lines.length;
+        recorder.inspect(inspection as unknown as InspectionEvent);
+        if (lines.length === before) continue;
+        const machine = inspection.snapshot.machine?.id;
+        const actor = machine === "run" ? "run" : (inspection.actorRef.id ?? "tool");
+        expect(lines.at(-1)).toBe(reference(lines.at(-1)!, secrets, inspection, actor));
+        if (secrets.includes(PRIVATE)) expect(lines.at(-1)).not.toContain(PRIVATE);
+        expect(lines.at(-1)).not.toContain(API_KEY);
+      }
+      expect(lines.length).toBeGreaterThan(made.length * 2);
+    }
+  });
+
+  it("a secret added to `secrets` later is redacted in state names and causes written before", () => {
+    const secrets: string[] = [];
+    const lines: string[] = [];
+    const recorder = createTraceRecorder({ write: (line) => void lines.push(line), secrets });
+    const inspection = snapshotOf({ turn: PRIVATE }, PRIVATE) as unknown as InspectionEvent;
+    recorder.inspect(inspection);
+    expect(lines.at(-1)).toContain(PRIVATE);
+    secrets.push(PRIVATE);
+    recorder.inspect(inspection);
+    expect(lines.at(-1)).not.toContain(PRIVATE);
+    expect(lines.at(-1)).toContain('"value":{"turn":"[redacted]"}');
   });
 });
