@@ -7,6 +7,16 @@ export { toJsonSafe } from "../loop/plain-data.js";
 const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.source).join("|"));
 
 /**
+ * A part of each of `SECRET_LITERALS` that is rare in JSON text (test/boundary/inspect-cost.test.ts
+ * checks each literal holds one): `s` is among its commonest letters, and a search for "sk-" stops
+ * at each, one for "k-" seldom. Text without any needle holds no literal.
+ */
+export const LITERAL_NEEDLES: readonly string[] = ["k-", "Bearer"];
+
+/** `mayMatchSecretPattern`, answered by the needles first. */
+const mayHoldLiteral = (text: string): boolean => (text.includes(LITERAL_NEEDLES[0]!) || text.includes(LITERAL_NEEDLES[1]!)) && mayMatchSecretPattern(text);
+
+/**
  * Replaces every occurrence of the given secrets, and anything shaped like a credential (an
  * Anthropic or other `sk-` key, a bearer token; the inspector's sanitizer uses the same patterns).
  * A secret that holds one of `SECRET_LITERALS` (an `sk-…` key) cannot be in text that holds none,
@@ -14,7 +24,7 @@ const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.s
  */
 export function redact(line: string, secrets: readonly string[]): string {
   let out = line;
-  const literal = mayMatchSecretPattern(out);
+  const literal = mayHoldLiteral(out);
   if (literal && ANY_SECRET_PATTERN.test(out)) for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, "[redacted]");
   for (const secret of secrets) {
     if (secret.length < 4 || (!literal && mayMatchSecretPattern(secret))) continue;

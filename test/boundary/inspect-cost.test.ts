@@ -14,7 +14,7 @@ import { createEventJson } from "../../src/trace/event-json.js";
 import { plainJson } from "../../src/trace/plain-json.js";
 import { msJson } from "../../src/trace/state-json.js";
 import { replaceImageData } from "../../src/trace/reduce.js";
-import { toJsonSafe } from "../../src/trace/json.js";
+import { LITERAL_NEEDLES, toJsonSafe } from "../../src/trace/json.js";
 import { SECRET_LITERALS, SECRET_PATTERNS, mayMatchSecretPattern } from "../../src/boundary/secret-keys.js";
 import { baseConfig, ok, tool, user } from "../loop/helpers.js";
 
@@ -238,6 +238,8 @@ function awkwardValues(): unknown[] {
 describe("issue 19, bench (i): the trace's fast paths write what the reductions write", () => {
   it("every secret pattern holds one of SECRET_LITERALS, so text without them needs no pattern", () => {
     for (const pattern of SECRET_PATTERNS) expect(SECRET_LITERALS.some((literal) => pattern.source.includes(literal))).toBe(true);
+    // The recorder looks for a rarer part of each literal first.
+    for (const literal of SECRET_LITERALS) expect(LITERAL_NEEDLES.some((needle) => literal.includes(needle))).toBe(true);
     expect(mayMatchSecretPattern(`key ${API_KEY}`)).toBe(true);
     expect(mayMatchSecretPattern("Bearer abcdefghijkl")).toBe(true);
     expect(mayMatchSecretPattern('{"type":"turn_start"}')).toBe(false);
