@@ -12,7 +12,7 @@
 import type { AgentEvent, JsonValue } from "../types.js";
 import { redact, toJsonSafe } from "./json.js";
 import { isSecretKey, reduceEntry, replaceImageData } from "./reduce.js";
-import { plainJson, writtenAsIs } from "./plain-json.js";
+import { plainJson } from "./plain-json.js";
 
 /**
  * Whether redacting each piece of a line gives what redacting the line whole does. The patterns
@@ -92,12 +92,12 @@ export function createEventJson(secrets: readonly string[]): EventJson {
     const record = event as unknown as Record<string, unknown>;
     const update = event.type === "message_update";
     if (update && record.message === undefined) return undefined;
-    // An event that holds no message (nothing to reuse) and needs no reduction: its JSON whole.
+    // An event that holds no message (nothing to reuse): its reduced JSON whole, in one pass.
     if (!update && holdsNoMessage(record)) {
       try {
-        if (writtenAsIs(record, 0, false)) return redact(JSON.stringify(record), secrets);
+        return redact(plainJson(record, 0, false)!, secrets);
       } catch {
-        // A getter or Proxy trap that threw: the path below reads key by key.
+        // NOT_PLAIN, or a getter or Proxy trap that threw: the path below reads key by key.
       }
     }
     const ancestors = [record];

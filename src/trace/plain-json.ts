@@ -13,24 +13,35 @@ export const NOT_PLAIN: unique symbol = Symbol("not plain");
 /** Well under `toJsonSafe`'s own limit (100), so its `"[…]"` never has to be reproduced here. */
 const MAX_DEPTH = 64;
 
-/** `JSON.stringify(key)`, memoized: the same few key names come in every event. */
-let keys = new Map<string, string>();
-function keyJson(key: string): string {
-  let json = keys.get(key);
-  if (json === undefined) {
-    json = JSON.stringify(key);
+/** A key's JSON with its `:`, and whether it names a credential: one lookup for both. */
+interface KeyInfo {
+  prefix: string;
+  secret: boolean;
+}
+
+/** Memoized: the same few key names come in every event. */
+let keys = new Map<string, KeyInfo>();
+function keyInfo(key: string): KeyInfo {
+  let info = keys.get(key);
+  if (info === undefined) {
+    info = { prefix: `${JSON.stringify(key)}:`, secret: isSecretKey(key) };
     // Bounded: keys that are data (ids used as property names) must not grow it forever.
     if (keys.size >= 10_000) keys = new Map();
-    keys.set(key, json);
+    keys.set(key, info);
   }
-  return json;
+  return info;
 }
 
 /** The JSON of `value` at `depth`, or `undefined` where `JSON.stringify` would write nothing. */
 export function plainJson(value: unknown, depth: number, details: boolean): string | undefined {
-  // Most values need no reduction at all: then the native serializer writes the same, faster.
-  return writtenAsIs(value, depth, details) ? JSON.stringify(value) : writeJson(value, depth, details, []);
+  // One pass that reduces as it writes: on Node 20 it is faster than the native serializer
+  // alone, which needed a pass of `writtenAsIs` before it besides.
+  return writeJson(value, depth, details);
 }
+
+/** Strings that JSON writes between quotes as they are (no quote, backslash, control character or surrogate). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+const stringJson = (text: string): string => (text.length <= 256 && !NEEDS_ESCAPE.test(text) ? `"${text}"` : JSON.stringify(text));
 
 /**
  * Whether `JSON.stringify(value)` writes what `writeJson` would: plain data with no credential
@@ -60,12 +71,17 @@ export function writtenAsIs(value: unknown, depth: number, details: boolean): bo
   return true;
 }
 
-function writeJson(value: unknown, depth: number, details: boolean, ancestors: object[]): string | undefined {
+/**
+ * `JSON.stringify` of the reduced value. A cycle runs into `MAX_DEPTH`, as anything nested deeper
+ * does: `NOT_PLAIN`, and the caller's general path finds the cycle.
+ */
+function writeJson(value: unknown, depth: number, details: boolean): string | undefined {
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      return stringJson(value);
     case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null";
+      // As JSON writes a finite number (its shortest form), and null for the others.
+      return Number.isFinite(value) ? `${value}` : "null";
     case "boolean":
       return value ? "true" : "false";
     case "bigint":
@@ -76,30 +92,26 @@ function writeJson(value: unknown, depth: number, details: boolean, ancestors: o
       return undefined;
   }
   if (value === null) return "null";
-  if (depth >= MAX_DEPTH || ancestors.includes(value as object)) throw NOT_PLAIN;
+  if (depth >= MAX_DEPTH) throw NOT_PLAIN;
   const proto = Object.getPrototypeOf(value) as unknown;
-  ancestors.push(value as object);
-  try {
-    if (Array.isArray(value)) {
-      if (proto !== Array.prototype) throw NOT_PLAIN;
-      let out = "[";
-      for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${writeJson(value[i], depth + 1, details, ancestors) ?? "null"}`;
-      return `${out}]`;
-    }
-    if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") throw NOT_PLAIN;
-    const record = value as Record<string, unknown>;
-    const image = !details && record.type === "image" && typeof record.data === "string";
-    let out = "{";
-    for (const key of Object.keys(record)) {
-      let json = writeJson(record[key], depth + 1, details || key === "details", ancestors);
-      if (json === undefined) continue;
-      // As `reduceEntry`: a credential's value is redacted unless it is empty.
-      if (isSecretKey(key)) json = json === "null" || json === '""' ? json : '"[redacted]"';
-      else if (image && key === "data") json = `"<${base64Bytes(record.data as string)} bytes>"`;
-      out += `${out.length === 1 ? "" : ","}${keyJson(key)}:${json}`;
-    }
-    return `${out}}`;
-  } finally {
-    ancestors.pop();
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype) throw NOT_PLAIN;
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${writeJson(value[i], depth + 1, details) ?? "null"}`;
+    return `${out}]`;
   }
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") throw NOT_PLAIN;
+  const record = value as Record<string, unknown>;
+  const image = !details && record.type === "image" && typeof record.data === "string";
+  let out = "{";
+  for (const key of Object.keys(record)) {
+    let json = writeJson(record[key], depth + 1, details || key === "details");
+    if (json === undefined) continue;
+    const info = keyInfo(key);
+    // As `reduceEntry`: a credential's value is redacted unless it is empty.
+    if (info.secret) json = json === "null" || json === '""' ? json : '"[redacted]"';
+    else if (image && key === "data") json = `"<${base64Bytes(record.data as string)} bytes>"`;
+    out += out.length === 1 ? `${info.prefix}${json}` : `,${info.prefix}${json}`;
+  }
+  return `${out}}`;
 }
