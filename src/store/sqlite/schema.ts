@@ -17,8 +17,8 @@ const SQLITE_MAGIC = "SQLite format 3\0";
 
 /**
  * What a session's info reads: its row, and its journal's last record (seq and time). An append is
- * one row in `records` and nothing else, so it writes one page; the session's record count and
- * last-write time come from the records' primary key (`max(seq)` is one index lookup).
+ * one row in `records` and nothing else (the session's row is not touched); the session's record
+ * count and last-write time come from the (session, seq) index (`max(seq)` is one lookup).
  */
 const SESSION_INFO_VIEW = `
   CREATE VIEW session_info AS

@@ -76,7 +76,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
     session: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM session_info WHERE id = ?"),
     sessions: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM session_info ORDER BY updated_at DESC, row DESC"),
     insertSession: db.prepare("INSERT INTO sessions (id, created_at, updated_at, meta) VALUES (?, ?, ?, ?)"),
-    // One statement, so one transaction (autocommit) and one page: see schema.ts.
+    // One statement, so one transaction (autocommit) that writes one row: see schema.ts.
     append: db.prepare("INSERT INTO records (session_id, seq, at, record) VALUES (?, ?, ?, ?)"),
     records: db.prepare("SELECT seq, record FROM records WHERE session_id = ? AND seq > ? ORDER BY seq"),
     snapshot: db.prepare("SELECT at_seq, snapshot FROM snapshots WHERE session_id = ?"),
