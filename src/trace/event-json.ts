@@ -13,6 +13,7 @@ import type { AgentEvent, JsonValue } from "../types.js";
 import { redact, toJsonSafe } from "./json.js";
 import { isSecretKey, reduceEntry, replaceImageData } from "./reduce.js";
 import { plainJson } from "./plain-json.js";
+import { boundedMemo, secretsWatch } from "./memo.js";
 
 /**
  * Whether redacting each piece of a line gives what redacting the line whole does. The patterns
@@ -32,31 +33,21 @@ export type EventJson = (event: AgentEvent) => string | undefined;
 
 export function createEventJson(secrets: readonly string[]): EventJson {
   let fragments = new WeakMap<object, string>();
-  let seen: readonly string[] = [...secrets];
-  let piecewise = splittable(seen);
+  let piecewise = splittable(secrets);
+  const secretsChanged = secretsWatch(secrets);
 
   /** A caller may change its `secrets` array in place: then nothing written before is reused. */
   const checkSecrets = () => {
-    if (seen.length === secrets.length && seen.every((secret, i) => secret === secrets[i])) return;
-    seen = [...secrets];
+    if (!secretsChanged()) return;
     fragments = new WeakMap();
-    keys = new Map();
-    piecewise = splittable(seen);
+    keyJson.clear();
+    piecewise = splittable(secrets);
   };
 
   const json = (value: JsonValue) => redact(JSON.stringify(value), secrets);
 
   /** A top-level key's (or a short string's) JSON, redacted; the same dozen come in every event. */
-  let keys = new Map<string, string>();
-  const keyJson = (key: string): string => {
-    let out = keys.get(key);
-    if (out === undefined) {
-      out = redact(JSON.stringify(key), secrets);
-      if (keys.size >= 1_000) keys = new Map();
-      keys.set(key, out);
-    }
-    return out;
-  };
+  const keyJson = boundedMemo((key) => redact(JSON.stringify(key), secrets), 1_000);
 
   /** The general path: a JSON-safe copy, reduced, at its real place (cycles, depth). */
   const general = (value: unknown, ancestors: object[]): string | undefined => {

@@ -7,6 +7,7 @@
  * `NOT_PLAIN`, and the caller takes the general path, which knows how to write it.
  */
 import { base64Bytes, isSecretKey } from "./reduce.js";
+import { boundedMemo } from "./memo.js";
 
 export const NOT_PLAIN: unique symbol = Symbol("not plain");
 
@@ -19,18 +20,8 @@ interface KeyInfo {
   secret: boolean;
 }
 
-/** Memoized: the same few key names come in every event. */
-let keys = new Map<string, KeyInfo>();
-function keyInfo(key: string): KeyInfo {
-  let info = keys.get(key);
-  if (info === undefined) {
-    info = { prefix: `${JSON.stringify(key)}:`, secret: isSecretKey(key) };
-    // Bounded: keys that are data (ids used as property names) must not grow it forever.
-    if (keys.size >= 10_000) keys = new Map();
-    keys.set(key, info);
-  }
-  return info;
-}
+/** Memoized: the same few key names come in every event; bounded, as keys that are data (ids used as property names) must not grow it forever. */
+const keyInfo = boundedMemo((key): KeyInfo => ({ prefix: `${JSON.stringify(key)}:`, secret: isSecretKey(key) }), 10_000);
 
 /** The JSON of `value` at `depth`, or `undefined` where `JSON.stringify` would write nothing. */
 export function plainJson(value: unknown, depth: number, details: boolean): string | undefined {

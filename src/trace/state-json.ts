@@ -8,6 +8,7 @@
 import { redact, toJsonSafe } from "./json.js";
 import { writtenAsIs } from "./plain-json.js";
 import { splittable } from "./event-json.js";
+import { boundedMemo, secretsWatch } from "./memo.js";
 
 export interface StateFields {
   seq: number;
@@ -45,38 +46,19 @@ export function msJson(us: number): string {
 }
 
 export function createStateJson(secrets: readonly string[]): (fields: StateFields) => string {
-  let seen: readonly string[] = [...secrets];
-  let piecewise = splittable(seen) && seen.every((secret) => secret.length < 4 || !FIXED_WORDS.includes(secret));
+  const splitsHere = () => splittable(secrets) && secrets.every((secret) => secret.length < 4 || !FIXED_WORDS.includes(secret));
+  let piecewise = splitsHere();
+  const secretsChanged = secretsWatch(secrets);
   /** Raw string (actor, status, cause) or a value's JSON -> its redacted JSON. */
-  let strings = new Map<string, string>();
-  let values = new Map<string, string>();
+  const stringJson = boundedMemo((text) => redact(JSON.stringify(text), secrets), MEMO_LIMIT);
+  const valueJson = boundedMemo((json) => redact(json, secrets), MEMO_LIMIT);
 
   /** A caller may change its `secrets` array in place: then nothing kept is reused. */
   const checkSecrets = () => {
-    if (seen.length === secrets.length && seen.every((secret, i) => secret === secrets[i])) return;
-    seen = [...secrets];
-    piecewise = splittable(seen) && seen.every((secret) => secret.length < 4 || !FIXED_WORDS.includes(secret));
-    strings = new Map();
-    values = new Map();
-  };
-
-  const stringJson = (text: string): string => {
-    let out = strings.get(text);
-    if (out === undefined) {
-      out = redact(JSON.stringify(text), secrets);
-      if (strings.size >= MEMO_LIMIT) strings = new Map();
-      strings.set(text, out);
-    }
-    return out;
-  };
-  const valueJson = (json: string): string => {
-    let out = values.get(json);
-    if (out === undefined) {
-      out = redact(json, secrets);
-      if (values.size >= MEMO_LIMIT) values = new Map();
-      values.set(json, out);
-    }
-    return out;
+    if (!secretsChanged()) return;
+    piecewise = splitsHere();
+    stringJson.clear();
+    valueJson.clear();
   };
 
   /**
