@@ -91,7 +91,11 @@ export function initialRunContext(input: RunInput): RunContext {
   };
 }
 
-/** Appends `messages` to the transcript and to what this run added. */
+/**
+ * Appends `messages` to the transcript and to what this run added. Spread it last in an update
+ * (`{ turn, ...appended(context, messages) }`): on Node 20's V8, an object literal that begins with
+ * a spread and then adds keys gets a hidden class of its own every time it is built.
+ */
 export const appended = (context: RunContext, messages: AgentMessage[]) => ({
   messages: context.messages.concat(messages),
   newMessages: context.newMessages.concat(messages),

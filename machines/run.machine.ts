@@ -379,7 +379,7 @@ export const runMachine = setup({
         enqueue.emit({ type: "message_start", message });
         enqueue.emit({ type: "message_end", message });
       }
-      enqueue.assign({ ...appended(context, injected), declared: [...declared], pending: [], prepared: [] });
+      enqueue.assign({ declared: [...declared], pending: [], prepared: [], ...appended(context, injected) });
     }),
     queuePending: assign(({ context }, messages: AgentMessage[]) => ({
       pending: messages.length === 0 ? context.pending : context.pending.concat(messages),
@@ -405,10 +405,10 @@ export const runMachine = setup({
     recordConverted: assign({ request: ({ event }) => ({ messages: null, llmMessages: normalizeTranscript(reply(event, "convertToLlm")) }) }),
     // R5, R41: one assistant message per request, appended; the request's recovery state ends with it.
     appendAssistant: assign(({ context }, message: AssistantMessage) => ({
-      ...appended(context, [message]),
       turn: { ...context.turn, assistant: message },
       request: { messages: null, llmMessages: null },
       recovery: settledRequest(context.recovery, message),
+      ...appended(context, [message]),
     })),
     // R60, R62: the failure nothing recovered is emitted after all.
     surfaceWithheld: enqueueActions(({ context, enqueue }, { message, withheld, failure }: StreamedResponse) => {
@@ -454,10 +454,10 @@ export const runMachine = setup({
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.assign({
-        ...appended(context, [message]),
         turn: { ...context.turn, assistant: message },
         request: { messages: null, llmMessages: null },
         recovery: settledRequest(context.recovery, message),
+        ...appended(context, [message]),
       });
     }),
     // R61: the truncated response was closed (message_end); it is discarded and asked for again.
@@ -491,10 +491,10 @@ export const runMachine = setup({
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
       enqueue.assign({
-        ...appended(context, [message]),
         turn: { ...context.turn, assistant: message },
         request: { messages: null, llmMessages: null },
         recovery: { ...settledRequest(context.recovery, message), compaction: null, overflow: null, overflowed: true },
+        ...appended(context, [message]),
       });
     }),
     // R62: the compacted transcript replaces the run's; what the run added starts again from it.
@@ -563,7 +563,7 @@ export const runMachine = setup({
         enqueue.emit({ type: "message_end", message });
         results.push(message);
       }
-      enqueue.assign({ ...appended(context, results), turn: { ...context.turn, toolResults: results, ...(streamed ? { batch: { ...streamed, streamed: { ...streamed.streamed!, ended: true } } } : {}) } });
+      enqueue.assign({ turn: { ...context.turn, toolResults: results, ...(streamed ? { batch: { ...streamed, streamed: { ...streamed.streamed!, ended: true } } } : {}) }, ...appended(context, results) });
     }),
     startBatch: assign(({ context }, { mode }: { mode: ToolBatch["mode"] }) => {
       const calls = toolCallsOf(context.turn.assistant!);
@@ -783,8 +783,8 @@ export const runMachine = setup({
         messages.push(message);
       }
       enqueue.assign({
-        ...appended(context, messages),
         turn: { ...context.turn, batch: { ...batch, outcomes, cursor: batch.calls.length - 1 }, toolResults: context.turn.toolResults.concat(messages) },
+        ...appended(context, messages),
       });
     }),
     // R24: the next call of a sequential batch.
@@ -818,7 +818,7 @@ export const runMachine = setup({
       const message = resultMessage(context, outcome);
       enqueue.emit({ type: "message_start", message });
       enqueue.emit({ type: "message_end", message });
-      enqueue.assign({ ...appended(context, [message]), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message) } });
+      enqueue.assign({ turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message) }, ...appended(context, [message]) });
     }),
     // R25: parallel result messages in source order, after every call finished.
     appendResults: enqueueActions(({ context, enqueue }) => {
@@ -830,7 +830,7 @@ export const runMachine = setup({
         enqueue.emit({ type: "message_end", message });
         messages.push(message);
       }
-      enqueue.assign({ ...appended(context, messages), turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) } });
+      enqueue.assign({ turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) }, ...appended(context, messages) });
     }),
     recordDecision: assign({ turn: ({ context, event }) => ({ ...context.turn, decision: reply(event, "finishTurn") }) }),
     emitTurnEnd: emit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
@@ -869,9 +869,9 @@ export const runMachine = setup({
       enqueue.emit({ type: "message_end", message });
       enqueue.emit({ type: "turn_end", message, toolResults: [] });
       enqueue.assign({
-        ...appended(context, [...answered.messages, message]),
         turn: { ...context.turn, assistant: message, open: false },
         endReason: abandoned ? "aborted" : "error",
+        ...appended(context, [...answered.messages, message]),
       });
     }),
     emitAgentEnd: emit(({ context }) => ({ type: "agent_end", messages: context.newMessages, reason: context.endReason })),

@@ -7,7 +7,7 @@
  * content or terminal event: a failure before content then emits nothing, and the machine decides
  * whether to retry, compact or surface it.
  */
-import type { AnyAgentEvent, AssistantMessage, ToolCall } from "../types.js";
+import type { AnyAgentEvent, AssistantMessage, StreamOptions, ToolCall } from "../types.js";
 import type { ResponseFailure, StreamedResponse } from "../../machines/run.types.js";
 import type { StepJobs, StreamToolCallReady } from "../../machines/steps.js";
 import { errorText } from "../loop/tool-results.js";
@@ -53,16 +53,16 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
 
   const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
   runtime.apiKey.next = undefined;
-  const options = {
-    ...runtime.streamOptions,
-    ...(apiKey !== undefined ? { apiKey } : {}),
-    signal,
-    ...(request.thinkingLevel !== "off" ? { reasoning: request.thinkingLevel } : {}),
-    // R61: the escalated attempt's output limit.
-    ...(request.maxTokens !== null ? { maxTokens: request.maxTokens } : {}),
-    // R60: every attempt is the loop's, so each one is visible.
-    ...(request.loopRetries ? { maxRetries: 0 } : {}),
-  };
+  // Set key by key on a copy (later keys win, as in a spread): a literal that begins with a spread
+  // and adds keys gets a hidden class of its own per request on Node 20 (see `appended`).
+  const options: StreamOptions = Object.assign({}, runtime.streamOptions);
+  if (apiKey !== undefined) options.apiKey = apiKey;
+  options.signal = signal;
+  if (request.thinkingLevel !== "off") options.reasoning = request.thinkingLevel;
+  // R61: the escalated attempt's output limit.
+  if (request.maxTokens !== null) options.maxTokens = request.maxTokens;
+  // R60: every attempt is the loop's, so each one is visible.
+  if (request.loopRetries) options.maxRetries = 0;
 
   let partial: AssistantMessage | undefined;
   /** `message_start` was emitted (with withholding, at the first content event). */

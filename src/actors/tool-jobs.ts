@@ -170,7 +170,8 @@ function prepareCall(runtime: RunRuntime, call: ToolCall, ignoreAbort = false): 
   const tool = runtime.tools.find(call.name);
   if (!tool) return { ready: false, result: toolNotFoundResult(call.name) };
   const decision = validatedArgs(tool, call.arguments, call.argumentsError);
-  return decision.ready ? { ...decision, tool } : decision;
+  // (The spread last: see `appended` in machines/run.helpers.ts.)
+  return decision.ready ? { tool, ...decision } : decision;
 }
 
 /** R21: `prepareArguments`, then validation with the reference's coercions (of a copy). */
