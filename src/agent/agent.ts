@@ -46,7 +46,7 @@ import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState } from "./types.js";
+import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, ResumeOptions } from "./types.js";
 import { isRuntimeEvent } from "../loop/runtime-events.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
@@ -507,8 +507,13 @@ export class Agent {
    * delivered again: listeners get the run's events from the moment it goes live (steps in flight
    * at the crash run again, R13's replay rule for tools). Resolves when that run ended, with
    * whether there was one. Hooks, tools and the stream function are this Agent's.
+   *
+   * `onLive` is called once, when that run has replayed what its journal holds: from then on its
+   * steps run for real and its events reach listeners (a run that waits for an approval waits
+   * from then on too: `pendingApprovals` has the call). It is not called when there is no
+   * unfinished run. A throw from it is reported (console.warn) and does not stop the run.
    */
-  async resume(): Promise<boolean> {
+  async resume(options: ResumeOptions = {}): Promise<boolean> {
     const durable = this.durable;
     if (!durable) throw new Error("Agent.resume(): this Agent has no store (options.durable)");
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resuming.");
@@ -528,7 +533,8 @@ export class Agent {
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
     const plan = this.runPlan({ prompts: null, skipInitialSteeringPoll: false });
-    await this.runtime.start({ ...plan, resumed: { input: unfinished.run.input, records: unfinished.after } }).finally(() => this.idleAgain());
+    const resumed = { input: unfinished.run.input, records: unfinished.after, ...(options.onLive ? { onLive: options.onLive } : {}) };
+    await this.runtime.start({ ...plan, resumed }).finally(() => this.idleAgain());
     return true;
   }
 

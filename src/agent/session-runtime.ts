@@ -39,8 +39,11 @@ export interface RunPlan {
   dequeue?: { queue: QueueName; count: number };
   /** R80: journal the run into this store session. */
   durable?: DurableOptions;
-  /** R81: the run is the stored session's unfinished one: its journaled input and the records after its start. */
-  resumed?: { input: RunInput; records: JournalRecord[] };
+  /**
+   * R81: the run is the stored session's unfinished one: its journaled input and the records after
+   * its start; `onLive` is called once its journal has no more records (what follows runs for real).
+   */
+  resumed?: { input: RunInput; records: JournalRecord[]; onLive?: () => void };
 }
 
 /** The session actor as the runtime uses it. */
@@ -296,7 +299,7 @@ function journaledRun(run: ActiveRun): JournaledRun | undefined {
   const { durable, resumed } = run.plan;
   if (!durable) return undefined;
   if (!resumed) return journalRun(durable, run.input, run.plan.config);
-  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.records);
+  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.records, resumed.onLive);
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */

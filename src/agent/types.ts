@@ -103,6 +103,12 @@ export type AgentStreamOptions = Pick<
   "sessionId" | "thinkingBudgets" | "transport" | "maxRetryDelayMs" | "onPayload" | "onResponse" | "onProviderStreamEvent" | "identity"
 >;
 
+/** `Agent.resume(options)` (R81). */
+export interface ResumeOptions {
+  /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`). */
+  onLive?: () => void;
+}
+
 export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions, StreamingToolSettings {
   initialState?: AgentInitialState;
   /** The provider seam (see `StreamFn`). Default: the one set with `setDefaultStreamFn`; with none set, the constructor throws. */

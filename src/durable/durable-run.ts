@@ -26,10 +26,14 @@ export type QuietPointSnapshot = { kind: "transcript"; messages: AgentMessage[] 
 export class JournaledRun {
   private done = false;
   private pendingAbort = false;
+  /** `onLive` was called (once a run: when its journal ran out, or as it ended within it). */
+  private notified = false;
 
   constructor(
     private readonly writer: SessionWriter,
     readonly journal: RunJournal,
+    /** R81: the app's callback for the moment a resumed run goes live (`Agent.resume({ onLive })`). */
+    private readonly onLive?: () => void,
   ) {}
 
   /** Events pushed while the run replayed its journal (marked when pushed: an async sink gets them later). */
@@ -63,10 +67,22 @@ export class JournaledRun {
       const toolSet = (owner.getSnapshot() as { context?: Partial<RunContext> }).context?.toolSet;
       if (toolSet) runtime.tools.restore(toolSet.tools.map((tool) => tool.decl.name), tools);
       if (this.pendingAbort) this.abort(runtime, signal?.reason);
+      this.notifyLive();
     };
     if (!signal) return;
     if (signal.aborted) this.abort(runtime, signal.reason);
     else signal.addEventListener("abort", () => this.abort(runtime, signal.reason), { once: true });
+  }
+
+  /** App code, called inside the journal's pump: a throw is reported and otherwise ignored, so the run goes on. */
+  private notifyLive(): void {
+    if (!this.onLive || this.notified) return;
+    this.notified = true;
+    try {
+      this.onLive();
+    } catch (error) {
+      console.warn(`xstate-agent-loop: the resume's onLive callback threw (${error instanceof Error ? error.message : String(error)}); the run goes on`);
+    }
   }
 
   /** The run's abort (R29); while a resumed run still replays its journal, once it goes live (the journal's order first). */
@@ -98,7 +114,10 @@ export class JournaledRun {
 
   /** The run ended (its `end` record); the writer stays open for `close`. */
   ended(messages: AgentMessage[]): void {
-    if (!this.done) this.journal.end(messages);
+    if (this.done) return;
+    this.journal.end(messages);
+    // A resumed run that ended within its journal is past it now.
+    if (this.journal.isLive) this.notifyLive();
   }
 
   /** Saves the quiet point's snapshot (when the run ended live) and gives up the lock. */
@@ -153,8 +172,8 @@ export function recordingJournal(writer: JournalWriter, input: RunInput, config:
 }
 
 /** A resumed run (R81): its records after its `run` record answer its steps until they run out. */
-export function resumedRun(writer: SessionWriter, records: readonly JournalRecord[]): JournaledRun {
-  return new JournaledRun(writer, new RunJournal(writer, records, "resume"));
+export function resumedRun(writer: SessionWriter, records: readonly JournalRecord[], onLive?: () => void): JournaledRun {
+  return new JournaledRun(writer, new RunJournal(writer, records, "resume"), onLive);
 }
 
 /** What the step worker reads outside the machine (R67's grace). */

@@ -4,7 +4,7 @@
  * takes the stored session back and continues a run the journal holds unfinished. Crashes are
  * simulated by a fresh store holding a prefix of the journal (a crash right after that record).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AgentMessage, AnyAgentEvent, ToolResultMessage } from "../../src/index.js";
 import { Agent, scriptedModel } from "../../src/index.js";
 import type { Json } from "../../src/store/run-store.js";
@@ -55,8 +55,11 @@ describe("R81: an Agent resumes its stored session", () => {
       const executions: Record<string, number> = {};
       for (const record of records.slice(runStart, n)) if (kind(record) === "intent") executions[(record as { toolCallId: string }).toolCallId] = 1;
       const second = agent(crashed, (id) => void (executions[id] = (executions[id] ?? 0) + 1));
-      expect(await second.agent.resume()).toBe(true);
+      // R81: onLive once, when the journal ran out: no listener had an event of the resumed run yet.
+      const live: number[] = [];
+      expect(await second.agent.resume({ onLive: () => void live.push(second.events.length) })).toBe(true);
       const at = `crash after record ${n}`;
+      expect(live, at).toEqual([0]);
       const expected = n < quiet!.atSeq ? fullFirst : full;
       const messages = second.agent.state.messages;
       expect(messages, at).toHaveLength(expected.length);
@@ -74,9 +77,41 @@ describe("R81: an Agent resumes its stored session", () => {
       expect(assistantEnds(second.events) + journaled, at).toBe(responses);
       // The resumed run ended: the session's quiet point is saved again, nothing is left to resume.
       expect(crashed.readSession("s").snapshot()?.atSeq, at).toBe(crashed.readSession("s").records().length);
-      expect(await second.agent.resume()).toBe(false);
+      expect(await second.agent.resume({ onLive: () => void live.push(-1) })).toBe(false);
+      expect(live, `${at}: no unfinished run, no onLive`).toEqual([0]);
     }
     expect(interrupted).toBeGreaterThan(0);
+  });
+
+  it("R81: an onLive that throws is reported once and the resumed run goes on to the same end", async () => {
+    const store = memoryRunStore();
+    const first = agent(store);
+    await first.agent.prompt("go");
+    const full = first.agent.state.messages.slice();
+    const records = store.readSession("s").records().map((r) => r.record);
+    // A crash halfway through the run: its first half is replayed, the rest runs live.
+    const crashed = memoryRunStore();
+    const writer = crashed.openSession("s");
+    records.slice(0, Math.floor(records.length / 2)).forEach((record: Json) => writer.append(record));
+    writer.release();
+    const second = agent(crashed);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      expect(
+        await second.agent.resume({
+          onLive: () => {
+            throw new Error("app bug");
+          },
+        }),
+      ).toBe(true);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]![0])).toContain("app bug");
+    } finally {
+      warn.mockRestore();
+    }
+    expect(second.agent.state.messages.map((message) => message.role)).toEqual(full.map((message) => message.role));
+    expect(second.agent.state.errorMessage).toBeUndefined();
+    expect(second.events.length).toBeGreaterThan(0);
   });
 });
 

@@ -29,10 +29,14 @@ if (mode === "wait") {
   );
   void agent.prompt("go");
 } else {
-  const resumed = agent.resume();
-  // The resumed run replays its journal up to the waiting call (no second request event is emitted).
-  while (agent.pendingApprovals.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  // The resumed run replays its journal up to the waiting call (no second request event is
+  // emitted) and goes live there: `onLive` says when, and the call waits in `pendingApprovals`.
+  let wentLive!: () => void;
+  const live = new Promise<void>((resolve) => (wentLive = resolve));
+  const resumed = agent.resume({ onLive: () => wentLive() });
+  await live;
   const [waiting] = agent.pendingApprovals;
+  if (!waiting) throw new Error("approval-child: the resumed run went live with no call waiting for approval");
   // "Always" for the rest of the session: the later turns' writes do not wait.
   agent.approve(waiting.approvalId, { always: true });
   await resumed;
