@@ -46,7 +46,7 @@ import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, ResumeOptions } from "./types.js";
+import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, AgentResumeOptions } from "./types.js";
 import { isRuntimeEvent } from "../loop/runtime-events.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
@@ -513,7 +513,7 @@ export class Agent {
    * from then on too: `pendingApprovals` has the call). It is not called when there is no
    * unfinished run. A throw from it is reported (console.warn) and does not stop the run.
    */
-  async resume(options: ResumeOptions = {}): Promise<boolean> {
+  async resume(options: AgentResumeOptions = {}): Promise<boolean> {
     const durable = this.durable;
     if (!durable) throw new Error("Agent.resume(): this Agent has no store (options.durable)");
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resuming.");

@@ -104,7 +104,7 @@ export type AgentStreamOptions = Pick<
 >;
 
 /** `Agent.resume(options)` (R81). */
-export interface ResumeOptions {
+export interface AgentResumeOptions {
   /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`). */
   onLive?: () => void;
 }

@@ -25,6 +25,8 @@ export interface ResumeOptions {
   streamFn?: StreamFn;
   /** Gets the events from the moment the run goes live (R81). */
   sink: AgentEventSink;
+  /** Called once, when the run has replayed its journal and goes live (or as it ends within it), as `Agent.resume`'s. */
+  onLive?: () => void;
   signal?: AbortSignal;
   clock?: RunOptions["clock"];
   random?: RunOptions["random"];
@@ -53,7 +55,7 @@ export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOp
     writer.release();
     return { resumed: false, messages: [] };
   }
-  const journaled = resumedRun(writer, unfinished.after);
+  const journaled = resumedRun(writer, unfinished.after, options.onLive);
   const onRuntimeEvent = options.config.onRuntimeEvent;
   const config: AgentLoopConfig = { ...options.config, ...(onRuntimeEvent ? { onRuntimeEvent: journaled.liveOnly(onRuntimeEvent) } : {}) };
   const messages = await startRun({

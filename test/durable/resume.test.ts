@@ -51,9 +51,13 @@ describe("R81: resume after a crash at any record", () => {
       for (const record of prefix) if ((record as { k: string }).k === "intent") executions[(record as { toolCallId: string }).toolCallId] = 1;
       const session = crashSession((id) => void (executions[id] = (executions[id] ?? 0) + 1), { fast: true });
       const resumedEvents: AnyAgentEvent[] = [];
-      const result = await resumeAgentLoop({ store, sessionId: "s" }, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink: (e) => void resumedEvents.push(e), clock: fixedClock });
+      // onLive once, before the sink got anything: what it gets is live from then on.
+      const live: number[] = [];
+      const onLive = () => void live.push(resumedEvents.length);
+      const result = await resumeAgentLoop({ store, sessionId: "s" }, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink: (e) => void resumedEvents.push(e), clock: fixedClock, onLive });
       expect(result.resumed).toBe(true);
       const at = `crash after record ${n} (${JSON.stringify(prefix.at(-1)).slice(0, 80)})`;
+      expect(live, at).toEqual([0]);
       const messages = result.messages;
       // Every call has exactly one result.
       const calls = messages.flatMap((m) => (m.role === "assistant" ? (m as AssistantMessage).content.filter((b) => b.type === "toolCall") : []));
