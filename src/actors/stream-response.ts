@@ -46,16 +46,13 @@ export async function streamResponse(runtime: RunRuntime, request: StreamRequest
   }
 }
 
-async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
-  // Through the job: a stopped run's stream delivers nothing more.
-  const push = (event: AnyAgentEvent) => scope.emit(event);
-  const { signal } = scope;
-
-  const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
-  runtime.apiKey.next = undefined;
-  // Set key by key on a copy (later keys win, as in a spread): a literal that begins with a spread
-  // and adds keys gets a hidden class of its own per request on Node 20 (see `appended`).
-  const options: StreamOptions = Object.assign({}, runtime.streamOptions);
+/**
+ * The stream function's options for one attempt: the run's, then this request's. Set key by key on
+ * a copy (later keys win, as in a spread): a literal that begins with a spread and adds keys gets a
+ * hidden class of its own per request on Node 20 (see `appended` in machines/run.helpers.ts).
+ */
+function requestOptions(base: StreamOptions, request: StreamRequest, signal: AbortSignal, apiKey: string | undefined): StreamOptions {
+  const options: StreamOptions = Object.assign({}, base);
   if (apiKey !== undefined) options.apiKey = apiKey;
   options.signal = signal;
   if (request.thinkingLevel !== "off") options.reasoning = request.thinkingLevel;
@@ -63,6 +60,17 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   if (request.maxTokens !== null) options.maxTokens = request.maxTokens;
   // R60: every attempt is the loop's, so each one is visible.
   if (request.loopRetries) options.maxRetries = 0;
+  return options;
+}
+
+async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
+  // Through the job: a stopped run's stream delivers nothing more.
+  const push = (event: AnyAgentEvent) => scope.emit(event);
+  const { signal } = scope;
+
+  const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
+  runtime.apiKey.next = undefined;
+  const options = requestOptions(runtime.streamOptions, request, signal, apiKey);
 
   let partial: AssistantMessage | undefined;
   /** `message_start` was emitted (with withholding, at the first content event). */
