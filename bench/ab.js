@@ -3,12 +3,12 @@
 // && npm run build)`, then BENCH_BASE=/tmp/base/dist). On a shared machine the time of one run
 // drifts with the load more than a change moves it, so each sample times a few runs of A and then
 // of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
-// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios; `BENCH_SAMPLES` (60).
+// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also b, c, trace, inspect); `BENCH_SAMPLES` (60).
 // `trace` is (a) with each build's trace recorder attached (bench (i)), `inspect` (a) with a no-op
 // inspection observer: the floor under `trace`.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, prompt, promptsOnOneAgent, runToolTurns } from "./scenarios.js";
+import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
 const A = { ...(await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href)), trace: await import(pathToFileURL(resolve(process.env.BENCH_BASE, "src/trace/index.js")).href) };
@@ -24,8 +24,10 @@ const scenarios = {
   h: (build) => concurrentPrompts(build.Agent, 300),
   // (f): 300 prompts one after another on one Agent.
   f: (build) => promptsOnOneAgent(build.Agent, 300),
-  // (b): one run of 10,000 text deltas.
-  b: (build) => build.runAgentLoop(prompt(), { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, deltaStream(10_000)),
+  // (b): five runs of 10,000 text deltas (one is ~5 ms: too short a sample on a shared machine).
+  b: (build) => deltaRuns(build, []),
+  // (c): the same over a 5,000-message transcript.
+  c: (build) => deltaRuns(build, history),
   // (i): (a) with the trace recorder on, as bench/run.js attaches it; 50 runs a sample.
   trace: (build) => {
     let bytes = 0;
@@ -39,6 +41,11 @@ const scenarios = {
     return runToolTurns(loop, 50);
   },
 };
+
+const history = transcript(5000);
+async function deltaRuns(build, messages) {
+  for (let i = 0; i < 5; i++) await build.runAgentLoop(prompt(), { messages, tools: [] }, { model, convertToLlm }, () => {}, undefined, deltaStream(10_000));
+}
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const cpuMs = () => {
