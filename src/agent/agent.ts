@@ -510,8 +510,9 @@ export class Agent {
    *
    * `onLive` is called once, when that run has replayed what its journal holds: from then on its
    * steps run for real and its events reach listeners (a run that waits for an approval waits
-   * from then on too: `pendingApprovals` has the call). It is not called when there is no
-   * unfinished run. A throw from it is reported (console.warn) and does not stop the run.
+   * from then on too: `pendingApprovals` has the call). A run the journal holds to its last step
+   * calls it as it ends; no unfinished run, no call. A throw from it is reported (console.warn)
+   * and does not stop the run.
    */
   async resume(options: AgentResumeOptions = {}): Promise<boolean> {
     const durable = this.durable;
