@@ -534,8 +534,7 @@ export class Agent {
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
     const plan = this.runPlan({ prompts: null, skipInitialSteeringPoll: false });
-    const resumed = { input: unfinished.run.input, records: unfinished.after, ...(options.onLive ? { onLive: options.onLive } : {}) };
-    await this.runtime.start({ ...plan, resumed }).finally(() => this.idleAgain());
+    await this.runtime.start({ ...plan, resumed: { input: unfinished.run.input, records: unfinished.after, onLive: options.onLive } }).finally(() => this.idleAgain());
     return true;
   }
 
