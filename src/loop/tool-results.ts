@@ -30,11 +30,11 @@ export function blockedResult(reason: string | undefined, terminate: boolean | u
   return errorResult(reason ? reason : BLOCKED_TEXT, terminate);
 }
 
-/** R28: the response hit the token limit, so its calls may be incomplete and are not executed. */
+/** R28: the response hit the token limit, so its calls may be incomplete and are not executed (the reference's words, as a model trained on pi's transcripts reads them). */
 export function truncatedCallResult(toolCall: ToolCall): AgentToolResult {
   return errorResult(
-    `Tool call "${toolCall.name}" was not executed: the response was truncated because it hit the output token limit, ` +
-      "so its arguments may be incomplete. Re-issue the complete tool call.",
+    `Tool call "${toolCall.name}" was not executed: the response hit the output token limit, so its arguments may be truncated. ` +
+      "Re-issue the tool call with complete arguments.",
   );
 }
 
