@@ -214,6 +214,14 @@ export const sessionMachine = setup({
       return { messages: system ? [system] : [], queues: emptyQueues(), errorMessage: null };
     }),
   },
+  guards: {
+    // R12: the run ended before its listeners had every event; the output adopted at its end
+    // holds this message already (by identity: it is the object the run appended).
+    joinedWithOutput: ({ context, event }) => {
+      assertEvent(event, "run.messageEnd");
+      return context.runStart >= 0 && context.messages.indexOf(event.message, context.runStart) >= 0;
+    },
+  },
 }).createMachine({
   id: "session",
   context: ({ input }) => input.context ?? initialSessionContext(input),
@@ -286,8 +294,10 @@ export const sessionMachine = setup({
             },
           },
         },
-        // R54: agent_end was emitted; busy until its listeners settle.
+        // R54: agent_end was emitted; busy until its listeners settle. A run that ended at once
+        // after its last message (a failure, an error response) may still be delivering it.
         settling: {
+          on: { "run.messageEnd": { guard: "joinedWithOutput" } },
           invoke: {
             src: "settleEvents",
             onDone: { target: "#session.idle", actions: "finishRun" },

@@ -115,7 +115,8 @@ export class Agent {
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
-  transport?: AgentOptions["transport"];
+  /** "auto" unless given, as the reference's (and so every request carries it). */
+  transport: NonNullable<AgentOptions["transport"]>;
   maxRetryDelayMs?: AgentOptions["maxRetryDelayMs"];
   onPayload?: AgentOptions["onPayload"];
   onResponse?: AgentOptions["onResponse"];
@@ -132,7 +133,8 @@ export class Agent {
   private pinned: boolean;
   private readonly inspect: AgentOptions["inspect"];
   private readonly runtime: SessionRuntime;
-  private readonly listeners = new Set<Listener>();
+  /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
+  private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean }>();
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
   /** Made when `events$` is first asked for. */
@@ -184,7 +186,7 @@ export class Agent {
     this.maxConcurrentTools = options.maxConcurrentTools;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
-    this.transport = options.transport;
+    this.transport = options.transport ?? "auto";
     this.maxRetryDelayMs = options.maxRetryDelayMs;
     this.onPayload = options.onPayload;
     this.onResponse = options.onResponse;
@@ -300,9 +302,11 @@ export class Agent {
   /** With `runtimeEvents: true`, the listener also gets the loop's own events (R66: retries, recoveries, compaction). */
   subscribe(listener: AgentRuntimeListener, options: { runtimeEvents: true }): () => void;
   subscribe(listener: AgentListener | AgentRuntimeListener, options?: { runtimeEvents?: boolean }): () => void {
-    const entry: Listener = { listener: listener as AgentRuntimeListener, runtimeEvents: options?.runtimeEvents === true };
-    this.listeners.add(entry);
-    return () => void this.listeners.delete(entry);
+    const key = listener as AgentRuntimeListener;
+    // Subscribed again: it keeps its place; asking for runtime events again adds them.
+    const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
+    this.listeners.set(key, { runtimeEvents });
+    return () => void this.listeners.delete(key);
   }
 
   // --- Queues (R53) --------------------------------------------------------------------------
@@ -614,7 +618,7 @@ export class Agent {
 
   /** Each listener in turn, awaited (R51); a runtime event only reaches those that asked for them (R66). */
   private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean): Promise<void> {
-    for (const { listener, runtimeEvents } of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal);
+    for (const [listener, { runtimeEvents }] of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal);
   }
 
   /** The replayed system prompt, cached per transcript array and length (it grows in place). */
@@ -650,10 +654,6 @@ export class Agent {
   }
 }
 
-interface Listener {
-  listener: AgentRuntimeListener;
-  runtimeEvents: boolean;
-}
 
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];

@@ -64,6 +64,8 @@ interface ActiveRun {
   durable: JournaledRun | undefined;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
+  /** R55: what else the listeners were given: whether a turn is open, the calls they saw start and end. */
+  seen: { turnOpen: boolean | undefined; started: Set<string>; ended: Set<string> };
   /** Set when delivering the failure events threw again: `prompt()` then rejects with it. */
   rejection: { error: unknown } | undefined;
   resolve: () => void;
@@ -161,7 +163,7 @@ export class SessionRuntime {
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], rejection: undefined, ...settle, done };
+    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set() }, rejection: undefined, ...settle, done };
     return done;
   }
 
@@ -181,7 +183,7 @@ export class SessionRuntime {
       clock: this.clock,
       ...(this.random ? { random: this.random } : {}),
       sink: (event) => {
-        if (event.type === "message_end") run.ended.push(event.message);
+        given(run, event);
         return this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true);
       },
       runtimeSink: (event) => this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true),
@@ -289,8 +291,33 @@ export class SessionRuntime {
    */
   private sinkFailed(run: ActiveRun, error: unknown): void {
     if (run !== this.active) return;
-    const { events } = failureEvents({ ...contextOf(run), newMessages: run.ended }, error, this.clock.now(), run.runtime?.startedCalls ?? new Set());
+    // The run's context may be ahead of them (a turn closed, results appended, not yet delivered).
+    const context = contextOf(run);
+    // (A run restored mid-turn whose listeners got no turn event here yet: its context says.)
+    const turnOpen = run.seen.turnOpen ?? context.turn.open;
+    const { events } = failureEvents({ ...context, newMessages: run.ended }, error, this.clock.now(), { ...run.seen, turnOpen });
     this.session.send({ type: "sink.failed", events: toPlainData(events) });
+  }
+}
+
+/** Notes what an event gives the listeners, before they get it (one that throws on it was given it). */
+function given(run: ActiveRun, event: AgentEvent): void {
+  switch (event.type) {
+    case "message_end":
+      run.ended.push(event.message);
+      break;
+    case "turn_start":
+      run.seen.turnOpen = true;
+      break;
+    case "turn_end":
+      run.seen.turnOpen = false;
+      break;
+    case "tool_execution_start":
+      run.seen.started.add(event.toolCallId);
+      break;
+    case "tool_execution_end":
+      run.seen.ended.add(event.toolCallId);
+      break;
   }
 }
 

@@ -137,26 +137,41 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
 }
 
 /**
- * R55: the events that close a run whose runtime failed, from its last context: an `Operation
- * aborted` result for every started call (`started`: their ids) without one, `turn_start` if no turn is open, the
- * assistant failure message, `turn_end`, and `agent_end` with every message of the run.
+ * What the listeners were given of a run when it failed (R55): whether a turn is open, and which
+ * calls they saw start and end. A runtime defect's events follow everything already pushed, so
+ * there it is what the run emitted; a listener that threw saw only the events up to its own.
  */
-export function failureEvents(
-  context: RunContext,
-  error: unknown,
-  at: number,
-  started: ReadonlySet<string>,
-): { events: AgentEvent[]; messages: AgentMessage[] } {
+export interface DeliveredView {
+  turnOpen: boolean;
+  /** Calls whose `tool_execution_start` went out. */
+  started: ReadonlySet<string>;
+  /** Calls whose `tool_execution_end` went out; absent: each call with an outcome. */
+  ended?: ReadonlySet<string>;
+}
+
+/**
+ * R55: the events that close a run whose runtime failed, from its last context and what the
+ * listeners were given (`context.newMessages`: the messages whose `message_end` went out): for
+ * every started call without a result message, its `tool_execution_end` (unless it went out; an
+ * `Operation aborted` result when it has no outcome) and its result message; `turn_start` if no
+ * turn is open; the assistant failure message, `turn_end`, and `agent_end` with every message of the run.
+ */
+export function failureEvents(context: RunContext, error: unknown, at: number, seen: DeliveredView): { events: AgentEvent[]; messages: AgentMessage[] } {
   const events: AgentEvent[] = [];
   const added: AgentMessage[] = [];
-  const batch = context.turn.open ? context.turn.batch : null;
+  const batch = seen.turnOpen ? context.turn.batch : null;
   if (batch) {
-    const answered = new Set(context.turn.toolResults.map((message) => message.toolCallId));
+    // The results of this turn the listeners were given (a call id may recur in another turn; a
+    // turn whose assistant message they never got has no call they saw start).
+    const turnStart = context.turn.assistant ? context.newMessages.lastIndexOf(context.turn.assistant) : -1;
+    const given = turnStart < 0 ? [] : context.newMessages.slice(turnStart + 1);
+    const answered = new Set(given.flatMap((message) => (message.role === "toolResult" ? [message.toolCallId] : [])));
     batch.calls.forEach((call, index) => {
-      if (!started.has(call.id) || answered.has(call.id)) return;
+      if (!seen.started.has(call.id) || answered.has(call.id)) return;
       const outcome = batch.outcomes[index];
       const result = outcome?.result ?? abortedResult();
-      if (!outcome) events.push({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+      const ended = seen.ended ? seen.ended.has(call.id) : outcome !== null && outcome !== undefined;
+      if (!ended) events.push({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: outcome?.isError ?? true });
       const message = toolResultMessage(call, result, outcome?.isError ?? true, outcome?.durationMs, at);
       events.push({ type: "message_start", message }, { type: "message_end", message });
       added.push(message);
@@ -164,7 +179,7 @@ export function failureEvents(
   }
   const message = failureMessage(context, errorText(error), at);
   const messages = context.newMessages.concat(added, message);
-  if (!context.turn.open) events.push({ type: "turn_start" });
+  if (!seen.turnOpen) events.push({ type: "turn_start" });
   events.push({ type: "message_start", message }, { type: "message_end", message });
   events.push({ type: "turn_end", message, toolResults: [] });
   events.push({ type: "agent_end", messages, reason: "error" });
@@ -173,7 +188,7 @@ export function failureEvents(
 
 /** Pushes `failureEvents` to the run's queue; returns the messages the run added. */
 export function endAfterDefect(runtime: RunRuntime, context: RunContext, error: unknown): AgentMessage[] {
-  const failure = failureEvents(context, error, runtime.clock.now(), runtime.startedCalls);
+  const failure = failureEvents(context, error, runtime.clock.now(), { turnOpen: context.turn.open, started: runtime.startedCalls });
   for (const event of failure.events) runtime.events.push(event);
   return failure.messages;
 }

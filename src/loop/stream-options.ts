@@ -8,7 +8,9 @@ import { requestIdentity } from "../identity/index.js";
 
 /**
  * `AgentLoopConfig` keys the loop consumes itself. `signal` is here because the stream function
- * always gets the run's own signal; `apiKey`/`reasoning` are resolved per request.
+ * always gets the run's own signal; `apiKey`/`reasoning` are resolved per request. (Not
+ * `toolExecution`: the reference hands the stream function its whole config, and a provider may
+ * read the mode, so it is sent as any other setting.)
  */
 export const LOOP_CONFIG_KEYS = [
   "model",
@@ -25,7 +27,6 @@ export const LOOP_CONFIG_KEYS = [
   "finishTurn",
   "beforeToolCall",
   "afterToolCall",
-  "toolExecution",
   "budget",
   "toolTimeoutMs",
   "retry",

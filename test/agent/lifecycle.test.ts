@@ -122,7 +122,7 @@ describe("R50: state", () => {
     expect(stream.calls[0].model.id).toBe("other");
     // `identity` (always sent, over DEFAULT_AGENT_IDENTITY) is checked in test/drop-in/identity-wiring.test.ts.
     const { identity: _identity, ...options } = stream.calls[0].options;
-    expect(options).toEqual({ sessionId: "session-1", transport: "sse", reasoning: "high" });
+    expect(options).toEqual({ sessionId: "session-1", transport: "sse", toolExecution: "parallel", reasoning: "high" });
     expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", thinkingLevel: "high" });
   });
 });

@@ -75,7 +75,9 @@ describe("issue 16: streamOptionsOf (what the request path sends)", () => {
       headers: { "x-a": "1" },
       identity: { userAgent: "short" },
     };
+    // `toolExecution` is sent as the reference sends it (its whole config reaches the stream function).
     expect(streamOptionsOf(config)).toEqual({
+      toolExecution: "sequential",
       temperature: 0.3,
       cacheRetention: "long",
       headers: { "x-a": "1" },

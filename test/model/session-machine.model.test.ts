@@ -87,6 +87,19 @@ const scenarios: Record<string, Scenario> = {
     await ended(run.agent);
   },
 
+  async "R56: a throwing hook ends the run before its failure message reached the listeners: joined once"(coverage) {
+    const run = traced(coverage, [answer("never")], {
+      convertToLlm: () => {
+        throw new Error("convert bug");
+      },
+    });
+    await run.agent.prompt("go");
+    await ended(run.agent);
+    // The late message_end came while settling, after the run's output was adopted.
+    expect(run.agent.state.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
+    expect(run.log.filter((entry) => entry.startsWith("message_end")).length).toBe(2);
+  },
+
   async "steering and follow-up queued during a run are drained"(coverage) {
     const run = traced(coverage, [{ content: [toolCall("read")] }, answer("steered"), answer("followed")], {}, { tools: [tool("read")] });
     run.agent.subscribe((event) => {
