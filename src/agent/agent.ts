@@ -654,7 +654,6 @@ export class Agent {
   }
 }
 
-
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
 

@@ -64,8 +64,8 @@ interface ActiveRun {
   durable: JournaledRun | undefined;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
-  /** R55: what else the listeners were given: whether a turn is open, the calls they saw start and end. */
-  seen: { turnOpen: boolean | undefined; started: Set<string>; ended: Set<string> };
+  /** R55: what else the listeners were given: whether a turn is open; this turn's calls they saw start, end and answered. */
+  seen: { turnOpen: boolean | undefined; started: Set<string>; ended: Set<string>; answered: Set<string> };
   /** Set when delivering the failure events threw again: `prompt()` then rejects with it. */
   rejection: { error: unknown } | undefined;
   resolve: () => void;
@@ -163,7 +163,7 @@ export class SessionRuntime {
     });
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set() }, rejection: undefined, ...settle, done };
+    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
     return done;
   }
 
@@ -302,21 +302,27 @@ export class SessionRuntime {
 
 /** Notes what an event gives the listeners, before they get it (one that throws on it was given it). */
 function given(run: ActiveRun, event: AgentEvent): void {
+  const { seen } = run;
   switch (event.type) {
     case "message_end":
       run.ended.push(event.message);
+      if (event.message.role === "toolResult") seen.answered.add(event.message.toolCallId);
       break;
     case "turn_start":
-      run.seen.turnOpen = true;
+      // Call ids are unique within a turn, not across turns.
+      seen.turnOpen = true;
+      seen.started.clear();
+      seen.ended.clear();
+      seen.answered.clear();
       break;
     case "turn_end":
-      run.seen.turnOpen = false;
+      seen.turnOpen = false;
       break;
     case "tool_execution_start":
-      run.seen.started.add(event.toolCallId);
+      seen.started.add(event.toolCallId);
       break;
     case "tool_execution_end":
-      run.seen.ended.add(event.toolCallId);
+      seen.ended.add(event.toolCallId);
       break;
   }
 }

@@ -147,6 +147,8 @@ export interface DeliveredView {
   started: ReadonlySet<string>;
   /** Calls whose `tool_execution_end` went out; absent: each call with an outcome. */
   ended?: ReadonlySet<string>;
+  /** Calls of the open turn whose result message went out; absent: the turn's results in the context. */
+  answered?: ReadonlySet<string>;
 }
 
 /**
@@ -161,11 +163,7 @@ export function failureEvents(context: RunContext, error: unknown, at: number, s
   const added: AgentMessage[] = [];
   const batch = seen.turnOpen ? context.turn.batch : null;
   if (batch) {
-    // The results of this turn the listeners were given (a call id may recur in another turn; a
-    // turn whose assistant message they never got has no call they saw start).
-    const turnStart = context.turn.assistant ? context.newMessages.lastIndexOf(context.turn.assistant) : -1;
-    const given = turnStart < 0 ? [] : context.newMessages.slice(turnStart + 1);
-    const answered = new Set(given.flatMap((message) => (message.role === "toolResult" ? [message.toolCallId] : [])));
+    const answered = seen.answered ?? new Set(context.turn.toolResults.map((message) => message.toolCallId));
     batch.calls.forEach((call, index) => {
       if (!seen.started.has(call.id) || answered.has(call.id)) return;
       const outcome = batch.outcomes[index];

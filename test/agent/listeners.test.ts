@@ -137,6 +137,20 @@ describe("R55: failures end the run cleanly", () => {
     expect(agent.state.messages.at(-1)).toMatchObject({ stopReason: "error", errorMessage: "listener bug" });
   });
 
+  it("R55: a listener that throws at the next turn's assistant message: no result for a call of that turn it never saw start (call ids recur across turns)", async () => {
+    // Both turns call `read` with the same id; the listener throws before the second one starts.
+    const call = { type: "toolCall" as const, id: "same", name: "read", arguments: {} };
+    const { agent, events } = scenario([{ content: [call] }, { content: [call] }, answer("never")], {}, { tools: [tool("read")] });
+    let assistants = 0;
+    agent.subscribe((event) => {
+      if (event.type === "message_end" && event.message.role === "assistant" && ++assistants === 2) throw new Error("listener bug");
+    });
+    await agent.prompt("go");
+    expect(roles(agent.state.messages)).toEqual(["system", "user", "assistant", "toolResult", "assistant", "assistant"]);
+    expect(events.filter((event) => event.type === "tool_execution_end")).toHaveLength(1);
+    expect(structureProblems(events)).toEqual([]);
+  });
+
   it("R55: a listener that keeps throwing makes prompt() reject with its error (as the reference does)", async () => {
     const { agent } = scenario([answer("a")]);
     agent.subscribe((event) => {
