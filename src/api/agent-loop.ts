@@ -1,7 +1,9 @@
 /**
  * The four loop entry points (SPEC "Entry points"), signature-compatible with pi-agent-core 1.6.
  * None of them mutates the caller's `context.messages`. An omitted `streamFn` is the default set
- * with `setDefaultStreamFn`; with none set, each throws a `TypeError` at the call.
+ * with `setDefaultStreamFn`; with none set, each refuses at the call with a `TypeError`. The
+ * stream-returning two throw (R2); the promise-returning two reject, as pi's async functions do,
+ * so a caller's `.catch` sees every refusal.
  */
 import type { AgentContext, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { AgentEventStream } from "../bridge/event-stream.js";
@@ -48,10 +50,12 @@ export function runAgentLoop(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
-  const fn = resolveStreamFn(streamFn);
-  checkRunArguments(prompts, context, config, fn);
-  checkLoopArguments(prompts, context, config, signal);
-  return startRun({ prompts, context, config, sink: emit, signal, streamFn: fn, options });
+  return refusedOr(() => {
+    const fn = resolveStreamFn(streamFn);
+    checkRunArguments(prompts, context, config, fn);
+    checkLoopArguments(prompts, context, config, signal);
+    return startRun({ prompts, context, config, sink: emit, signal, streamFn: fn, options });
+  });
 }
 
 /** R2 with an awaited sink. */
@@ -63,10 +67,21 @@ export function runAgentLoopContinue(
   streamFn?: StreamFn,
   options?: RunOptions,
 ): Promise<AgentMessage[]> {
-  const fn = resolveStreamFn(streamFn);
-  checkRunArguments(null, context, config, fn);
-  checkLoopArguments(null, context, config, signal);
-  return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: fn, options });
+  return refusedOr(() => {
+    const fn = resolveStreamFn(streamFn);
+    checkRunArguments(null, context, config, fn);
+    checkLoopArguments(null, context, config, signal);
+    return startRun({ prompts: null, context, config, sink: emit, signal, streamFn: fn, options });
+  });
+}
+
+/** The run `start` begins, or its refusal as a rejected promise (never a synchronous throw). */
+function refusedOr(start: () => Promise<AgentMessage[]>): Promise<AgentMessage[]> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 function observe(

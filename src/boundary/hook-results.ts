@@ -57,7 +57,8 @@ export function checkTransformedMessages(value: unknown, hook = "transformContex
 
 /** `getApiKey`: a key or nothing (the loop then falls back to `config.apiKey`). Never echoes the value. */
 export function checkApiKey(value: unknown, hook = "getApiKey"): string | undefined {
-  if (value === undefined || value === null) return undefined;
+  // An empty key is no key: `config.apiKey` applies, as pi's `||` fallback has it (R40).
+  if (value === undefined || value === null || value === "") return undefined;
   // The value may be a key in the wrong wrapper: name its type only, never its content.
   if (typeof value !== "string") fail(hook, { field: "", problem: `must be a string or undefined, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}` });
   return value;

@@ -7,9 +7,13 @@ import type { AfterToolCallResult, AgentToolResult, ToolCall, ToolResultMessage 
 export const ABORTED_TEXT = "Operation aborted";
 export const BLOCKED_TEXT = "Tool execution was blocked";
 
-/** An error result the model sees as text (R21, R22, R26). */
+/**
+ * An error result the model sees as text (R21, R22, R26). That it is an error is the call's flag
+ * (`tool_execution_end.isError`, the message's `isError`), not a field of the result: as in pi, a
+ * result's own `isError` is only ever what a tool returned.
+ */
 export function errorResult(text: string, terminate?: boolean): AgentToolResult {
-  const result: AgentToolResult = { content: [{ type: "text", text }], details: {}, isError: true };
+  const result: AgentToolResult = { content: [{ type: "text", text }], details: {} };
   if (terminate !== undefined) result.terminate = terminate;
   return result;
 }
@@ -69,9 +73,8 @@ export function applyAfterToolCall(
   if (override.details !== undefined) next.details = override.details;
   if (override.usage !== undefined) next.usage = override.usage;
   if (override.terminate !== undefined) next.terminate = override.terminate;
-  const nextIsError = override.isError ?? isError;
-  if (override.isError !== undefined) next.isError = override.isError;
-  return { result: next, isError: nextIsError };
+  // The flag is the call's; the result keeps what the tool said (pi's afterToolCall does the same).
+  return { result: next, isError: override.isError ?? isError };
 }
 
 export function toolResultMessage(

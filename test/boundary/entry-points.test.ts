@@ -40,6 +40,16 @@ function thrown(fn: () => unknown): Error {
   throw new Error("expected a throw");
 }
 
+/** The error a call refused with: thrown at the call (the stream entry points) or its promise's rejection (the promise ones). */
+async function refused(fn: () => unknown): Promise<Error> {
+  try {
+    await fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a refusal");
+}
+
 const assistantOf = (messages: AgentMessage[]) => messages.filter((m): m is AssistantMessage => m.role === "assistant");
 
 describe("issue 15 item 9: duck-typed signals are refused at the call", () => {
@@ -48,7 +58,7 @@ describe("issue 15 item 9: duck-typed signals are refused at the call", () => {
     ["{aborted: false}", { aborted: false }],
     ["a string", "abort"],
   ];
-  it.each(signals)("agentLoop, runAgentLoop, agentLoopContinue and runToolCall refuse %s", (_name, signal) => {
+  it.each(signals)("agentLoop, runAgentLoop, agentLoopContinue and runToolCall refuse %s", async (_name, signal) => {
     const stream = scriptedStreamFn([{ content: [text("hi")] }]);
     const calls = [
       () => agentLoop([user("hi")], { messages: [] }, baseConfig(), signal as AbortSignal, stream),
@@ -61,7 +71,7 @@ describe("issue 15 item 9: duck-typed signals are refused at the call", () => {
         ),
     ];
     for (const call of calls) {
-      const error = thrown(call);
+      const error = await refused(call);
       expect(error).toBeInstanceOf(AgentInputError);
       expect(error).toBeInstanceOf(TypeError);
       expect((error as AgentInputError).field).toMatch(/signal$/);
@@ -88,13 +98,13 @@ describe("issue 15 item 13: garbage arguments are typed errors at the call", () 
     expect(stream.calls).toHaveLength(0);
     expect(agent.state.messages).toEqual([]);
   });
-  it("context.tools = \"x\" is refused by agentLoop and runAgentLoop; agent.state.tools = \"x\" by the setter", () => {
+  it("context.tools = \"x\" is refused by agentLoop and runAgentLoop; agent.state.tools = \"x\" by the setter", async () => {
     const stream = scriptedStreamFn([{ content: [text("hi")] }]);
     for (const call of [
       () => agentLoop([user("hi")], { messages: [], tools: "x" as never }, baseConfig(), undefined, stream),
       () => runAgentLoop([user("hi")], { messages: [], tools: "x" as never }, baseConfig(), () => {}, undefined, stream),
     ]) {
-      expect(thrown(call)).toMatchObject({ name: "AgentInputError", field: "context.tools", message: 'context.tools must be an array of tools, got a string ("x")' });
+      expect(await refused(call)).toMatchObject({ name: "AgentInputError", field: "context.tools", message: 'context.tools must be an array of tools, got a string ("x")' });
     }
     const agent = new Agent({ streamFn: stream });
     expect(thrown(() => (agent.state.tools = "x" as never))).toMatchObject({ name: "AgentInputError", field: "state.tools" });

@@ -50,14 +50,14 @@ describe("issue 16: no stream function and no default", () => {
     expect(() => new Reference({})).toThrow(NO_DEFAULT);
   });
 
-  it("each loop entry point throws the TypeError at the call, before any event", () => {
-    const calls = [
-      () => agentLoop([prompt], { messages: [] }, config),
-      () => agentLoopContinue({ messages: [prompt] }, config),
-      () => runAgentLoop([prompt], { messages: [] }, config, sink),
-      () => runAgentLoopContinue({ messages: [prompt] }, config, sink),
-    ];
-    for (const call of calls) expectNoDefault(call);
+  it("each loop entry point refuses with the TypeError at the call, before any event: the stream ones throw, the promise ones reject", async () => {
+    for (const call of [() => agentLoop([prompt], { messages: [] }, config), () => agentLoopContinue({ messages: [prompt] }, config)]) expectNoDefault(call);
+    for (const call of [() => runAgentLoop([prompt], { messages: [] }, config, sink), () => runAgentLoopContinue({ messages: [prompt] }, config, sink)]) {
+      let returned: Promise<unknown> | undefined;
+      expect(() => (returned = call())).not.toThrow();
+      await expect(returned).rejects.toThrow(NO_DEFAULT);
+      await expect(returned).rejects.toBeInstanceOf(TypeError);
+    }
   });
 
   it("setDefaultStreamFn refuses what is not a function", () => {

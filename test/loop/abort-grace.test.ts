@@ -413,11 +413,11 @@ describe("R67: abort grace", () => {
     expect(agentEnd(run.rec.events).reason).toBe("aborted");
   });
 
-  it("R67: an abortGraceMs that is not a duration is refused at the call with a typed error", () => {
+  it("R67: an abortGraceMs that is not a duration is refused at the call with a typed error", async () => {
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, "500"]) {
       const call = () => runAgentLoop([user("go")], { messages: [] }, baseConfig({ abortGraceMs: bad as number }), () => {}, undefined, scriptedStreamFn([answer("x")]));
-      expect(call).toThrow(AgentInputError);
-      expect(call).toThrow(/config\.abortGraceMs must be a finite number of milliseconds/);
+      await expect(call()).rejects.toThrow(AgentInputError);
+      await expect(call()).rejects.toThrow(/config\.abortGraceMs must be a finite number of milliseconds/);
     }
   });
 

@@ -138,13 +138,13 @@ describe("entry-point stream semantics", () => {
     expect((await stream.result()).map(summary)).toEqual(["assistant(stop)[a]"]);
   });
 
-  it("every entry point throws a TypeError at the call when streamFn is omitted", () => {
+  it("every entry point refuses at the call with a TypeError when streamFn is omitted: the stream ones throw, the promise ones reject", async () => {
     const context = { messages: [user("q")] };
     const config = baseConfig();
     expect(() => agentLoop([user("hi")], context, config)).toThrow(TypeError);
     expect(() => agentLoopContinue(context, config)).toThrow(TypeError);
-    expect(() => runAgentLoop([user("hi")], context, config, () => {})).toThrow(TypeError);
-    expect(() => runAgentLoopContinue(context, config, () => {})).toThrow(TypeError);
+    await expect(runAgentLoop([user("hi")], context, config, () => {})).rejects.toThrow(TypeError);
+    await expect(runAgentLoopContinue(context, config, () => {})).rejects.toThrow(TypeError);
   });
 
   it("no entry point mutates the caller's context.messages, prompts or tools", async () => {

@@ -326,7 +326,8 @@ describe("tool batch", () => {
     const byName = Object.fromEntries(endEvents(events).map((e) => [e.toolName, e]));
     expect(byName.rich.result).toEqual({ content: [{ type: "text", text: "rewritten" }], details: { a: 1, b: 2 } });
     expect(byName.rich.isError).toBe(false);
-    expect(byName.flag.result).toMatchObject({ content: [{ type: "text", text: "flag done" }], details: { why: "policy" }, isError: true });
+    // The flag is the call's (the event's, the message's); the result keeps what the tool returned, as in pi.
+    expect(byName.flag.result).toEqual({ content: [{ type: "text", text: "flag done" }], details: { why: "policy" } });
     expect(byName.flag.isError).toBe(true);
     expect(byName.keep.result).toEqual(ok("keep done"));
     expect(results.map(summary)).toEqual(["toolResult(rich):rewritten", "toolResult(flag!):flag done", "toolResult(keep):keep done"]);

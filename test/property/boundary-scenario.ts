@@ -217,6 +217,8 @@ export async function playBoundary(scenario: BoundaryScenario): Promise<Boundary
   try {
     return { events, messages: await promise };
   } catch (rejection) {
+    // A refusal at the call (bad input) is the promise's rejection, before any event.
+    if (rejection instanceof AgentInputError && events.length === 0) return { thrownAtCall: rejection, events, messages: [] };
     return { rejection, events, messages: [] };
   }
 }

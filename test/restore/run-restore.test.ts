@@ -84,7 +84,7 @@ const interrupted = (name: string) => `Tool ${name} was interrupted before it fi
  */
 function asRestoredAt<T>(value: T, point: RestorePoint): T {
   const ids = new Set(point.executing.filter((id) => NOT_REPLAY_SAFE.has(id)));
-  const result = (id: string) => ({ content: [{ type: "text", text: interrupted(NOT_REPLAY_SAFE.get(id)!) }], details: {}, isError: true });
+  const result = (id: string) => ({ content: [{ type: "text", text: interrupted(NOT_REPLAY_SAFE.get(id)!) }], details: {} });
   const walk = (item: unknown): unknown => {
     if (Array.isArray(item)) return item.map(walk);
     if (!item || typeof item !== "object") return item;
