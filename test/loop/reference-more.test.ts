@@ -1243,44 +1243,27 @@ describe("reference differential, more (pi-agent-core 1.6.0 as a black box)", ()
       });
     });
 
-    it("R21, R23: beforeToolCall and afterToolCall that throw, parallel (not R56: tool hooks)", async () => {
-      await same((note) => ({
-        prompts: [user("hi")],
-        context: { messages: [], tools: [tool("a", async () => (note("exec:a"), ok("a"))), tool("b", async () => (note("exec:b"), ok("b")))] },
-        config: baseConfig({
-          ...queueHooks(note),
-          beforeToolCall: async ({ toolCall: call }) => {
-            if (call.name === "a") throw new Error("before failed");
-            return undefined;
-          },
-          afterToolCall: async ({ toolCall: call }) => {
-            if (call.name === "b") throw new Error("after failed");
-            return undefined;
-          },
-        }),
-        script: [calls("a", "b"), answer("done")],
-      }));
-    });
-
-    it("R21, R23: beforeToolCall and afterToolCall that throw, sequential", async () => {
-      await same((note) => ({
-        prompts: [user("hi")],
-        context: { messages: [], tools: [tool("a", async () => (note("exec:a"), ok("a"))), tool("b", async () => (note("exec:b"), ok("b")))] },
-        config: baseConfig({
-          ...queueHooks(note),
-          toolExecution: "sequential",
-          beforeToolCall: async ({ toolCall: call }) => {
-            if (call.name === "a") throw new Error("before failed");
-            return undefined;
-          },
-          afterToolCall: async ({ toolCall: call }) => {
-            if (call.name === "b") throw new Error("after failed");
-            return undefined;
-          },
-        }),
-        script: [calls("a", "b"), answer("done")],
-      }));
-    });
+    for (const mode of ["parallel", "sequential"] as const) {
+      it(`R21, R23: beforeToolCall and afterToolCall that throw, ${mode} (not R56: tool hooks)`, async () => {
+        await same((note) => ({
+          prompts: [user("hi")],
+          context: { messages: [], tools: [tool("a", async () => (note("exec:a"), ok("a"))), tool("b", async () => (note("exec:b"), ok("b")))] },
+          config: baseConfig({
+            ...queueHooks(note),
+            ...(mode === "sequential" ? { toolExecution: "sequential" as const } : {}),
+            beforeToolCall: async ({ toolCall: call }) => {
+              if (call.name === "a") throw new Error("before failed");
+              return undefined;
+            },
+            afterToolCall: async ({ toolCall: call }) => {
+              if (call.name === "b") throw new Error("after failed");
+              return undefined;
+            },
+          }),
+          script: [calls("a", "b"), answer("done")],
+        }));
+      });
+    }
 
     it("R4, R40: prepareNextTurn switches to a model of another provider; getApiKey sees the provider", async () => {
       await same((note) => {
