@@ -61,7 +61,11 @@ export const closedTurn: TurnState = { open: false, assistant: null, toolResults
 
 export function initialRunContext(input: RunInput): RunContext {
   return {
-    messages: input.messages,
+    // The run's own transcript, never the caller's array (which the caller may change during the
+    // run). A run with prompts appends them in its first transition (`injectPending`), which makes
+    // the copy; any other run copies now. (One O(transcript) copy per run: each copy of a long
+    // transcript lives as long as the run and is promoted by the collections it outlives.)
+    messages: input.prompts !== null && input.prompts.length > 0 ? input.messages : input.messages.slice(),
     newMessages: [],
     declared: [],
     toolSet: { tools: input.tools, sequentialTools: input.sequentialTools, siblingCancellingTools: input.siblingCancellingTools },

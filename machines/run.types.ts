@@ -34,7 +34,7 @@ export interface ToolSetData {
 export interface RunInput extends ToolSetData {
   /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
   prompts: AgentMessage[] | null;
-  /** The transcript so far (the run never mutates it). */
+  /** The transcript so far (the run never mutates it, and copies it before its caller could: `initialRunContext`). */
   messages: AgentMessage[];
   model: Model;
   thinkingLevel: ThinkingLevel;

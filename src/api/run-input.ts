@@ -22,7 +22,10 @@ export function hookFlags(config: AgentLoopConfig): HookFlags {
 export interface RunInputArgs {
   /** Prompts (R1), or `null` to continue (R2). Copied. */
   prompts: AgentMessage[] | null;
-  /** The transcript so far. Copied. */
+  /**
+   * The transcript so far. Not copied here: the run's context takes its own copy before anything can
+   * change it (see `initialRunContext`), so a long transcript is copied once per run, not twice.
+   */
   messages: AgentMessage[];
   tools: ToolRegistry;
   config: AgentLoopConfig;
@@ -35,7 +38,7 @@ export function runInput(args: RunInputArgs): RunInput {
   const { config } = args;
   return {
     prompts: args.prompts ? args.prompts.slice() : null,
-    messages: args.messages.slice(),
+    messages: args.messages,
     ...args.tools.data,
     model: config.model,
     thinkingLevel: config.reasoning ?? "off",

@@ -166,6 +166,41 @@ describe("entry-point stream semantics", () => {
     await check((context, prompts) => runAgentLoop(prompts, context, baseConfig(), () => {}, undefined, script()));
     await check((context) => runAgentLoopContinue(context, baseConfig(), () => {}, undefined, script()));
   });
+
+  it("the run's transcript is its own: a caller that changes its context.messages during the run changes no request and no output", async () => {
+    // A common pattern: the caller appends each finished message to the array it passed in (here
+    // also a stray message), while the run is in flight.
+    const check = async (run: (messages: AgentMessage[], sink: (event: AgentEvent) => void, streamFn: StreamFn) => Promise<AgentMessage[]>, start: AgentMessage[]) => {
+      const seen: string[][] = [];
+      const inner = script();
+      const streamFn: StreamFn = (model, context, options) => {
+        seen.push(context.messages.map((message) => message.role));
+        return inner(model, context, options);
+      };
+      const messages = start.slice();
+      const added = await run(messages, (event) => {
+        if (event.type === "message_end") messages.push(event.message, user("stray"));
+      }, streamFn);
+      return { seen, added: added.map((message) => message.role) };
+    };
+    const prompted = await check((messages, sink, streamFn) => runAgentLoop([user("hi")], { messages, tools: [tool("read")] }, baseConfig(), sink, undefined, streamFn), [user("q")]);
+    expect(prompted.seen).toEqual([
+      ["user", "system", "user"],
+      ["user", "system", "user", "assistant", "toolResult"],
+    ]);
+    expect(prompted.added).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
+    const continued = await check((messages, sink, streamFn) => runAgentLoopContinue({ messages, tools: [tool("read")] }, baseConfig(), sink, undefined, streamFn), [user("q")]);
+    // R2: a continue run declares its tools with its first request.
+    expect(continued.seen).toEqual([
+      ["user", "system"],
+      ["user", "system", "assistant", "toolResult"],
+    ]);
+    expect(continued.added).toEqual(["system", "assistant", "toolResult", "assistant"]);
+    // Nothing to declare: the run injects nothing before its first request.
+    const bare = await check((messages, sink, streamFn) => runAgentLoopContinue({ messages }, baseConfig(), sink, undefined, streamFn), [user("q")]);
+    expect(bare.seen).toEqual([["user"], ["user", "assistant", "toolResult"]]);
+    expect(bare.added).toEqual(["assistant", "toolResult", "assistant"]);
+  });
 });
 
 describe("entry-point stream semantics: the awaited sink", () => {
