@@ -95,7 +95,7 @@ describe("issue 16: pasting into the prompt loop", () => {
       return best;
     }
 
-    it("input handling is linear in the line's length: 100 KB takes at most 15× the time of 10 KB", async () => {
+    it("input handling is linear in the line's length: 100 KB takes at most 35× the time of 10 KB (quadratic would take 100×)", async () => {
       const tty = await session();
       const line = (size: number) => "lorem ipsum dolor sit amet ".repeat(Math.ceil(size / 27)).slice(0, size);
       // Warm up (JIT), then compare in this process: typed as one chunk, and as a bracketed paste.
@@ -104,9 +104,11 @@ describe("issue 16: pasting into the prompt loop", () => {
       fastest(tty, paste(line(100_000)), 20);
       const typed = fastest(tty, line(100_000), 2) / fastest(tty, line(10_000), 20);
       const pasted = fastest(tty, paste(line(100_000)), 20) / fastest(tty, paste(line(10_000)), 200);
-      // Ten times as many 10 KB lines as 100 KB ones: the same amount of text; linear means a ratio near 1.
-      expect(typed * 10).toBeLessThanOrEqual(15);
-      expect(pasted * 10).toBeLessThanOrEqual(15);
+      // Ten times as many 10 KB lines as 100 KB ones: the same amount of text; linear means a ratio
+      // near 1, quadratic near 10. The bound sits between them, far from both: on the 2-core CI
+      // machine, with the other test files running, a linear build measured up to 1.96 on Node 24.
+      expect(typed * 10).toBeLessThanOrEqual(35);
+      expect(pasted * 10).toBeLessThanOrEqual(35);
       tty.type("\x03");
       tty.type("\x03");
       expect(await tty.exit).toBe(0);
