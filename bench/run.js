@@ -69,10 +69,10 @@ const history = transcript(5000);
  * one (2026-12-03: 4.5, 4.7, 3.8 … then 2.2–2.8 ms; the reference 2.5, then 1.8–2.0). So that
  * variant would time our recovery from collections no stream sees that often; it is printed too.
  */
-const deltaScenario = (name, history) => ({
-  warmUp: (loop) => repeat(5, () => runDeltas(loop, history)),
+const deltaScenario = (name, messages) => ({
+  warmUp: (loop) => repeat(5, () => runDeltas(loop, messages)),
   measure: async () => {
-    const body = (loop) => runDeltas(loop, history);
+    const body = (loop) => runDeltas(loop, messages);
     return { ...(await measure(name, body, ROUNDS, { forceGc: false })), forcedGc: await measure(name, body) };
   },
 });
@@ -246,7 +246,7 @@ for (const [scenario, target] of [["a", 5.0], ["b", 1.5], ["c", 1.5]]) {
   for (let i = 0; i < PROCESSES; i++) perProcess[scenario].push(measureInProcess(scenario));
   const byRatio = [...perProcess[scenario]].sort((x, y) => x.ratio - y.ratio);
   const median = byRatio[Math.floor(byRatio.length / 2)];
-  results.push({ ...median, name: `${median.name}, median of ${PROCESSES} processes`, target });
+  results.push({ ...median, scenario, name: `${median.name}, median of ${PROCESSES} processes`, target });
 }
 // warm-up both, for what follows in this process
 await runToolTurns(statechartLoop, 200);
@@ -259,7 +259,7 @@ for (const r of results) {
   console.log(`${r.name.padEnd(52)} statechart ${r.statechart.toFixed(1).padStart(8)} ms  reference ${r.reference.toFixed(1).padStart(8)} ms  ratio ${r.ratio.toFixed(2)}  (target <= ${r.target})  ${verdict}`);
   console.log(`${"".padEnd(52)} time in GC: statechart ${pct(r.gc.statechart)}, reference ${pct(r.gc.reference)}`);
   if (r.forcedGc) {
-    const forced = perProcess[r.name[1]].map((p) => p.forcedGc.ratio);
+    const forced = perProcess[r.scenario].map((p) => p.forcedGc.ratio);
     console.log(`${"".padEnd(52)} with gc() before every round (information): ${forced.map((x) => x.toFixed(2)).join(", ")}`);
   }
 }
