@@ -5,12 +5,12 @@
  */
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallHostMachine } from "../../machines/tool-call-host.machine.js";
-import { createStepsWorker, type RuntimeResolver } from "./steps-worker.js";
+import { createStepsWorker, type RuntimeReleaser, type RuntimeResolver } from "./steps-worker.js";
 
-export function provideRunMachine(resolve: RuntimeResolver): typeof runMachine {
-  return runMachine.provide({ actors: { steps: createStepsWorker(resolve) } });
+export function provideRunMachine(resolve: RuntimeResolver, release?: RuntimeReleaser): typeof runMachine {
+  return runMachine.provide({ actors: { steps: createStepsWorker(resolve, release) } });
 }
 
-export function provideToolCallHost(resolve: RuntimeResolver): typeof toolCallHostMachine {
-  return toolCallHostMachine.provide({ actors: { steps: createStepsWorker(resolve) } });
+export function provideToolCallHost(resolve: RuntimeResolver, release?: RuntimeReleaser): typeof toolCallHostMachine {
+  return toolCallHostMachine.provide({ actors: { steps: createStepsWorker(resolve, release) } });
 }

@@ -89,14 +89,25 @@ const jobs: Record<StepName, Job> = { ...runJobs, ...toolJobs };
 
 /** Finds the runtime of the run that owns a worker. */
 export type RuntimeResolver = (owner: AnyActorRef) => RunRuntime;
+/** Lets go of what the host keeps for a run whose worker stopped (see `createStepsWorker`). */
+export type RuntimeReleaser = (owner: AnyActorRef) => void;
 
-export function createStepsWorker(resolve: RuntimeResolver): StepWorkerLogic {
+/**
+ * A stopped worker drops its runner and has its host release the run's runtime at once. Both are
+ * kept in WeakMaps whose values refer back to their keys (a runner to its worker, a runtime to its
+ * run), and V8 keeps such an entry alive through every young-generation collection until the next
+ * full one: the finished run, transcript and all, would be promoted (`npm run bench:gc`).
+ */
+export function createStepsWorker(resolve: RuntimeResolver, release?: RuntimeReleaser): StepWorkerLogic {
   const runners = new WeakMap<AnyActorRef, StepRunner>();
   return {
     transition(snapshot, event, { self }) {
       if (snapshot.status !== "active") return snapshot;
       if ((event as EventObject).type === "xstate.stop") {
-        runners.get(self)?.stop();
+        const runner = runners.get(self);
+        runners.delete(self);
+        runner?.stop();
+        release?.(self._parent!);
         return { ...snapshot, status: "stopped" } as StepWorkerSnapshot;
       }
       return runners.get(self)?.receive(event, snapshot) ?? snapshot;

@@ -1,8 +1,7 @@
 /**
  * Where a run actor's runtime comes from. A host (the `agentLoop` entry points, an Agent's session,
  * `runToolCall`) registers itself, or the run actor it creates, with a factory; the run's step
- * worker resolves the runtime once, when it starts. Weak keys: a finished run's runtime goes with
- * its actor.
+ * worker resolves the runtime once, when it starts, and releases it when it stops.
  */
 import type { AnyActorRef } from "xstate";
 import type { RunRuntime } from "../actors/run-runtime.js";
@@ -30,6 +29,11 @@ export function hostedRuntime(owner: AnyActorRef): RunRuntime | undefined {
   const runtime = factory(owner);
   runtimes.set(owner, runtime);
   return runtime;
+}
+
+/** Forgets `owner`'s runtime: its step worker stopped (the run ended or was stopped). */
+export function releaseRuntime(owner: AnyActorRef): void {
+  runtimes.delete(owner);
 }
 
 export function requireRuntime(owner: AnyActorRef): RunRuntime {

@@ -27,7 +27,7 @@ import { bindJobJournal } from "../actors/steps-worker.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock } from "../loop/clock.js";
-import { hostedRuntime } from "./run-hosts.js";
+import { hostedRuntime, releaseRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { checkRunArguments } from "./check-arguments.js";
 import { registerSubRunLogic } from "../actors/sub-runs.js";
@@ -97,7 +97,7 @@ const journaledInputs = new WeakMap<AnyActorRef, RunInput>();
 export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   checkLoopSettings(options.config ?? {}, "config.");
   const clock = options.clock ?? systemClock;
-  const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options));
+  const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options), releaseRuntime);
   // The machine's input is its own plain-data RunInput; an embedding app gives the public
   // AgentRunInput, resolved here against the options (model, hooks, tools' declarations).
   const logic = Object.create(provided) as AgentRunLogic;

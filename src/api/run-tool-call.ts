@@ -9,7 +9,7 @@ import { createRunRuntime } from "../actors/run-runtime.js";
 import { provideToolCallHost } from "../actors/implementations.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
 import { systemClock } from "../loop/clock.js";
-import { bindRuntime, requireRuntime } from "./run-hosts.js";
+import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
 import { checkToolCallArguments } from "../boundary/tool-call-arguments.js";
 
 export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
@@ -35,7 +35,7 @@ export function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Pr
 
 async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
-    const actor = createActor((host ??= provideToolCallHost(requireRuntime)), {
+    const actor = createActor((host ??= provideToolCallHost(requireRuntime, releaseRuntime)), {
       input: {
         toolCall,
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },

@@ -15,7 +15,7 @@ import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import type { EventQueue } from "../bridge/event-queue.js";
-import { bindRuntime, requireRuntime } from "./run-hosts.js";
+import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { guardedInspect } from "../boundary/inspect-observer.js";
 import type { RunInput } from "../../machines/run.types.js";
@@ -56,7 +56,7 @@ let shared: typeof runMachine | undefined;
 
 /** The run machine whose runtimes the host binds before each run starts; provided once per process. */
 export function hostedRunMachine(): typeof runMachine {
-  return (shared ??= provideRunMachine(requireRuntime));
+  return (shared ??= provideRunMachine(requireRuntime, releaseRuntime));
 }
 
 /** Calls `then` once every event pushed so far has been delivered (at once when none is pending). */
