@@ -4,7 +4,7 @@
 // reference, and whose code allocates them: V8's sampling heap profiler with the objects young and
 // full collections reclaim kept in its samples. A run's time follows what it allocates (garbage
 // collection is a fifth of the statechart's time), so this says where (a)'s ratio comes from.
-// See README "Benchmark".
+// See bench/README.md, "XState's floor" (where (a)'s ratio comes from).
 import { Session } from "node:inspector/promises";
 import { runAgentLoop as statechartLoop } from "../dist/index.js";
 import { runAgentLoop as referenceLoop } from "@earendil-works/pi-agent-core";
