@@ -6,7 +6,7 @@
  * of runs share one actor system.
  */
 import type { AnyActorRef } from "xstate";
-import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentTool, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
+import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
@@ -16,19 +16,7 @@ import type { RequestSlotRelease } from "../loop/request-limiter.js";
 import type { JobExecutor } from "./job-executor.js";
 import type { RunContext } from "../../machines/run.types.js";
 
-/** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
-export interface AgentRunOptions {
-  streamFn: StreamFn;
-  /** The executable tools; on restore (R13), every tool the snapshot names (hooks' included) must be here. */
-  tools?: readonly AgentTool[];
-  config: AgentLoopConfig;
-  /** The run's clock (R13); default: `Date.now` and `performance.now`. */
-  clock?: Clock;
-  /** The run's random source (R13); default: `Math.random`. */
-  random?: RandomSource;
-  /** Where the run's jobs execute (R90: as journaled steps of a durable-execution engine); default: in the worker. */
-  executor?: JobExecutor;
-}
+export type { AgentRunOptions };
 
 /**
  * The hooks and options a runtime reads. A run's is an `AgentLoopConfig`; `runToolCall`'s host has

@@ -14,7 +14,7 @@ import { errorText } from "../loop/tool-results.js";
 import { classifyFailure } from "../loop/classify-failure.js";
 import { toPlainData } from "../loop/plain-data.js";
 import type { RunRuntime } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
 
 /** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
 export class StreamFailure extends Error {

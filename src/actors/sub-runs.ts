@@ -6,23 +6,11 @@
  * `replay` rule like any execution.
  */
 import { createActor, toPromise, type AnyActorLogic, type AnyActorRef } from "xstate";
-import type { AgentEvent, AgentMessage } from "../types.js";
+import type { AgentEvent, AgentMessage, SubRunRequest, ToolExecutionContext } from "../types.js";
 import type { RunRuntime, AgentRunOptions } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
 
-export interface SubRunRequest {
-  prompts?: AgentMessage[];
-  messages?: AgentMessage[];
-  /** Each event of the sub-run, in order (a sync observer; the sub-run does not wait for it). */
-  onEvent?: (event: AgentEvent) => void;
-}
-
-export interface ToolExecutionContext {
-  /** `true` when this execution is a re-run after a restore (only for `replay: "safe"` tools, R13). */
-  replayed: boolean;
-  /** Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14). */
-  runSubAgent(options: AgentRunOptions, request: SubRunRequest): Promise<AgentMessage[]>;
-}
+export type { SubRunRequest, ToolExecutionContext };
 
 // Set by run-logic.ts (it imports this module's users), to keep the import graph acyclic.
 let createLogic: ((options: AgentRunOptions) => unknown) | undefined;

@@ -1,5 +1,5 @@
 /** The leading system message of an Agent's transcript (R50: `initialState.systemPrompt`/`tools`). */
-import type { SystemMessage, ToolDecl } from "../types.js";
+import type { SystemMessage, ToolDecl } from "../messages.js";
 
 /**
  * A leading system message holding `systemPrompt` as content and every tool in `toolsAdded`

@@ -1,5 +1,5 @@
 /** Whole-transcript replay of system messages: the Agent's `systemPrompt` and `reset()` (R50, R54). */
-import type { AgentMessage, SystemMessage, ToolDecl } from "../types.js";
+import type { AgentMessage, SystemMessage, ToolDecl } from "../messages.js";
 import { isSystemMessage } from "./system-message-guard.js";
 import { createSystemReplay, renderSystemPrompt, replayedContent, replaySystemMessage, type SystemReplay } from "./system-replay.js";
 

@@ -1,5 +1,5 @@
 /** The difference between declared tools and executable tools, as R30 announces it. */
-import type { ToolDecl, ToolReference } from "../types.js";
+import type { ToolDecl, ToolReference } from "../messages.js";
 import type { KeyedToolDecl } from "./declaration-key.js";
 
 /** Tool changes that turn one declared set into another (never both lists empty). */

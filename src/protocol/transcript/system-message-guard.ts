@@ -1,5 +1,5 @@
 /** Recognizing system messages among app-defined messages (the loop carries `AgentMessage`s). */
-import type { AgentMessage, SystemMessage } from "../types.js";
+import type { AgentMessage, SystemMessage } from "../messages.js";
 
 /** Whether a message is a system message (the only role that carries prompt and tool state). */
 export function isSystemMessage(message: AgentMessage): message is SystemMessage {

@@ -10,7 +10,7 @@
  * declaration wins a position, replacing keeps it, `null` removes, re-adding appends; integer-like
  * names sort first (JSON objects reorder them anyway, so the order survives persistence).
  */
-import type { SystemMessage, ToolDecl } from "../types.js";
+import type { SystemMessage, ToolDecl } from "../messages.js";
 import { systemContentText } from "./content-text.js";
 import { applyToolFields } from "./tool-fields.js";
 

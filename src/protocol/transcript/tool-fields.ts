@@ -2,7 +2,7 @@
  * The one replay rule for tool fields (R30), shared by every tool-set representation so they
  * cannot drift apart: per message, `toolsRemoved` first, then `toolsAdded`, keyed by name.
  */
-import type { SystemMessage, ToolDecl } from "../types.js";
+import type { SystemMessage, ToolDecl } from "../messages.js";
 
 /**
  * Applies one system message's tool changes to `set` in place. Removing an unknown name is a

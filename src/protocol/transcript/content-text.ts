@@ -1,5 +1,5 @@
 /** The instruction text of one system message's `content`. */
-import type { SystemMessage } from "../types.js";
+import type { SystemMessage } from "../messages.js";
 
 /**
  * A string is used as is; text blocks are joined with "\n" (as the reference does), and any

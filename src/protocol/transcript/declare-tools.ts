@@ -3,7 +3,7 @@
  * transcript declares and `context.tools`, so replaying the transcript always yields the tools
  * that can execute.
  */
-import type { AgentMessage, SystemMessage } from "../types.js";
+import type { AgentMessage, SystemMessage } from "../messages.js";
 import type { KeyedToolDecl } from "./declaration-key.js";
 import { applySystemMessage, type DeclaredToolSet } from "./declared-set.js";
 import { hasToolFields, isSystemMessage } from "./system-message-guard.js";

@@ -2,7 +2,7 @@
  * The tools a transcript declares, as name → declaration key: the incremental form the loop keeps
  * beside `context.messages` so R30 never replays the whole transcript before a request.
  */
-import type { AgentMessage, SystemMessage } from "../types.js";
+import type { AgentMessage, SystemMessage } from "../messages.js";
 import { toolDeclKey } from "./declaration-key.js";
 import { isSystemMessage } from "./system-message-guard.js";
 import { applyToolFields } from "./tool-fields.js";
