@@ -1,4 +1,4 @@
-// The README's "Approvals" example, verbatim but for the assertions (console output collected).
+// docs/guides/approvals.md's example, verbatim but for the assertions (console output collected).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, defineTool, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
