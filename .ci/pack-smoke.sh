@@ -13,12 +13,13 @@ npm install --no-audit --no-fund --silent "./$tarball" xstate@5.33.3 rxjs@7.8.2 
 cat > smoke.mjs <<'JS'
 import { agentLoop, scriptedStreamFn, scriptedModel, text, toolCall, defineTool } from "xstate-agent-loop";
 import * as anthropic from "xstate-agent-loop/anthropic";
+import * as aiSdk from "xstate-agent-loop/ai-sdk";
 import * as inspect from "xstate-agent-loop/inspect";
 import * as node from "xstate-agent-loop/node";
 import * as restate from "xstate-agent-loop/restate";
 import { z } from "zod";
 
-for (const [name, mod] of Object.entries({ anthropic, inspect, node, restate })) {
+for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate })) {
   if (Object.keys(mod).length === 0) throw new Error(`subpath ${name} exports nothing`);
 }
 const echo = defineTool({
@@ -39,6 +40,25 @@ for await (const event of stream) types.push(event.type);
 const messages = await stream.result();
 if (types[0] !== "agent_start" || types.at(-1) !== "agent_end") throw new Error("bad event sequence: " + types.join(","));
 if (messages.at(-1).content[0].text !== "done") throw new Error("unexpected final message");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, inspect, node, restate)`);
+// ./ai-sdk loads without any AI SDK package installed (it imports only @ai-sdk/provider's types):
+// an in-memory language model of the v4 spec answers through fromAiSdkModel.
+const parts = [
+  { type: "stream-start", warnings: [] },
+  { type: "text-start", id: "t" },
+  { type: "text-delta", id: "t", delta: "hi from v4" },
+  { type: "text-end", id: "t" },
+  { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: { inputTokens: { total: 3 }, outputTokens: { total: 2 } } },
+];
+const v4 = {
+  specificationVersion: "v4", provider: "smoke.chat", modelId: "smoke-1", supportedUrls: {},
+  doGenerate: async () => { throw new Error("unused"); },
+  doStream: async () => ({ stream: new ReadableStream({ start(c) { for (const p of parts) c.enqueue(p); c.close(); } }) }),
+};
+const aiStream = aiSdk.fromAiSdkModel(v4, { facts: { contextWindow: 8000, maxTokens: 1000 } });
+const aiRun = agentLoop([{ role: "user", content: "hi", timestamp: Date.now() }], { messages: [], tools: [] }, { model: aiStream.model, convertToLlm: (m) => m }, undefined, aiStream);
+for await (const _ of aiRun);
+const aiMessages = await aiRun.result();
+if (aiMessages.at(-1).content[0].text !== "hi from v4") throw new Error("ai-sdk subpath: unexpected final message");
+console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate)`);
 JS
 node smoke.mjs

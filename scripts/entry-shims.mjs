@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 const entries = {
   index: "./src/index.js",
   anthropic: "./src/providers/anthropic/index.js",
+  "ai-sdk": "./src/providers/ai-sdk/index.js",
   inspect: "./src/inspect/index.js",
   node: "./src/node/index.js",
   proxy: "./src/proxy/index.js",

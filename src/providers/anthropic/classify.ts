@@ -4,6 +4,7 @@
  * headers, connection errors), for the final message's `retry` and `contextOverflow`.
  */
 import { APIConnectionError, APIError } from "@anthropic-ai/sdk";
+import { retryAfterFromHeaders } from "../retry-after.js";
 import type { RetryClassification, TransientFailureKind } from "../../types.js";
 
 export interface AnthropicFailure {
@@ -37,16 +38,7 @@ function kindOfStatus(status: number): TransientFailureKind | undefined {
  * date), as the SDK reads them. Undefined when absent, unparseable or negative.
  */
 export function retryAfterMs(headers: Headers | undefined, now: () => number = Date.now): number | undefined {
-  const ms = headers?.get("retry-after-ms");
-  if (ms) {
-    const value = Number(ms);
-    if (Number.isFinite(value) && value >= 0) return Math.round(value);
-  }
-  const after = headers?.get("retry-after")?.trim();
-  if (!after) return undefined;
-  if (/^\d+(?:\.\d+)?$/.test(after)) return Math.round(Number(after) * 1000);
-  const date = Date.parse(after);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now());
+  return retryAfterFromHeaders((name) => headers?.get(name), now);
 }
 
 /** "prompt is too long: 210000 tokens > 200000 maximum" is how the API words a 400 overflow. */
