@@ -6,6 +6,8 @@ const entries = {
   index: "./src/index.js",
   anthropic: "./src/providers/anthropic/index.js",
   inspect: "./src/inspect/index.js",
+  mcp: "./src/mcp/index.js",
+  "mcp-node": "./src/mcp/node.js",
   node: "./src/node/index.js",
   proxy: "./src/proxy/index.js",
   restate: "./src/restate/index.js",
