@@ -141,6 +141,7 @@ export class ServerConnection {
   /** The connected client, reconnecting if need be (not before the backoff allows). */
   private async ready(): Promise<Client> {
     if (this.client && this.state === "connected") return this.client;
+    if (this.state === "closed") throw new McpCallError("unavailable", `MCP server "${this.name}" is closed`);
     const wait = this.nextAttemptAt - Date.now();
     if (this.failures > 0 && wait > 0 && !this.connecting) {
       throw new McpCallError("unavailable", `MCP server "${this.name}" is unavailable (${this.error ?? "not connected"}); the next reconnection is in ${wait} ms`);
