@@ -4,6 +4,7 @@
  * added once the sink has seen every event. Never rejects for tool, hook or provider failures;
  * rejects only when the sink itself throws (R56).
  */
+import { subAgents } from "./sub-agents.js";
 import { createActor, type Actor, type InspectionEvent, type Observer } from "xstate";
 import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
@@ -98,6 +99,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       registry: tools,
       clock,
       random: options?.random,
+      subAgents,
       sink: durable ? durable.liveOnly(args.sink) : args.sink,
       // A durable run journals its abort before the run sees it (R80).
       signal: durable ? undefined : args.signal,
