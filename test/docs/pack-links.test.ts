@@ -14,7 +14,7 @@ import { REPO } from "./snippets.js";
  * Pages other branches of this wave write (issue 34 lists them): linked from the table of contents
  * already. Tolerated only while the file does not exist here; once it does, it must ship.
  */
-const WRITTEN_ELSEWHERE = new Set(["docs/guides/mcp.md", "docs/guides/telemetry.md", "docs/guides/providers.md", "docs/reference/durable-delivery.md"]);
+const WRITTEN_ELSEWHERE = new Set(["docs/guides/mcp.md", "docs/guides/telemetry.md", "docs/guides/providers.md", "docs/reference/durable-delivery.md", "docs/architecture-machines.md"]);
 
 /** The relative targets of a markdown text's links and images, without their `#fragment`. */
 export function relativeTargets(markdown: string): string[] {
