@@ -60,6 +60,10 @@ describe("docs snippets", () => {
     expect(snippets.some((snippet) => snippet.file === "README.md")).toBe(true);
   });
 
+  it("README.md stays a front page: at most 300 lines (topics go to docs/)", () => {
+    expect(readFileSync(path.join(REPO, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(300);
+  });
+
   it("every TypeScript block type-checks against the sources", () => {
     const failures = snippets.flatMap((snippet) => diagnostics.get(snippet) ?? []);
     expect(failures).toEqual([]);

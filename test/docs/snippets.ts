@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import MarkdownIt from "markdown-it";
 
 export const REPO = path.resolve(import.meta.dirname, "../..");
 
@@ -36,21 +37,15 @@ export function docFiles(root = REPO): string[] {
   return files.sort();
 }
 
-/** Every ```ts / ```typescript block of a markdown text. */
+/** Every ```ts / ```typescript block of a markdown text (CommonMark's fences, as markdown-it reads them). */
 export function extractSnippets(file: string, markdown: string): Snippet[] {
-  const snippets: Snippet[] = [];
-  const lines = markdown.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*(ts|typescript)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const [, indent, fence] = open;
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && !lines[j]!.trimStart().startsWith(fence!); j++) body.push(lines[j]!.slice(indent!.length));
-    snippets.push({ file, line: i + 2, code: body.join("\n"), runnable: body[0]?.trim() === RUN_MARKER });
-    i = j;
-  }
-  return snippets;
+  return new MarkdownIt()
+    .parse(markdown, {})
+    .filter((token) => token.type === "fence" && /^(ts|typescript)$/.test(token.info.trim()) && token.map)
+    .map((token) => {
+      const code = token.content.replace(/\n$/, "");
+      return { file, line: token.map![0] + 2, code, runnable: code.split("\n", 1)[0]!.trim() === RUN_MARKER };
+    });
 }
 
 /** The package's import specifiers and the source each resolves to, from the build's entry list. */

@@ -47,7 +47,7 @@ export interface CliOptions {
   sessions: boolean;
 }
 
-/** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
+/** SPEC R67: the CLI's abort grace (docs/guides/cli.md says why 5 s). */
 export const DEFAULT_ABORT_GRACE_MS = 5000;
 
 export type ParsedArgs =
