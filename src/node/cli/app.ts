@@ -17,7 +17,8 @@ import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
 import { connectInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
 import { TerminalInput, type InputAction, type KeyboardStream } from "./input.js";
-import { chooseModel, type ModelChoice } from "./model.js";
+import type { ModelChoice } from "./model.js";
+import { chooseSessionModel } from "./provider-model.js";
 import { DEMO_FOLLOW_UP, DEMO_STEERING } from "./offline-demo.js";
 import { recoveryConfig } from "./recovery.js";
 import { Renderer } from "./renderer.js";
@@ -108,14 +109,19 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     io.stderr.write(`error: ${error.message}\n`);
     return 2;
   }
-  const choice = chooseModel(options, io.env, io.demoPace ?? 1);
+  const chosen = await chooseSessionModel(options, io.env, io.demoPace ?? 1);
+  if ("error" in chosen) {
+    io.stderr.write(`error: ${chosen.error}\n`);
+    return 2;
+  }
+  const choice = chosen;
   let trace: TraceFile | undefined;
   if (options.trace !== undefined) {
     try {
       trace = openTraceFile(path.resolve(io.cwd, options.trace), {
         model: choice.model,
         cwd,
-        secrets: [io.env.ANTHROPIC_API_KEY].filter((value): value is string => !!value),
+        secrets: [io.env.ANTHROPIC_API_KEY, ...(choice.secrets ?? [])].filter((value): value is string => !!value),
       });
     } catch (error) {
       io.stderr.write(`error: ${(error as Error).message}\n`);

@@ -13,8 +13,10 @@ export interface CliOptions {
   /** The one-shot prompt (positional words joined); absent for the interactive session. */
   prompt?: string;
   offline: boolean;
-  /** Claude model id; absent means DEFAULT_MODEL. */
+  /** `provider:id` or a bare Claude model id (src/node/cli/provider-model.ts); absent means DEFAULT_MODEL, or the offline demo without a key. */
   model?: string;
+  /** `--base-url`: the provider's endpoint (an OpenAI-compatible server, Ollama, a proxy). */
+  baseUrl?: string;
   thinking: ThinkingLevel;
   /** Allow write_file without asking. */
   yes: boolean;
@@ -71,6 +73,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         version: { type: "boolean", short: "v" },
         offline: { type: "boolean" },
         model: { type: "string", short: "m" },
+        "base-url": { type: "string" },
         thinking: { type: "string" },
         yes: { type: "boolean", short: "y" },
         trace: { type: "string" },
@@ -103,7 +106,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
-  for (const name of ["model", "trace", "cwd", "thinking", "mcp-config"] as const) {
+  for (const name of ["model", "trace", "cwd", "thinking", "mcp-config", "base-url"] as const) {
     const value = values[name];
     if (value !== undefined && (value === "" || value.startsWith("-"))) return { kind: "error", message: `Option ${typed(name)} needs a value.` };
   }
@@ -137,6 +140,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       ...(prompt ? { prompt } : {}),
       offline: values.offline === true,
       ...(values.model !== undefined ? { model: values.model } : {}),
+      ...(values["base-url"] !== undefined ? { baseUrl: values["base-url"] } : {}),
       thinking,
       yes: values.yes === true,
       ...(values.trace !== undefined ? { trace: values.trace } : {}),
@@ -214,7 +218,13 @@ With a prompt it runs once and exits; without one (on a terminal) it starts a pr
 
 Options:
   --offline            Use the built-in offline demo model (the default without ANTHROPIC_API_KEY)
-  -m, --model <id>     Claude model when ANTHROPIC_API_KEY is set (default: ${DEFAULT_MODEL})
+  -m, --model <id>     The model: a bare id is Claude's (with ANTHROPIC_API_KEY; default:
+                       ${DEFAULT_MODEL}); provider:id picks another provider: openai:gpt-5
+                       (OPENAI_API_KEY), openai-chat:<id> (Chat Completions), ollama:llama3.2,
+                       google:gemini-2.5-flash (GOOGLE_GENERATIVE_AI_API_KEY), anthropic:<id>.
+                       openai/google need their package: npm install @ai-sdk/openai / @ai-sdk/google
+      --base-url <url> The provider's endpoint: an OpenAI-compatible server, Ollama, a proxy
+                       (default: OPENAI_BASE_URL, GOOGLE_GENERATIVE_AI_BASE_URL, ANTHROPIC_BASE_URL)
       --thinking <lvl> Thinking level: ${THINKING_LEVELS.join(", ")} (default: off)
   -y, --yes            Approve write_file and MCP tool calls, and the project's MCP servers, up
                        front (without it each asks; without a terminal to ask, they are refused)

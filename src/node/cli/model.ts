@@ -12,6 +12,8 @@ export interface ModelChoice {
   label: string;
   /** A warning to show (e.g. an unknown model id). */
   warning?: string;
+  /** Keys the session uses, kept out of the trace (the Anthropic key is added from the environment). */
+  secrets?: string[];
 }
 
 export const OFFLINE_LABEL = "offline demo model — set ANTHROPIC_API_KEY for Claude";
