@@ -8,17 +8,18 @@ trap 'rm -rf "$work"' EXIT
 tarball=$(npm pack --silent --pack-destination "$work" | tail -n 1)
 cd "$work"
 npm init -y >/dev/null
-# @restatedev/restate-sdk: the optional peer an app adds to use the ./restate subpath.
-npm install --no-audit --no-fund --silent "./$tarball" xstate@5.33.3 rxjs@7.8.2 zod@4.6.7 @restatedev/restate-sdk@1.12.0 >/dev/null
+# @restatedev/restate-sdk and @opentelemetry/api: the optional peers an app adds to use the ./restate and ./otel subpaths.
+npm install --no-audit --no-fund --silent "./$tarball" xstate@5.33.3 rxjs@7.8.2 zod@4.6.7 @restatedev/restate-sdk@1.12.0 @opentelemetry/api@1.9.1 >/dev/null
 cat > smoke.mjs <<'JS'
 import { agentLoop, scriptedStreamFn, scriptedModel, text, toolCall, defineTool } from "xstate-agent-loop";
 import * as anthropic from "xstate-agent-loop/anthropic";
 import * as inspect from "xstate-agent-loop/inspect";
 import * as node from "xstate-agent-loop/node";
 import * as restate from "xstate-agent-loop/restate";
+import * as otel from "xstate-agent-loop/otel";
 import { z } from "zod";
 
-for (const [name, mod] of Object.entries({ anthropic, inspect, node, restate })) {
+for (const [name, mod] of Object.entries({ anthropic, inspect, node, restate, otel })) {
   if (Object.keys(mod).length === 0) throw new Error(`subpath ${name} exports nothing`);
 }
 const echo = defineTool({
@@ -39,6 +40,6 @@ for await (const event of stream) types.push(event.type);
 const messages = await stream.result();
 if (types[0] !== "agent_start" || types.at(-1) !== "agent_end") throw new Error("bad event sequence: " + types.join(","));
 if (messages.at(-1).content[0].text !== "done") throw new Error("unexpected final message");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, inspect, node, restate)`);
+console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, inspect, node, restate, otel)`);
 JS
 node smoke.mjs
