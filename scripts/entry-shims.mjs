@@ -14,6 +14,7 @@ const entries = {
   restate: "./src/restate/index.js",
   sqlite: "./src/sqlite.js",
   testing: "./src/testing/index.js",
+  otel: "./src/otel/index.js",
 };
 mkdirSync("dist", { recursive: true });
 for (const [name, target] of Object.entries(entries)) {

@@ -12,6 +12,7 @@ export { streamProxy, proxyStreamFn, type ProxyStreamOptions } from "./proxy/cli
 export type { ProxyAssistantMessageEvent } from "./proxy/wire.js";
 export { runToolCall, type RunToolCallOptions } from "./api/run-tool-call.js";
 export type { RunOptions, RunActor } from "./api/start-run.js";
+export { composeObservers, type InspectOption, type InspectObserver, type AttachableObserver, type ObservedRoot } from "./boundary/inspect-observer.js";
 export {
   createAgentRunLogic,
   agentEvents,
