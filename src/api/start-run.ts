@@ -5,7 +5,7 @@
  * rejects only when the sink itself throws (R56).
  */
 import { subAgents } from "./sub-agents.js";
-import { createActor, type Actor, type InspectionEvent, type Observer } from "xstate";
+import { createActor, type Actor } from "xstate";
 import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
