@@ -14,6 +14,7 @@ import { streamOptionsOf } from "../loop/stream-options.js";
 import { routeEvents, type RuntimeEventSink } from "../loop/runtime-events.js";
 import type { RequestSlotRelease } from "../loop/request-limiter.js";
 import type { JobExecutor } from "./job-executor.js";
+import type { JobJournal } from "./job-journal.js";
 import type { RunContext } from "../../machines/run.types.js";
 
 export type { AgentRunOptions };
@@ -61,6 +62,8 @@ export interface RunRuntime {
   readonly startedCalls: Set<string>;
   /** What `context.runSubAgent` starts (R14); absent where a host runs no sub-agents. */
   readonly subAgents: SubAgentLauncher | undefined;
+  /** R80: the run's journal, bound before the run starts (`bindJobJournal`); its worker reports to it. */
+  journal: JobJournal | undefined;
 }
 
 
@@ -129,6 +132,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     requestSlot: { held: undefined },
     startedCalls,
     subAgents: args.subAgents,
+    journal: undefined,
     hookContext: () => {
       const context = (owner.getSnapshot() as { context: RunContext }).context;
       return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };

@@ -8,9 +8,10 @@
  */
 import type { AnyActorRef, EventObject } from "xstate";
 import type { AnyAgentEvent } from "../types.js";
-import type { RunApprovalEvent, StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
+import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
+import type { JobJournal, JournaledJob } from "./job-journal.js";
 import type { JobExecutor } from "./job-executor.js";
 import { runJobs } from "./run-jobs.js";
 import { toolJobs } from "./tool-jobs.js";
@@ -19,50 +20,12 @@ import { JobTrail, StepAbandonedError, abandonedText, isCallStep } from "../loop
 
 export type { JobScope };
 
-// --- The journal seam (SPEC R80–R83; the journal itself is src/durable/) -----------------------
-
-/** A job as its run's journal sees it: what was asked, by whom, and how to answer it from a record. */
-export interface JournaledJob {
-  readonly name: StepName;
-  readonly input: unknown;
-  readonly requester: AnyActorRef;
-  readonly cancelled: boolean;
-  /** Set by the journal before a job goes live: an intent without an outcome is a re-run (R81, R13). */
-  reissue: boolean;
-  /**
-   * Answers the job from a record, in the record's order: pushes each event (not journaled again)
-   * and sends each `{ sent }` to the requester, then sends `reply` (when given, and the job is still current).
-   */
-  replay(output: readonly (AnyAgentEvent | { sent: EventObject })[], reply: StepReply | undefined): void;
-  /** Runs the job for real now (the journal has no more records for it). */
-  runLive(): void;
-}
-
-/**
- * What a run's journal does at the worker. `begin`: "live" runs the job now (its events and reply
- * are reported); "answered": the journal answers it later, in journal order, with `replay` or `runLive`.
- */
-export interface JobJournal {
-  begin(job: JournaledJob): "live" | "answered";
-  emitted(job: JournaledJob, event: AnyAgentEvent): void;
-  sent(job: JournaledJob, event: EventObject): void;
-  /** The reply a live job is about to send (only a reply that is sent: never a cancelled job's). */
-  replied(job: JournaledJob, reply: StepReply): void;
-  /** The worker's R67 abandonment, run when the journal says so (a replayed grace); given once, when the worker starts. */
-  bindGrace(expire: () => void): void;
-  /** R29: the run took `run.abort` (from its signal, the Agent, or the app): an external input. */
-  aborted(): void;
-  /** R82: the run took an approval decision (an external input). */
-  decided(decision: RunApprovalEvent): void;
-  /** R67: the grace timer ran out. "live": abandon now (journaled); "answered": the journal decides when. */
-  graceExpired(): "live" | "answered";
-}
-
-const journals = new WeakMap<RunRuntime, JobJournal>();
+// --- The journal seam (SPEC R80–R83; the journal itself is src/durable/, its interface job-journal.ts)
+export type { JobJournal, JournaledJob };
 
 /** Binds a journal to a run's runtime before the run starts (src/durable/). */
 export function bindJobJournal(runtime: RunRuntime, journal: JobJournal): void {
-  journals.set(runtime, journal);
+  runtime.journal = journal;
 }
 // --- end of the journal seam --------------------------------------------------------------------
 
@@ -101,7 +64,7 @@ export function createStepsWorker(resolve: RuntimeResolver, release?: RuntimeRel
       const runtime = resolve(owner);
       const runner = new StepRunner(runtime, self);
       runners.set(self, runner);
-      journals.get(runtime)?.bindGrace(() => runner.expireGrace());
+      runtime.journal?.bindGrace(() => runner.expireGrace());
       // R67, R13: a run restored after its abort waits only what was left of the grace.
       if (snapshot.restored) runner.resumeGrace(snapshot);
       if (snapshot.restored) reissue(owner, self);
@@ -246,7 +209,7 @@ class StepRunner {
       case "run.abort": {
         // R80: the abort is journaled where the run took it, once (an Agent's abort reaches the
         // run both from the session machine and through the run's signal).
-        if (!this.abortTaken) journals.get(this.runtime)?.aborted();
+        if (!this.abortTaken) this.runtime.journal?.aborted();
         this.abortTaken = true;
         // R29: every running job sees the abort; later jobs start with an aborted signal.
         this.runtime.abortSignal();
@@ -259,7 +222,7 @@ class StepRunner {
       }
       // R80, R82: an approval decision the run took, journaled where it took it.
       case "run.decided":
-        journals.get(this.runtime)?.decided(event.decision);
+        this.runtime.journal?.decided(event.decision);
         return snapshot;
       // Recorded here; the timer abandons the jobs once the snapshot says so (outside this transition).
       case "grace.expire":
@@ -284,7 +247,7 @@ class StepRunner {
     this.cancelGrace = setTimer(ms, () => {
       this.cancelGrace = undefined;
       // R80: a journaled run's abandonment is a record (a replay runs it where the journal has it).
-      if (journals.get(this.runtime)?.graceExpired() === "answered") return;
+      if (this.runtime.journal?.graceExpired() === "answered") return;
       this.expireGrace();
     });
   }
@@ -338,7 +301,7 @@ class StepRunner {
 
   private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
     const { runtime } = this;
-    const journal = journals.get(runtime);
+    const journal = runtime.journal;
     const job = new RunningJob(runtime, name, replyTo, reissue, input, this, journal);
     this.current.set(replyTo, job);
     try {
