@@ -189,7 +189,7 @@ export class McpClient {
     const serverTool = definition.name;
     const tool: AgentTool<Record<string, unknown>, McpToolDetails> = {
       name,
-      label: definition.title ?? definition.annotations?.title ?? serverTool,
+      label: boundText(definition.title ?? definition.annotations?.title ?? serverTool, 200),
       description,
       parameters: schema,
       replay: rules.replay,

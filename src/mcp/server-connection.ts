@@ -127,7 +127,10 @@ export class ServerConnection {
       })) as McpCallResult;
     } catch (error) {
       if (signal?.aborted) throw new McpCallError("aborted", "Operation aborted");
-      if (this.client !== client || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+      const lost = isConnectionLoss(error);
+      // An HTTP server that went away leaves the SDK's client open: drop it, so the next call reconnects.
+      if (lost && this.client === client) this.drop(client, messageOf(error));
+      if (lost || this.client !== client || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
         throw new McpCallError(
           "disconnected",
           `MCP server "${this.name}" disconnected during the call to ${tool} (${this.describe(messageOf(error))}); its outcome is unknown. The server is reconnected for later calls.`,
@@ -147,6 +150,13 @@ export class ServerConnection {
       throw new McpCallError("unavailable", `MCP server "${this.name}" is unavailable (${this.error ?? "not connected"}); the next reconnection is in ${wait} ms`);
     }
     return this.connect();
+  }
+
+  private drop(client: Client, reason: string): void {
+    this.client = undefined;
+    this.error = this.describe(reason);
+    this.setState("disconnected");
+    void client.close().catch(() => {});
   }
 
   /** Resolves when the tool-list refreshes started so far have ended. */
@@ -195,6 +205,21 @@ export class ServerConnection {
     const text = tail ? `${message}; its stderr ended with: ${tail}` : message;
     return redact(text, this.settings.secrets).slice(0, 2_000);
   }
+}
+
+/**
+ * A failure of the connection rather than of the call: the stdio process closed, or an HTTP
+ * request could not reach the server or lost it mid-response (undici's `fetch failed`,
+ * `terminated`, a reset socket), or the server forgot the session (HTTP 404).
+ */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === 404) return true;
+  const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+  if (typeof cause === "string" && /^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EHOSTUNREACH|UND_ERR_SOCKET|UND_ERR_CLOSED)$/.test(cause)) return true;
+  return /fetch failed|terminated|socket hang up|ECONNRESET|ECONNREFUSED|SSE stream disconnected|Not connected/i.test(error.message);
 }
 
 function messageOf(error: unknown): string {

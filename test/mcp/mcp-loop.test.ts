@@ -10,7 +10,7 @@ import type { AgentEvent, AgentTool, AnyAgentEvent, ScriptedStreamFn } from "../
 import { connectMcp, type McpClient } from "../../src/mcp/node.js";
 import type { McpClientOptions } from "../../src/mcp/types.js";
 import { baseConfig, logEntry, recorder, user } from "../loop/helpers.js";
-import { everythingStdio, fixtureServer, startEverythingHttp } from "./servers.js";
+import { everythingStdio, fixtureServer, startEverythingHttp, startFixtureHttp } from "./servers.js";
 
 const clients: McpClient[] = [];
 async function connect(options: McpClientOptions): Promise<McpClient> {
@@ -215,6 +215,21 @@ describe("MCP tools run by the loop (real servers)", () => {
     expect(pidEnd).toMatchObject({ toolName: "fixture__pid", isError: false });
     expect(resultText(pidEnd!)).not.toBe(await firstPid);
     expect(mcp.status()[0]!.state).toBe("connected");
+  });
+
+  it("a Streamable HTTP server that dies mid-call: a typed `disconnected` result at once, then `unavailable` (never a hang)", async () => {
+    const http = await startFixtureHttp();
+    try {
+      const mcp = await connect({ servers: { web: { url: http.url } } });
+      const stream = scriptedStreamFn([{ content: [toolCall("web__crash", {}, "c")] }, { content: [toolCall("web__lookup", { key: "a" }, "l")] }, { content: [text("gone")] }]);
+      const { rec, done } = await run(mcp.tools, stream);
+      await done();
+      const kinds = rec.events.filter((event) => event.type === "tool_execution_end").map((event) => `${event.toolName}: ${(event.result.details as { mcp: { error?: { kind: string } } }).mcp.error?.kind}`);
+      expect(kinds).toEqual(["web__crash: disconnected", "web__lookup: unavailable"]);
+      expect(mcp.status()[0]!.state).toBe("failed");
+    } finally {
+      await http.stop();
+    }
   });
 
   it("R30: tools/list_changed during a turn: the next turn declares the added tool (a system message) and can call it", async () => {

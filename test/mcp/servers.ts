@@ -18,8 +18,12 @@ export const fixtureServer = (extra: Partial<McpStdioServerConfig> = {}): McpStd
 export const everythingStdio = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [EVERYTHING_MAIN, "stdio"], ...extra });
 
 /** The everything server over Streamable HTTP; `stop()` ends its process. */
-export async function startEverythingHttp(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [EVERYTHING_HTTP], { stdio: ["ignore", "pipe", "ignore"] });
+export const startEverythingHttp = () => startHttpHost([EVERYTHING_HTTP]);
+/** The fixture server over Streamable HTTP (one session). */
+export const startFixtureHttp = () => startHttpHost([FIXTURE_SERVER, "http"]);
+
+async function startHttpHost(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {

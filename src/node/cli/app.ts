@@ -722,13 +722,14 @@ class CliSession {
   /** Takes the question off the screen, saying how it was answered (settled elsewhere: silently). */
   private closeQuestion(answer?: ApprovalAnswer): void {
     if (!this.question) return;
+    const scope = this.mcp?.toolInfo(this.question.toolName) ? "this tool" : "this path";
     this.question = undefined;
     this.input?.editor.clear();
     if (this.renderer.isLive) this.renderer.setQuestion(undefined);
     else if (answer) this.renderer.print(`${answer === "yes" ? "y" : answer === "always" ? "a" : "n"}\n`);
     if (answer) {
       const allowed = answer !== "no";
-      this.renderer.notice(answer === "always" ? "  allowed (always, for this path)" : allowed ? "  allowed" : "  refused", allowed ? "success" : "warn");
+      this.renderer.notice(answer === "always" ? `  allowed (always, for ${scope})` : allowed ? "  allowed" : "  refused", allowed ? "success" : "warn");
       this.trace?.recorder.note(`permission ${allowed ? "granted" : "refused"}`);
     } else {
       this.approvalQueue.length = 0;
