@@ -2,8 +2,8 @@
  * Pure helpers of per-call approval (SPEC R82): the "always allow" rules, the texts a waiting
  * call's outcome carries, and the run's approval bookkeeping (plain data in its context).
  */
-import type { AgentToolResult, ApprovalRule, ApproveOptions, ToolApprovalRequest } from "../src/types.js";
-import { errorResult } from "../src/loop/tool-results.js";
+import type { AgentToolResult, ApprovalRule, ApproveOptions, ToolApprovalRequest } from "../src/protocol/index.js";
+import { errorResult } from "../src/protocol/tool-results.js";
 
 /** What a run knows of approvals: ids issued so far, the calls waiting now, the rules in force. */
 export interface RunApprovals {

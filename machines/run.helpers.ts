@@ -1,7 +1,7 @@
 /** Pure helpers of the run machine: its initial context and the questions its guards ask. */
-import type { AgentMessage, AssistantMessage, ToolCall } from "../src/types.js";
-import { emptyUsage } from "../src/loop/usage.js";
-import { estimateTokens } from "../src/recovery/token-estimate.js";
+import type { AgentMessage, AssistantMessage, ToolCall } from "../src/protocol/index.js";
+import { emptyUsage } from "../src/protocol/usage.js";
+import { estimateTokens } from "../src/protocol/token-estimate.js";
 import { initialApprovals } from "./approval.helpers.js";
 import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnSnapshot, TurnState } from "./run.types.js";
 

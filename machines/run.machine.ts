@@ -30,11 +30,11 @@ import {
   type DoneActorEvent,
   type ErrorActorEvent,
 } from "xstate";
-import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserMessage } from "../src/types.js";
-import { declareToolChanges, applySystemMessages } from "../src/transcript/index.js";
-import { ABORTED_TEXT, abortedResult, errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../src/loop/tool-results.js";
-import { normalizeTranscript } from "../src/loop/normalize.js";
-import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../src/loop/abort-grace.js";
+import type { AgentEndReason, AnyAgentEvent, AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserMessage } from "../src/protocol/index.js";
+import { declareToolChanges, applySystemMessages } from "../src/protocol/transcript/index.js";
+import { ABORTED_TEXT, abortedResult, errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../src/protocol/tool-results.js";
+import { normalizeTranscript } from "../src/protocol/normalize.js";
+import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../src/protocol/abort-grace.js";
 import type { RunContext, RunInput, StreamedResponse, ToolBatch, ToolCallOutcome, TurnUpdate } from "./run.types.js";
 import {
   appended,
@@ -58,8 +58,7 @@ import {
   turnSpend,
 } from "./run.helpers.js";
 import { getPlaceholderFor } from "./placeholders.js";
-import { estimateTokens } from "../src/recovery/token-estimate.js";
-import type { createStepsWorker } from "../src/actors/steps-worker.js";
+import { estimateTokens } from "../src/protocol/token-estimate.js";
 import { toolCallMachine, type CallApprovalNeeded, type CallChecked, type ToolCallInput } from "./tool-call.machine.js";
 import { ruleAllows, ruleOf, withRule } from "./approval.helpers.js";
 import {
@@ -73,6 +72,7 @@ import {
   type StepReissue,
   type StepReply,
   type StreamToolCallReady,
+  type StepWorkerLogic,
   currentStep,
 } from "./steps.js";
 
@@ -325,7 +325,7 @@ export const runMachine = setup({
   },
   actors: {
     /** The run's step worker (`steps.ts`): runs each step's job and replies. Provided by the runtime. */
-    steps: getPlaceholderFor<typeof createStepsWorker>("steps"),
+    steps: getPlaceholderFor<() => StepWorkerLogic>("steps"),
     toolCall: toolCallMachine,
   },
   actions: {

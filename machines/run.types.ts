@@ -3,8 +3,8 @@
  * serializable data (no functions, no class instances, no API key), so snapshots persist as JSON
  * and the inspector shows them as they are (SPEC R13, R14).
  */
-import type { AgentEndReason, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage, TransientFailureKind } from "../src/types.js";
-import type { KeyedToolDecl } from "../src/transcript/index.js";
+import type { AgentEndReason, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, RunBudget, ThinkingLevel, ToolCall, ToolExecutionMode, ToolResultMessage, TransientFailureKind } from "../src/protocol/index.js";
+import type { KeyedToolDecl } from "../src/protocol/transcript/index.js";
 import type { RunApprovals } from "./approval.helpers.js";
 
 /** Which optional hooks the config has: a hook's state is entered only when it is configured. */

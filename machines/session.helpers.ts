@@ -1,5 +1,5 @@
 /** Pure helpers of the session machine: queue batches (R53) and usage totals. */
-import type { AgentMessage, QueueMode, Usage } from "../src/types.js";
+import type { AgentMessage, QueueMode, Usage } from "../src/protocol/index.js";
 
 /** The two Agent queues (R53). */
 export type QueueName = "steering" | "followUp";

@@ -15,13 +15,12 @@
  * finds its hooks, tools and listeners through the session it runs in (its parent), never through
  * context or events, so any number of sessions share one actor system (R14).
  */
-import { assertEvent, assign, sendTo, setup } from "xstate";
+import { assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
 import { getPlaceholderFor } from "./placeholders.js";
-import type { createEmitFailureActor, createSettleEventsActor } from "../src/agent/session-actors.js";
-import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/types.js";
+import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/protocol/index.js";
 import type { RunInput } from "./run.types.js";
-import { currentSystemMessage } from "../src/transcript/index.js";
-import { emptyUsage } from "../src/loop/usage.js";
+import { currentSystemMessage } from "../src/protocol/transcript/index.js";
+import { emptyUsage } from "../src/protocol/usage.js";
 import { addMessageUsage, takeBatch, type QueueName } from "./session.helpers.js";
 import { runMachine } from "./run.machine.js";
 import type { RunApprovalEvent } from "./steps.js";
@@ -126,9 +125,9 @@ export const sessionMachine = setup({
   actors: {
     run: runMachine,
     /** Resolves once the run's listeners have handled every event it produced. */
-    settleEvents: getPlaceholderFor<typeof createSettleEventsActor>("settleEvents"),
+    settleEvents: getPlaceholderFor<() => PromiseActorLogic<void>>("settleEvents"),
     /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
-    emitFailure: getPlaceholderFor<typeof createEmitFailureActor>("emitFailure"),
+    emitFailure: getPlaceholderFor<() => PromiseActorLogic<void, AgentEvent[]>>("emitFailure"),
   },
   actions: {
     /** Abort the current run's signal, which the listeners hold until the session is idle (R54). */

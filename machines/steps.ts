@@ -23,7 +23,7 @@
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
 import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
-import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/types.js";
+import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/protocol/index.js";
 import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
 /**

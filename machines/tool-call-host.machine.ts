@@ -5,11 +5,10 @@
  * way (its parent's `steps` child).
  */
 import { assign, sendTo, setup } from "xstate";
-import type { ToolCall } from "../src/types.js";
-import type { createStepsWorker } from "../src/actors/steps-worker.js";
+import type { ToolCall } from "../src/protocol/index.js";
 import { getPlaceholderFor } from "./placeholders.js";
 import { toolCallMachine, type ToolCallOutput } from "./tool-call.machine.js";
-import { replyOutput, stepRequest, type StepReissue, type StepReply } from "./steps.js";
+import { replyOutput, stepRequest, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
 
 export interface ToolCallHostInput {
   toolCall: ToolCall;
@@ -30,7 +29,7 @@ export const toolCallHostMachine = setup({
     output: {} as ToolCallOutput,
   },
   actors: {
-    steps: getPlaceholderFor<typeof createStepsWorker>("steps"),
+    steps: getPlaceholderFor<() => StepWorkerLogic>("steps"),
     toolCall: toolCallMachine,
   },
   actions: {

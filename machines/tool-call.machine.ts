@@ -30,8 +30,8 @@
  * child, so a restored call is wired again without any actor reference in its context (R13).
  */
 import { assertEvent, assign, sendParent, setup, type AnyActorRef } from "xstate";
-import type { AgentToolResult, AssistantMessage, ToolCall } from "../src/types.js";
-import { abortedResult, applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/loop/tool-results.js";
+import type { AgentToolResult, AssistantMessage, ToolCall } from "../src/protocol/index.js";
+import { abortedResult, applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/protocol/tool-results.js";
 import { rejectedResult } from "./approval.helpers.js";
 import type { ToolCallOutcome } from "./run.types.js";
 import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type PreflightApproval, type StepJobs, type StepReissue, type StepReply } from "./steps.js";

@@ -7,11 +7,14 @@ const entries = {
   anthropic: "./src/providers/anthropic/index.js",
   "ai-sdk": "./src/providers/ai-sdk/index.js",
   inspect: "./src/inspect/index.js",
+  mcp: "./src/mcp/index.js",
+  "mcp-node": "./src/mcp/node.js",
   node: "./src/node/index.js",
   proxy: "./src/proxy/index.js",
   restate: "./src/restate/index.js",
   sqlite: "./src/sqlite.js",
   testing: "./src/testing/index.js",
+  otel: "./src/otel/index.js",
 };
 mkdirSync("dist", { recursive: true });
 for (const [name, target] of Object.entries(entries)) {

@@ -13,7 +13,7 @@ import { toPlainData } from "../loop/plain-data.js";
 import { checkApiKey, checkPolledMessages, checkRequestUpdate, checkTransformedMessages, checkTurnUpdate } from "../boundary/index.js";
 import { streamResponse } from "./stream-response.js";
 import type { RunRuntime } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
 
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 

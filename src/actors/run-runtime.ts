@@ -5,8 +5,8 @@
  * one per run actor, found by the run's step worker through the run actor itself, so any number
  * of runs share one actor system.
  */
-import type { AnyActorRef } from "xstate";
-import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentTool, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
+import type { AnyActorLogic, AnyActorRef } from "xstate";
+import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
@@ -16,19 +16,18 @@ import type { RequestSlotRelease } from "../loop/request-limiter.js";
 import type { JobExecutor } from "./job-executor.js";
 import type { RunContext } from "../../machines/run.types.js";
 
-/** What a run is made of: the arguments of `createAgentRunLogic` (SPEC R14). */
-export interface AgentRunOptions {
-  streamFn: StreamFn;
-  /** The executable tools; on restore (R13), every tool the snapshot names (hooks' included) must be here. */
-  tools?: readonly AgentTool[];
-  config: AgentLoopConfig;
-  /** The run's clock (R13); default: `Date.now` and `performance.now`. */
-  clock?: Clock;
-  /** The run's random source (R13); default: `Math.random`. */
-  random?: RandomSource;
-  /** Where the run's jobs execute (R90: as journaled steps of a durable-execution engine); default: in the worker. */
-  executor?: JobExecutor;
+export type { AgentRunOptions };
+
+/**
+ * How a runtime starts sub-agents: the embedded run logic and its event stream (src/api/run-logic.ts).
+ * Handed to each run's runtime by its host (`RunRuntimeArgs.subAgents`): the actors, which the
+ * run logic depends on, never import it back.
+ */
+export interface SubAgentLauncher {
+  logic(options: AgentRunOptions): AnyActorLogic;
+  events(ref: AnyActorRef): { subscribe(next: (event: AnyAgentEvent) => void): { unsubscribe(): void } };
 }
+
 
 /**
  * The hooks and options a runtime reads. A run's is an `AgentLoopConfig`; `runToolCall`'s host has
@@ -60,6 +59,8 @@ export interface RunRuntime {
   hookContext(): { assistantMessage: AssistantMessage; context: AgentContext };
   /** Calls whose `tool_execution_start` was emitted (R55: each gets a result even if the run fails). */
   readonly startedCalls: Set<string>;
+  /** What `context.runSubAgent` starts (R14); absent where a host runs no sub-agents. */
+  readonly subAgents: SubAgentLauncher | undefined;
 }
 
 
@@ -76,6 +77,8 @@ export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   onSinkFailure(error: unknown): void;
   /** A caller's signal the run follows. */
   signal?: AbortSignal;
+  /** What a tool's `context.runSubAgent` starts (src/api/sub-agents.ts). */
+  subAgents?: SubAgentLauncher;
 }
 
 export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
@@ -125,6 +128,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
     apiKey: { next: undefined },
     requestSlot: { held: undefined },
     startedCalls,
+    subAgents: args.subAgents,
     hookContext: () => {
       const context = (owner.getSnapshot() as { context: RunContext }).context;
       return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };

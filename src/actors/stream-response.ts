@@ -14,7 +14,8 @@ import { errorText } from "../loop/tool-results.js";
 import { classifyFailure } from "../loop/classify-failure.js";
 import { toPlainData } from "../loop/plain-data.js";
 import type { RunRuntime } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
+import { ContentLog, copyNow as messageAsOf } from "./message-as-of.js";
 
 /** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
 export class StreamFailure extends Error {
@@ -80,6 +81,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   let final: AssistantMessage | undefined;
   /** R70: the calls already reported ready (the next one's index among the response's calls). */
   let readyCalls = 0;
+  /** R41, R83: each update's content as of that update, copied when read (message-as-of.ts). */
+  const updates = new ContentLog();
   try {
     const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
     for await (const event of stream) {
@@ -109,8 +112,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       // event's `partial`: providers keep growing the live partial in place, so a listener that
       // keeps an update, or an async sink that gets it later, would otherwise see a later message
       // than the one journaled (R83: replay is byte-identical only if events never change). Taken
-      // before any await: the provider may go on meanwhile.
-      const message = messageAsOf(partial, (event as { contentIndex?: number }).contentIndex);
+      // before any await: the provider may go on meanwhile. O(1) a delta past a few blocks.
+      const message = updates.messageAsOf(partial, (event as { contentIndex?: number }).contentIndex);
       if (!started) {
         started = true;
         await push({ type: "message_start", message: held ?? messageAsOf(partial) });
@@ -142,19 +145,6 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   if (!started) await push({ type: "message_start", message });
   await push({ type: "message_end", message });
   return { message, withheld: false, failure };
-}
-
-/**
- * The message as it is now: its own content array, and its own copy of the block the event changes
- * (`contentIndex`; every block when there is none). Providers append blocks and grow only the
- * current one in place (`text +=`); a block they have moved past no longer changes, so it is
- * shared. Spreads, not `Object.assign`: this runs per delta, and V8 clones a spread's shape fast.
- */
-function messageAsOf(partial: AssistantMessage, contentIndex?: number): AssistantMessage {
-  const content = partial.content.slice();
-  if (contentIndex === undefined) for (let i = 0; i < content.length; i++) content[i] = { ...content[i] };
-  else if (content[contentIndex]) content[contentIndex] = { ...content[contentIndex] };
-  return { ...partial, content };
 }
 
 /** R70: plain copies: the provider keeps growing its live partial (and may reuse the block). */

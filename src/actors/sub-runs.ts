@@ -5,36 +5,12 @@
  * sub-run is not part of its parent's snapshot: one in flight at a snapshot follows its tool's
  * `replay` rule like any execution.
  */
-import { createActor, toPromise, type AnyActorLogic, type AnyActorRef } from "xstate";
-import type { AgentEvent, AgentMessage } from "../types.js";
+import { createActor, toPromise, type AnyActorRef } from "xstate";
+import type { AgentMessage, AnyAgentEvent, SubRunRequest, ToolExecutionContext } from "../types.js";
 import type { RunRuntime, AgentRunOptions } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
 
-export interface SubRunRequest {
-  prompts?: AgentMessage[];
-  messages?: AgentMessage[];
-  /** Each event of the sub-run, in order (a sync observer; the sub-run does not wait for it). */
-  onEvent?: (event: AgentEvent) => void;
-}
-
-export interface ToolExecutionContext {
-  /** `true` when this execution is a re-run after a restore (only for `replay: "safe"` tools, R13). */
-  replayed: boolean;
-  /** Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14). */
-  runSubAgent(options: AgentRunOptions, request: SubRunRequest): Promise<AgentMessage[]>;
-}
-
-// Set by run-logic.ts (it imports this module's users), to keep the import graph acyclic.
-let createLogic: ((options: AgentRunOptions) => unknown) | undefined;
-let observe: ((ref: never) => { subscribe(next: (event: AgentEvent) => void): { unsubscribe(): void } }) | undefined;
-
-export function registerSubRunLogic(
-  create: (options: AgentRunOptions) => unknown,
-  events: (ref: never) => { subscribe(next: (event: AgentEvent) => void): { unsubscribe(): void } },
-): void {
-  createLogic = create;
-  observe = events;
-}
+export type { SubRunRequest, ToolExecutionContext };
 
 /** One per execution (a class: nothing is allocated per call but the instance). */
 class ExecutionContext implements ToolExecutionContext {
@@ -48,14 +24,16 @@ class ExecutionContext implements ToolExecutionContext {
   }
 
   async runSubAgent(options: AgentRunOptions, request: SubRunRequest): Promise<AgentMessage[]> {
-    if (!createLogic || !observe) throw new Error("agent loop: sub-runs are not available");
     const { runtime, scope } = this;
-    const logic = createLogic({ clock: runtime.clock, random: runtime.random, ...options }) as AnyActorLogic;
+    const launcher = runtime.subAgents;
+    if (!launcher) throw new Error("agent loop: sub-runs are not available");
+    const logic = launcher.logic({ clock: runtime.clock, random: runtime.random, ...options });
     const child: AnyActorRef = createActor(logic, {
       parent: scope.requester,
       input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
     });
-    const subscription = request.onEvent ? observe(child as never).subscribe(request.onEvent) : undefined;
+    // The sub-run's whole stream, as before: its runtime events (R66) included.
+    const subscription = request.onEvent ? launcher.events(child).subscribe(request.onEvent as (event: AnyAgentEvent) => void) : undefined;
     const signal = scope.signal;
     const abort = () => child.send({ type: "run.abort" } as never);
     signal.addEventListener("abort", abort, { once: true });

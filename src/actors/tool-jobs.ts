@@ -12,7 +12,7 @@ import { abortedResult, blockedResult, errorResult, errorText, interruptedResult
 import { toPlainData } from "../loop/plain-data.js";
 import { checkAfterToolCallResult, checkBeforeToolCallResult, checkToolResult } from "../boundary/index.js";
 import type { RunRuntime } from "./run-runtime.js";
-import type { JobScope } from "./steps-worker.js";
+import type { JobScope } from "./job-scope.js";
 import { toolExecutionContext } from "./sub-runs.js";
 
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];

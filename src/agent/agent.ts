@@ -10,7 +10,7 @@
  * the session is idle again. An Agent with an `inspect` observer, or whose `actor` was asked
  * for, keeps its actor for good (what the inspector or the app holds stays the Agent's actor).
  */
-import { createActor, type Actor, type AnyActorRef, type Snapshot } from "xstate";
+import { createActor, type Actor, type AnyActorRef, type InspectionEvent, type Snapshot } from "xstate";
 import { Subject, type Observable } from "rxjs";
 import type {
   RetrySettings,
@@ -131,7 +131,7 @@ export class Agent {
   private parked: SessionContext | undefined;
   /** The actor lives for good: an inspector watches it, or the app holds it. */
   private pinned: boolean;
-  private readonly inspect: AgentOptions["inspect"];
+  private readonly inspect: ((event: InspectionEvent) => void) | undefined;
   private readonly runtime: SessionRuntime;
   /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
   private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean }>();
@@ -193,8 +193,9 @@ export class Agent {
     this.onProviderStreamEvent = options.onProviderStreamEvent;
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
-    this.inspect = guardedInspect(options.inspect);
-    this.pinned = options.inspect !== undefined;
+    const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
+    this.inspect = guardedInspect(options.inspect, { kind: "session", ...(typeof sessionId === "string" ? { sessionId } : {}) });
+    this.pinned = this.inspect !== undefined;
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
 

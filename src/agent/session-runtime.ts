@@ -5,6 +5,7 @@
  * takes `run.start` only when idle. The session registers itself as the host of the runs it
  * invokes, so a run's step worker finds its runtime through its parent, the session (R14).
  */
+import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
 import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
@@ -182,6 +183,7 @@ export class SessionRuntime {
       registry: run.registry,
       clock: this.clock,
       ...(this.random ? { random: this.random } : {}),
+      subAgents,
       sink: (event) => {
         given(run, event);
         return this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true);

@@ -2,7 +2,7 @@
  * The public types of the stateful `Agent` (SPEC R50–R55), structurally compatible with
  * pi-agent-core 1.6's `AgentState`, `AgentOptions` and listener signature.
  */
-import type { InspectionEvent, Observer } from "xstate";
+import type { InspectOption } from "../boundary/inspect-observer.js";
 import type {
   StreamingToolSettings,
   RunBudget,
@@ -136,8 +136,11 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions, S
   /** SPEC R13: the runs' clock and random source (timestamps, timers, backoff jitter); default: the system's. */
   clock?: Clock;
   random?: RandomSource;
-  /** Any XState inspection observer; it sees the session, its runs and their tool calls. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Any XState inspection observer, or several (each isolated from the others' failures); they see
+   * the session, its runs and their tool calls. An attachable one (`otelObserver`) may attach nothing.
+   */
+  inspect?: InspectOption;
   /**
    * SPEC R80, R81: journal every run into `store` under `sessionId` (the store's session, not the
    * provider's `sessionId` stream option); the session's snapshot is saved whenever a run ended.

@@ -30,7 +30,6 @@ import { systemClock } from "../loop/clock.js";
 import { hostedRuntime, releaseRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { checkRunArguments } from "./check-arguments.js";
-import { registerSubRunLogic } from "../actors/sub-runs.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
 
 /** What an embedded run starts from. */
@@ -148,6 +147,7 @@ function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
     runtimeSink: (event) => relay(event),
     // An embedded run's sink is an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
+    subAgents: { logic: createAgentRunLogic, events: agentEvents },
   });
   const input = journaledInputs.get(owner);
   if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
@@ -189,5 +189,3 @@ function journalEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: Agent
   });
   journaled.started();
 }
-
-registerSubRunLogic(createAgentRunLogic, agentEvents as never);

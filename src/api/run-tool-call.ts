@@ -3,6 +3,7 @@
  * tool-call machine, hosted by a small machine that owns a step worker as a run does. No events,
  * no messages; never rejects.
  */
+import { subAgents } from "./sub-agents.js";
 import { createActor, toPromise } from "xstate";
 import type { AgentContext, AgentLoopConfig, AgentToolCallOutcome, AgentToolResult, AgentTool, AssistantMessage, ToolCall } from "../types.js";
 import { createRunRuntime } from "../actors/run-runtime.js";
@@ -50,6 +51,7 @@ async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<Age
       },
       tools: options.tools,
       signal: options.signal,
+      subAgents,
       sink: (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
       onSinkFailure: () => {},
     });

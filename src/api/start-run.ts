@@ -4,6 +4,7 @@
  * added once the sink has seen every event. Never rejects for tool, hook or provider failures;
  * rejects only when the sink itself throws (R56).
  */
+import { subAgents } from "./sub-agents.js";
 import { createActor, type Actor, type InspectionEvent, type Observer } from "xstate";
 import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
@@ -17,7 +18,7 @@ import { provideRunMachine } from "../actors/implementations.js";
 import type { EventQueue } from "../bridge/event-queue.js";
 import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
-import { guardedInspect } from "../boundary/inspect-observer.js";
+import { guardedInspect, type InspectOption } from "../boundary/inspect-observer.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { journalRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
 
@@ -27,8 +28,11 @@ export type RunActor = Actor<typeof runMachine>;
 
 /** Runtime options beyond the reference's signature. */
 export interface RunOptions {
-  /** Any XState inspection observer (e.g. from `xstate-agent-loop/inspect`). */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Any XState inspection observer (e.g. from `xstate-agent-loop/inspect`), or several, each
+   * isolated from the others' failures. An attachable one (`otelObserver`) may attach nothing.
+   */
+  inspect?: InspectOption;
   /** `Agent.continue()` already drained the steering queue (R52). */
   skipInitialSteeringPoll?: boolean;
   /** Called with the actor before it starts (embedding, tests). */
@@ -89,7 +93,10 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       });
     // R80: a durable run journals from its first step (a resumed one once its records ran out).
     const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
-    const actor: RunActor = createActor(hostedRunMachine(), { input, inspect: guardedInspect(options?.inspect) });
+    const actor: RunActor = createActor(hostedRunMachine(), {
+      input,
+      inspect: guardedInspect(options?.inspect, { kind: "run", ...(args.resumed ? { replaying: () => !args.resumed!.run.journal.isLive } : {}) }),
+    });
     const runtime = createRunRuntime({
       owner: actor,
       config,
@@ -98,6 +105,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       registry: tools,
       clock,
       random: options?.random,
+      subAgents,
       sink: durable ? durable.liveOnly(args.sink) : args.sink,
       // A durable run journals its abort before the run sees it (R80).
       signal: durable ? undefined : args.signal,

@@ -1,17 +1,49 @@
 /**
- * An app's inspection observer runs inside XState's transitions: one that throws would fail the
- * actor it watches (a run, a tool call) over a bug in debugging code. The loop calls it guarded:
- * a throw is reported once (console.warn) and otherwise ignored, and the observer keeps getting
- * events. (`sanitizingObserver` guards itself the same way.)
+ * The observer seam: the `inspect` option of `agentLoop`, the Agent and the durable entry points.
+ *
+ * - Observers compose: the option takes one observer or a list (the trace recorder, the Stately
+ *   inspector and the OpenTelemetry observer at once). Each is guarded on its own: a throw is
+ *   reported once (console.warn) and otherwise ignored, and neither the run nor the other
+ *   observers notice. An observer runs inside XState's transitions, where a throw would fail the
+ *   actor it watches over a bug in debugging code.
+ * - An observer may decide, when a run or an Agent's session is about to start, whether it watches
+ *   at all (`attach`): an OpenTelemetry observer whose tracer records nothing attaches nothing, so
+ *   the run pays nothing for it (an attached XState inspection observer alone costs 5–10 %).
  */
 import type { InspectionEvent, Observer } from "xstate";
 
-export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+/** What an attachable observer is told about the actor it would watch. Plain data, and a probe. */
+export interface ObservedRoot {
+  /** `run`: an `agentLoop` run (or a resumed one); `session`: an Agent's session actor (every run of the Agent). */
+  kind: "run" | "session";
+  /** The Agent's session id (its `sessionId` option, or its durable session's). */
+  sessionId?: string;
+  /**
+   * R81: true while a resumed run replays its journal: the steps it observes then happened before
+   * the crash (and were observed then).
+   */
+  replaying?: () => boolean;
+}
 
-export function guardedInspect(inspect: InspectOption | undefined): ((event: InspectionEvent) => void) | undefined {
-  if (inspect === undefined) return undefined;
-  const next = typeof inspect === "function" ? inspect : inspect.next?.bind(inspect);
-  if (!next) return undefined;
+/** An observer that chooses, per run or session, what (if anything) to attach. */
+export interface AttachableObserver {
+  attach(root: ObservedRoot): ((event: InspectionEvent) => void) | undefined;
+}
+
+export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void) | AttachableObserver;
+
+/** One observer, or several (each isolated from the others' failures). */
+export type InspectOption = InspectObserver | readonly InspectObserver[];
+
+const isAttachable = (observer: InspectObserver): observer is AttachableObserver =>
+  typeof observer === "object" && observer !== null && typeof (observer as AttachableObserver).attach === "function";
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `next` guarded: a throw is reported once and otherwise ignored. */
+function guarded(next: (event: InspectionEvent) => void): (event: InspectionEvent) => void {
   let reported = false;
   return (event) => {
     try {
@@ -19,7 +51,50 @@ export function guardedInspect(inspect: InspectOption | undefined): ((event: Ins
     } catch (error) {
       if (reported) return;
       reported = true;
-      console.warn(`xstate-agent-loop: the inspect observer threw (${error instanceof Error ? error.message : String(error)}); its errors are ignored so the run goes on`);
+      console.warn(`xstate-agent-loop: the inspect observer threw (${describe(error)}); its errors are ignored so the run goes on`);
     }
   };
+}
+
+/** What `observer` attaches for `root`: undefined when it watches nothing (or failed to attach). */
+function resolve(observer: InspectObserver | undefined | null, root: ObservedRoot): ((event: InspectionEvent) => void) | undefined {
+  if (observer === undefined || observer === null) return undefined;
+  if (typeof observer === "function") return observer;
+  if (isAttachable(observer)) {
+    try {
+      return observer.attach(root);
+    } catch (error) {
+      console.warn(`xstate-agent-loop: an inspect observer failed to attach (${describe(error)}); the run goes on without it`);
+      return undefined;
+    }
+  }
+  return observer.next?.bind(observer);
+}
+
+/**
+ * The one function to hand to XState's `inspect` for `root`, or undefined when no observer attached
+ * anything (so nothing is attached to the actor).
+ */
+export function guardedInspect(inspect: InspectOption | undefined, root: ObservedRoot = { kind: "run" }): ((event: InspectionEvent) => void) | undefined {
+  if (inspect === undefined) return undefined;
+  const list: readonly InspectObserver[] = Array.isArray(inspect) ? inspect : [inspect as InspectObserver];
+  const attached: ((event: InspectionEvent) => void)[] = [];
+  for (const observer of list) {
+    const next = resolve(observer, root);
+    if (next) attached.push(guarded(next));
+  }
+  if (attached.length === 0) return undefined;
+  if (attached.length === 1) return attached[0];
+  return (event) => {
+    for (let i = 0; i < attached.length; i++) attached[i]!(event);
+  };
+}
+
+/**
+ * Several observers as one XState observer, for `createActor(logic, { inspect })` (an app that
+ * invokes a run in its own statechart). Attachable observers are attached once, as for a session.
+ */
+export function composeObservers(...observers: InspectObserver[]): Observer<InspectionEvent> & { next: (event: InspectionEvent) => void } {
+  const next = guardedInspect(observers, { kind: "session" }) ?? (() => {});
+  return { next };
 }

@@ -1,7 +1,7 @@
 /**
  * Durable runs (SPEC R80, R81, R83): journal a run or an Agent into a `RunStore`
  * (`RunOptions.durable`, `AgentOptions.durable`), resume it after a crash, replay it offline,
- * export it as a trace. The record format is in records.ts and the README ("Durable runs").
+ * export it as a trace. The record format is in records.ts and docs/guides/durable-sessions.md ("Durable runs").
  */
 export type { DurableOptions, QuietPointSnapshot } from "./durable-run.js";
 export { resumeAgentLoop, type ResumeOptions, type ResumeResult } from "./resume.js";

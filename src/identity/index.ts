@@ -3,35 +3,13 @@
  * (plain JSON, so it can travel in options and be persisted), our own default, and the merge the
  * loop applies on every request (`config.identity` over `DEFAULT_AGENT_IDENTITY`, as pi does).
  */
+import type { ClientAttribution, ClientIdentity, UserAgentMode } from "../protocol/identity.js";
+
+export type { ClientAttribution, ClientIdentity, UserAgentMode };
 
 /** Library version in the detailed `User-Agent`; a test keeps it equal to package.json's. */
 export const LIBRARY_VERSION = "0.1.0";
 const LIBRARY_NAME = "xstate-agent-loop";
-
-/**
- * The `User-Agent` sent to providers:
- * - `"detailed"`: `xstate-agent-loop/<version> (<platform>; node/<version>; <arch>)`, or
- *   `xstate-agent-loop/<version> (browser)` outside Node.js;
- * - `"short"`: `xstate-agent-loop`;
- * - `{ custom }`: the given value.
- */
-export type UserAgentMode = "short" | "detailed" | { custom: string };
-
-/** Who requests are attributed to (providers with attribution headers map these fields). */
-export interface ClientAttribution {
-  name: string;
-  url: string;
-  categories?: string[];
-}
-
-export interface ClientIdentity {
-  /** Default `"detailed"`. */
-  userAgent?: UserAgentMode;
-  /** Provider attribution. Absent or `null`: none; `null` also removes attribution set by a merged identity. */
-  attribution?: ClientAttribution | null;
-  /** Version in the detailed `User-Agent`. Default: this library's version. */
-  version?: string;
-}
 
 /**
  * Request identity of agent loops: a detailed `User-Agent` naming this library, attributed to

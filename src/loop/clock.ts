@@ -2,17 +2,9 @@
  * The run's clock and random source (SPEC R13): the loop reads time and randomness only through
  * these, so a run can be replayed with the same readings (R83) and tested on scripted time.
  */
-export interface Clock {
-  /** Wall-clock milliseconds since the epoch: message timestamps, deadlines. */
-  now(): number;
-  /** Monotonic milliseconds: durations. */
-  monotonic(): number;
-  /** Calls `fire` after `ms` milliseconds (R65's tool timeouts); returns the cancel. */
-  setTimer(ms: number, fire: () => void): () => void;
-}
+import type { Clock, RandomSource } from "../protocol/execution.js";
 
-/** A number in [0, 1). */
-export type RandomSource = () => number;
+export type { Clock, RandomSource };
 
 export const systemClock: Clock = {
   now: () => Date.now(),

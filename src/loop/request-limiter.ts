@@ -7,6 +7,9 @@
  */
 import { AgentInputError } from "../boundary/errors.js";
 import { systemClock, type Clock } from "./clock.js";
+import type { RequestLimiter, RequestSlotRelease } from "../protocol/execution.js";
+
+export type { RequestLimiter, RequestSlotRelease };
 
 export interface RequestLimiterOptions {
   /** Requests in flight at once. Default: no limit. */
@@ -17,16 +20,6 @@ export interface RequestLimiterOptions {
   tokensPerMinute?: number;
   /** Default: the system clock. */
   clock?: Clock;
-}
-
-/** A granted slot: `release` once the response ended, with the tokens it used. Idempotent. */
-export type RequestSlotRelease = (tokens?: number) => void;
-
-export interface RequestLimiter {
-  /** Resolves with the slot's release once one is free; at once (a no-op release) when `signal` aborts. */
-  acquire(signal?: AbortSignal): Promise<RequestSlotRelease>;
-  /** Requests in flight and waiting, for dashboards and tests. */
-  readonly stats: { inFlight: number; waiting: number };
 }
 
 const WINDOW_MS = 60_000;

@@ -1,13 +1,2 @@
-import type { Usage } from "../types.js";
-
-/** A usage record with every count at zero. */
-export function emptyUsage(): Usage {
-  return {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}
+/** Moved to `src/protocol/usage.ts` (the machines' dependency-free layer); this path stays for its importers. */
+export * from "../protocol/usage.js";

@@ -155,7 +155,7 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
   const tools = options.tools.map((tool): AgentTool => {
     if (!plan.calls.includes(tool.name)) return tool;
     const real = options.execute === "real";
-    const execute: AgentTool["execute"] = async (id, params, signal, onUpdate) => {
+    const execute: AgentTool["execute"] = async (id, params, signal, onUpdate, context) => {
       switch (plan.outcome) {
         case "error-result":
           return textResult(`${tool.name} failed (test model)`, { isError: true });
@@ -165,12 +165,12 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
           return textResult(`${tool.name} done (test model)`, { terminate: true });
         case "abort": {
           controller.abort();
-          if (real) return tool.execute(id, params, signal, onUpdate);
+          if (real) return tool.execute(id, params, signal, onUpdate, context);
           await untilAborted(signal);
           throw new Error(`${tool.name} was aborted (test model)`);
         }
         default:
-          return real ? tool.execute(id, params, signal, onUpdate) : textResult(`${tool.name} done (test model)`);
+          return real ? tool.execute(id, params, signal, onUpdate, context) : textResult(`${tool.name} done (test model)`);
       }
     };
     return { ...tool, execute };

@@ -3,7 +3,7 @@
  * Both are asked for on every request, so each is computed once per tool and reused until the
  * tool's name, description or parameters object changes (treat parameters as immutable).
  */
-import { toolDeclKey } from "../transcript/declaration-key.js";
+import { toolDeclKey } from "../protocol/transcript/declaration-key.js";
 import type { AgentTool, ToolDecl } from "../types.js";
 import { isZodSchema, zodJsonSchema } from "./zod-schema.js";
 

@@ -4,6 +4,7 @@
  */
 import type { $ZodType, output } from "zod/v4/core";
 import type { AgentTool, AgentToolResult, AgentToolUpdateCallback, ToolExecutionMode, ToolParameters } from "../types.js";
+import type { ToolExecutionContext } from "./tool-call-hooks.js";
 import { toolDeclaration } from "./declaration.js";
 import { checkToolSchema } from "../boundary/tools.js";
 
@@ -23,11 +24,17 @@ interface ToolDefinitionBase extends LoopToolSettings {
   outputSchema?: object;
 }
 
+/**
+ * A definition's `execute`. The loop always passes all five arguments (a tool's own direct call
+ * of `tool.execute` may not), so a definition reads `signal` and `context` without a check.
+ */
 type Execute<TParams, TDetails> = (
   toolCallId: string,
   params: TParams,
-  signal?: AbortSignal,
-  onUpdate?: AgentToolUpdateCallback<TDetails>,
+  signal: AbortSignal,
+  onUpdate: AgentToolUpdateCallback<TDetails>,
+  /** R13, R14: `context.replayed` (a re-run after a restore) and `context.runSubAgent`. */
+  context: ToolExecutionContext,
 ) => Promise<AgentToolResult<TDetails>>;
 
 /** A tool whose parameters are a zod 4 schema (classic or mini). */
@@ -53,10 +60,13 @@ export interface JsonSchemaToolDefinition<TParams = Record<string, unknown>, TDe
 
 const LOOP_SETTINGS = ["replay", "timeoutMs", "cancelSiblingsOnError", "needsApproval", "isConcurrencySafe"] as const;
 
-export function defineTool<S extends $ZodType, TDetails = unknown>(def: ZodToolDefinition<S, TDetails>): AgentTool<output<S>, TDetails>;
-export function defineTool<TParams = Record<string, unknown>, TDetails = unknown>(
-  def: JsonSchemaToolDefinition<TParams, TDetails>,
-): AgentTool<TParams, TDetails>;
+// `N` keeps the tool's literal name, so `toolCallHooks` can tell a list's tools apart by `toolName`.
+export function defineTool<S extends $ZodType, TDetails = unknown, N extends string = string>(
+  def: ZodToolDefinition<S, TDetails> & { name: N },
+): AgentTool<output<S>, TDetails> & { name: N };
+export function defineTool<TParams = Record<string, unknown>, TDetails = unknown, N extends string = string>(
+  def: JsonSchemaToolDefinition<TParams, TDetails> & { name: N },
+): AgentTool<TParams, TDetails> & { name: N };
 export function defineTool(def: ZodToolDefinition<$ZodType> | JsonSchemaToolDefinition): AgentTool {
   if (typeof def?.name !== "string" || def.name === "") throw new TypeError("defineTool: `name` must be a non-empty string");
   if (typeof def.execute !== "function") throw new TypeError(`defineTool: tool "${def.name}" needs an \`execute\` function`);
@@ -71,7 +81,8 @@ export function defineTool(def: ZodToolDefinition<$ZodType> | JsonSchemaToolDefi
     description: def.description,
     // The zod schema itself stays on the tool: validation parses with zod, not its JSON export.
     parameters: def.parameters as unknown as ToolParameters,
-    execute: def.execute as AgentTool["execute"],
+    // The loop passes all five arguments (see `Execute`); pi's direct callers may pass fewer.
+    execute: def.execute as unknown as AgentTool["execute"],
   };
   if (def.prepareArguments) tool.prepareArguments = def.prepareArguments;
   if (def.executionMode) tool.executionMode = def.executionMode;

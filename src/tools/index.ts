@@ -5,3 +5,11 @@ export { validateToolArguments, type ToolArgumentsValidation, type ToolCallArgum
 export { invalidArgumentsMessage, validationFailedMessage } from "./failure-message.js";
 export type { FailureLine } from "./failure-line.js";
 export { isZodSchema } from "./zod-schema.js";
+export {
+  toolCallHooks,
+  type ToolArgs,
+  type ToolCallHooks,
+  type TypedToolCallHooks,
+  type TypedBeforeToolCallContext,
+  type TypedAfterToolCallContext,
+} from "./tool-call-hooks.js";

@@ -53,6 +53,12 @@ type Unstamped = TraceRecord extends infer R ? (R extends TraceRecord ? Omit<R, 
 
 const now = (): number => globalThis.performance.now();
 
+/** An inspected actor (an `ActorRef`: inspection events type it by the fields every actor-like has). */
+type Named = { id?: string; sessionId: string };
+
+/** Tool-call actors are spawned as `tool:<index>` (machines/run.machine.ts). */
+const isToolCallId = (id: string | undefined): boolean => id !== undefined && id.startsWith("tool:");
+
 export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorder {
   const clock = options.now ?? now;
   const secrets = options.secrets ?? [];
@@ -61,6 +67,8 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
   let eventRun = 0;
   let stateRun = 0;
   const runActors = new Map<string, number>();
+  /** Each live tool-call actor's parent (its run), by session id: from the `xstate.init` event that starts it. */
+  const callParents = new Map<string, string>();
 
   const stamp = () => {
     // The header is the origin of the clock; times are kept to the microsecond.
@@ -88,6 +96,14 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
   const currentRun = () => Math.max(eventRun, stateRun);
 
   const inspect = (inspection: InspectionEvent) => {
+    if (inspection.type === "@xstate.event") {
+      // XState reports who started an actor with its `xstate.init` event (`sourceRef`): a tool
+      // call's parent is the run that spawned it.
+      const { sourceRef } = inspection;
+      const actorRef = inspection.actorRef as Named;
+      if (sourceRef && inspection.event.type === "xstate.init" && isToolCallId(actorRef.id)) callParents.set(actorRef.sessionId, sourceRef.sessionId);
+      return;
+    }
     if (inspection.type !== "@xstate.snapshot") return;
     const snapshot = inspection.snapshot as {
       machine?: { id?: string };
@@ -95,7 +111,7 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       status?: TraceStateRecord["status"];
     };
     const machineId = snapshot.machine?.id;
-    const actorRef = inspection.actorRef as { id?: string; sessionId: string; _parent?: { sessionId: string } };
+    const actorRef = inspection.actorRef as Named;
     let actor: string;
     let run: number;
     if (machineId === "run") {
@@ -108,7 +124,9 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       run = known;
     } else if (machineId === "toolCall") {
       actor = actorRef.id ?? "tool";
-      run = (actorRef._parent && runActors.get(actorRef._parent.sessionId)) ?? stateRun;
+      const parent = callParents.get(actorRef.sessionId);
+      run = (parent !== undefined ? runActors.get(parent) : undefined) ?? stateRun;
+      if (snapshot.status !== undefined && snapshot.status !== "active") callParents.delete(actorRef.sessionId);
     } else if (machineId === "session") {
       actor = "session";
       run = currentRun();

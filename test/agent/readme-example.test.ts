@@ -3,7 +3,7 @@ import { filter } from "rxjs";
 import { z } from "zod";
 import { Agent, defineTool, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
-// The README's "Agent" section, verbatim but for `log` instead of console.log, and the assertions.
+// docs/guides/agent.md's example, verbatim but for `log` instead of console.log, and the assertions.
 describe("README: Agent", () => {
   it("runs the Agent example", async () => {
     const log: unknown[] = [];

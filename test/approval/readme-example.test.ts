@@ -1,23 +1,21 @@
-// The README's "Approvals" example, verbatim but for the assertions (console output collected).
+// docs/guides/approvals.md's example, verbatim but for the assertions (console output collected).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, defineTool, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
-describe("README: Approvals", () => {
+describe("docs/guides/approvals.md", () => {
   it("R82: the example approves with always: true; the rule stays with the session", async () => {
     const lines: unknown[] = [];
     const console = { log: (...args: unknown[]) => void lines.push(args.length === 1 ? args[0] : args) };
 
-    const writeFile = {
-      ...defineTool({
-        name: "write_file",
-        description: "Write a text file",
-        parameters: z.object({ path: z.string(), text: z.string() }),
-        execute: async (_id, { path }) => ({ content: [{ type: "text", text: `wrote ${path}` }], details: {} }),
-      }),
-      // Writes outside notes/ wait for a decision.
-      needsApproval: (args: { path: string }) => !args.path.startsWith("notes/"),
-    };
+    const writeFile = defineTool({
+      name: "write_file",
+      description: "Write a text file",
+      parameters: z.object({ path: z.string(), text: z.string() }),
+      execute: async (_id, { path }) => ({ content: [{ type: "text", text: `wrote ${path}` }], details: {} }),
+      // Writes outside notes/ wait for a decision (`args` are the validated arguments, typed by the schema).
+      needsApproval: (args) => !args.path.startsWith("notes/"),
+    });
 
     const agent = new Agent({
       streamFn: scriptedStreamFn([

@@ -4,7 +4,7 @@
  * the field; the transcript never receives garbage.
  *
  * NEEDS WIRING in the core (src/actors/tool-jobs.ts, src/actors/run-jobs.ts): these tests fail
- * until the run calls the src/boundary checks on hook and tool outputs (see the README section
+ * until the run calls the src/boundary checks on hook and tool outputs (see docs/reference/semantics.md,
  * "Library boundary" and the boundary report). The checks themselves are tested in checks.test.ts.
  */
 import fc from "fast-check";

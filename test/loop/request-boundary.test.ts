@@ -184,6 +184,63 @@ describe("request boundary", () => {
     expect(start?.type === "message_start" && start.message.content).toEqual([]);
   });
 
+  describe("R41, R83: many blocks (each update's content copied when first read)", () => {
+    /**
+     * A provider that appends `blocks` text blocks and grows each with three deltas; `replace`
+     * writes each delta as a new block object instead of growing the live one. The expected
+     * content of every update is taken when it is emitted, as an eager copy would hold it.
+     */
+    async function manyBlocks(blocks: number, replace: boolean) {
+      const expected: string[] = [];
+      const growing: StreamFn = () => {
+        const live = assistantMessage([], "stop");
+        return {
+          async *[Symbol.asyncIterator]() {
+            yield { type: "start", partial: live } as AssistantMessageEvent;
+            for (let b = 0; b < blocks; b++) {
+              live.content.push({ type: "text", text: "" });
+              expected.push(JSON.stringify(live.content));
+              yield { type: "text_start", contentIndex: b, partial: live } as AssistantMessageEvent;
+              for (const delta of ["a", "b", "c"]) {
+                const block = live.content[b] as { type: "text"; text: string };
+                if (replace) live.content[b] = { type: "text", text: block.text + delta };
+                else block.text += delta;
+                expected.push(JSON.stringify(live.content));
+                yield { type: "text_delta", contentIndex: b, delta, partial: live } as AssistantMessageEvent;
+              }
+            }
+            yield { type: "done", reason: "stop", message: assistantMessage(structuredClone(live.content)) } as AssistantMessageEvent;
+          },
+          result: async () => assistantMessage(structuredClone(live.content)),
+        };
+      };
+      // The sink keeps every update and reads none until the run is over.
+      const kept: AgentMessage[] = [];
+      const rec = recorder();
+      await runAgentLoop([user("hi")], { messages: [] }, baseConfig(), (event) => {
+        if (event.type === "message_update") kept.push(event.message);
+        return rec.sink(event);
+      }, undefined, growing);
+      return { kept, expected, events: rec.events };
+    }
+
+    for (const replace of [false, true]) {
+      it(`every kept update reads as of its emission, 200 blocks (${replace ? "blocks replaced" : "blocks grown in place"})`, async () => {
+        const { kept, expected, events } = await manyBlocks(200, replace);
+        expect(kept.map((message) => JSON.stringify((message as AssistantMessage).content))).toEqual(expected);
+        // The same message as a plain copy would be: keys in the same order, content an own array per update.
+        const update = events.find((e) => e.type === "message_update" && e.message.role === "assistant" && (e.message as AssistantMessage).content.length === 150);
+        if (update?.type !== "message_update") throw new Error("no update with 150 blocks");
+        const plain = JSON.parse(JSON.stringify(update.message));
+        expect(Object.keys(update.message)).toEqual(Object.keys(plain));
+        expect({ ...update.message }).toEqual(plain);
+        expect(structuredClone(update.message)).toEqual(plain);
+        expect((update.assistantMessageEvent as { partial: unknown }).partial).toBe(update.message);
+        expect(new Set(kept.map((message) => (message as AssistantMessage).content)).size).toBe(kept.length);
+      });
+    }
+  });
+
   it("R41: start opens the message, each content event is a message_update, done closes it", async () => {
     const run = await runScenario({
       tools: [tool("read")],

@@ -3,7 +3,7 @@
  * "continue"}` plus `prepareNextTurn` returning `messages` hands the hook's feedback to the model
  * (R10, R4a), and `budget.maxTurns` bounds it (R63).
  *
- * The two regions between `README example (n/2)` and `end` are the README's "Stop hooks (R64)"
+ * The two regions between `README example (n/2)` and `end` are docs/guides/recovery.md's "Stop hooks (R64)"
  * example, verbatim but for its imports; the first test checks that, so the two cannot drift
  * apart. In the second region `console.log` and `agentLoop` are the test's recording stand-ins.
  */
@@ -51,13 +51,13 @@ function exampleInTest(): string {
   return regions.join("\n\n");
 }
 
-/** The README's example: the first ts block after the "Stop hooks (R64)" heading, without its imports. */
+/** The docs example (docs/guides/recovery.md): the first ts block after the "Stop hooks (R64)" heading, without its imports. */
 function exampleInReadme(): string {
-  const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
-  const at = readme.indexOf("### Stop hooks (R64)");
-  if (at < 0) throw new Error("README: no ### Stop hooks (R64) section");
+  const readme = readFileSync(fileURLToPath(new URL("../../docs/guides/recovery.md", import.meta.url)), "utf8");
+  const at = readme.indexOf("## Stop hooks (R64)");
+  if (at < 0) throw new Error("docs/guides/recovery.md: no ## Stop hooks (R64) section");
   const block = /```ts\n([\s\S]*?)\n```/.exec(readme.slice(at))?.[1];
-  if (block === undefined) throw new Error("README: no ts block under ### Stop hooks (R64)");
+  if (block === undefined) throw new Error("docs/guides/recovery.md: no ts block under ## Stop hooks (R64)");
   return block.replace(/^(import [^\n]*\n)+\n/, "");
 }
 

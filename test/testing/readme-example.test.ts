@@ -1,4 +1,4 @@
-// README: "Testing your hooks on every loop path". In an app, import from "xstate-agent-loop".
+// docs/guides/testing.md: "Test your hooks against every path of the loop". In an app, import from "xstate-agent-loop/testing".
 import { describe, expect, it } from "vitest";
 import { createAgentTestModel, defineTool, type AgentLoopConfig, type AgentMessage } from "../../src/index.js";
 

@@ -19,7 +19,8 @@ describe("defineTool", () => {
         return { content: [{ type: "text", text: p.path }], details: { lines: p.limit } };
       },
     });
-    expectTypeOf(tool).toEqualTypeOf<AgentTool<{ path: string; limit: number; mode?: "a" | "b" | undefined }, { lines: number }>>();
+    // The literal name lets `toolCallHooks` tell a list's tools apart.
+    expectTypeOf(tool).toEqualTypeOf<AgentTool<{ path: string; limit: number; mode?: "a" | "b" | undefined }, { lines: number }> & { name: "read" }>();
     expect(tool.parameters).toBe(params);
     expect(tool.label).toBe("read");
   });

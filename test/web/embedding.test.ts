@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, defineTool, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 
-// The README's "Embedding" section (Node), verbatim but for `log` instead of console.log, and the assertions.
+// docs/guides/embedding.md, "Watch an Agent" (Node), verbatim but for `log` instead of console.log, and the assertions.
 describe("README: Embedding", () => {
   it("runs the Node example: events say what happened, actor snapshots where the loop is", async () => {
     const log: string[] = [];

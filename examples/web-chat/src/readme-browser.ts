@@ -1,5 +1,5 @@
 /**
- * The README's "Embedding" browser snippet, verbatim: type-checked with the example
+ * docs/guides/embedding.md's browser snippet, verbatim: type-checked with the example
  * (`tsc -p examples/web-chat/tsconfig.json`, run by test/web/web-chat.test.ts), not part of the page.
  */
 import { Agent, proxyStreamFn, type Model } from "xstate-agent-loop";

@@ -30,6 +30,10 @@ import { readVersion } from "./version.js";
 import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
 import { showTranscript } from "./transcript.js";
 import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
+import { McpConfigError, readMcpServers, type CliMcpServer } from "./mcp-config.js";
+import { gateProjectServers, readLine } from "./mcp-approvals.js";
+import { formatMcpStatus, mcpApprovalQuestion, startCliMcp } from "./mcp-session.js";
+import type { McpClient } from "../../mcp/mcp-client.js";
 
 export interface CliIO {
   stdin: KeyboardStream;
@@ -97,6 +101,14 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
   }
 
+  let mcpServers: CliMcpServer[];
+  try {
+    mcpServers = readMcpServers(cwd, options.mcpConfig, io.env, io.cwd);
+  } catch (error) {
+    if (!(error instanceof McpConfigError)) throw error;
+    io.stderr.write(`error: ${error.message}\n`);
+    return 2;
+  }
   const chosen = await chooseSessionModel(options, io.env, io.demoPace ?? 1);
   if ("error" in chosen) {
     io.stderr.write(`error: ${chosen.error}\n`);
@@ -137,7 +149,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved);
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved, mcpServers);
   return session.start(prompt);
 }
 
@@ -217,6 +229,8 @@ class CliSession {
   /** The user left while a write waited (the run stays unfinished in the store). */
   private leftWaiting = false;
   private removeSigint?: () => void;
+  /** The MCP servers' client, once they started (mcp-session.ts). */
+  private mcp?: McpClient;
 
   constructor(
     private readonly io: CliIO,
@@ -229,6 +243,8 @@ class CliSession {
     private readonly sessions: SessionStore | undefined,
     /** Why a session that should be saved is not (no SQLite engine). */
     private readonly unsaved?: string,
+    /** MCP servers of .mcp.json and --mcp-config (started in `start`). */
+    private readonly mcpServers: readonly CliMcpServer[] = [],
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -261,6 +277,8 @@ class CliSession {
       ...recoveryConfig(options),
       // R70: reads start while the model streams unless --no-streaming-tools.
       ...(options.streamingTools ? { streamingToolExecution: true } : {}),
+      // R30: an MCP server's tools/list_changed reaches the next turn of a run.
+      ...(mcpServers.length > 0 ? { prepareNextTurnWithContext: (turn: Parameters<McpClient["prepareNextTurn"]>[0]) => this.mcp?.prepareNextTurn(turn) } : {}),
       inspect: (event) => {
         this.trace?.recorder.inspect(event);
         this.inspector?.next(event);
@@ -273,6 +291,7 @@ class CliSession {
 
   async start(prompt: string | undefined): Promise<number> {
     this.banner();
+    await this.startMcp();
     await this.connectInspector();
     if (this.io.stdin.isTTY) {
       this.input = new TerminalInput(this.io.stdin, (action) => this.onAction(action), this.io.stdout.isTTY ? this.io.stdout : undefined);
@@ -396,6 +415,11 @@ class CliSession {
     if (this.sessions && !this.sessions.created) this.sessions.firstPrompt = text.slice(0, 200);
     this.markRunning(true);
     try {
+      if (this.mcp) {
+        // A server's tool list that changed since the last run (R30 announces the difference).
+        await this.mcp.settled();
+        this.agent.state.tools = this.mcp.withTools(this.agent.state.tools);
+      }
       await this.agent.prompt(text);
     } catch (error) {
       this.renderer.notice(`✗ ${(error as Error).message}`, "error");
@@ -533,6 +557,7 @@ class CliSession {
       return;
     }
     if (command === "help") this.renderer.notice(COMMANDS_HELP, "dim");
+    else if (command === "mcp") this.renderer.notice(formatMcpStatus(this.mcp?.status() ?? [], this.style), "dim");
     else this.renderer.notice(`Unknown command /${command}: ${COMMAND_NAMES}. (To send a line that starts with /, start it with //.)`, "warn");
     if (this.running) this.showRunning();
     else this.showIdle();
@@ -622,7 +647,7 @@ class CliSession {
     const request = this.approvalQueue.shift();
     if (!request) return;
     this.question = request;
-    const text = approvalQuestion(request);
+    const text = mcpApprovalQuestion(request, this.mcp) ?? approvalQuestion(request);
     this.trace?.recorder.note(`permission asked: ${request.toolName} ${(request.args as { path?: string } | undefined)?.path ?? ""}`.trim());
     if (this.renderer.isLive) this.renderer.setQuestion(text);
     else this.renderer.print(text);
@@ -678,7 +703,8 @@ class CliSession {
     const path = (request.args as { path?: unknown } | undefined)?.path;
     try {
       if (answer === "no") this.reject(request, `Permission denied: the user refused ${request.toolName}.`);
-      else this.agent.approve(request.approvalId, answer === "always" && typeof path === "string" ? { always: { path } } : {});
+      else if (answer === "always") this.agent.approve(request.approvalId, typeof path === "string" ? { always: { path } } : { always: true });
+      else this.agent.approve(request.approvalId, {});
     } catch (error) {
       // Settled meanwhile (an abort): nothing to decide any more.
       this.renderer.notice(`  (${(error as Error).message})`, "dim");
@@ -753,6 +779,36 @@ class CliSession {
     else this.showIdle();
   }
 
+  /**
+   * Starts the configured MCP servers: a project server not seen before is asked about first (on
+   * the terminal, before the prompt editor takes the keyboard), then their tools join the built-in
+   * ones, whose names they cannot take.
+   */
+  private async startMcp(): Promise<void> {
+    if (this.mcpServers.length === 0) return;
+    const gate = await gateProjectServers(this.mcpServers, {
+      stateDir: sessionStoreDir(this.cwd, this.io.env),
+      yes: this.options.yes,
+      ...(this.io.stdin.isTTY ? { ask: (question: string) => readLine(this.io.stdin, this.io.stdout, question) } : {}),
+    });
+    for (const notice of gate.notices) this.renderer.notice(`⚠ ${notice}`, "warn");
+    if (gate.allowed.length === 0) return;
+    const mcp = await startCliMcp({
+      servers: gate.allowed,
+      reservedNames: this.agent.state.tools.map((tool) => tool.name),
+      yes: this.options.yes,
+      version: readVersion(),
+      onWarning: (message) => this.renderer.notice(`⚠ ${message}`, "warn"),
+    });
+    this.mcp = mcp;
+    this.agent.state.tools = mcp.withTools(this.agent.state.tools);
+    mcp.onToolsChanged(() => {
+      if (!this.running) this.agent.state.tools = mcp.withTools(this.agent.state.tools);
+    });
+    const started = mcp.status().filter((server) => server.state === "connected");
+    if (started.length > 0) this.renderer.notice(`MCP: ${started.map((server) => `${server.name} (${server.tools.length} tools)`).join(", ")} · /mcp lists them`, "dim");
+  }
+
   private async connectInspector(): Promise<void> {
     if (!this.options.inspect) return;
     const connection = await connectInspector(this.io.inspector);
@@ -770,6 +826,7 @@ class CliSession {
     this.trace?.close();
     await this.inspector?.close().catch(() => {});
     this.relay?.stop();
+    await this.mcp?.close();
     // Releases the session's lock; a run left waiting for a write stays unfinished in the store.
     this.sessions?.store.close();
   }
@@ -790,9 +847,9 @@ function systemPrompt(cwd: string): string {
 }
 
 /** The CLI's own commands: a line `/word` (a path like `/usr/bin …` is not one). */
-const COMMAND_NAMES = "/help, /exit (or /quit)";
+const COMMAND_NAMES = "/help, /mcp, /exit (or /quit)";
 const COMMANDS_HELP = [
-  "commands: /help this help · /exit, /quit leave (also Ctrl-D on an empty line, or Ctrl-C twice)",
+  "commands: /help this help · /mcp the MCP servers and their tools · /exit, /quit leave (also Ctrl-D on an empty line, or Ctrl-C twice)",
   "at the prompt: Enter sends · a bracketed paste keeps its line breaks · Ctrl-U clears · Ctrl-W deletes a word",
   "while it works: Enter steers · >> text queues a follow-up · Esc or Ctrl-C aborts · y/n answers a write question",
 ].join("\n");

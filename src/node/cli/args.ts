@@ -47,9 +47,11 @@ export interface CliOptions {
   resume?: string;
   /** `--sessions`: list the stored sessions and exit. */
   sessions: boolean;
+  /** `--mcp-config FILE`: MCP servers in Claude Code's `mcpServers` format (beside `.mcp.json`). */
+  mcpConfig?: string;
 }
 
-/** SPEC R67: the CLI's abort grace (README, "The terminal agent", says why 5 s). */
+/** SPEC R67: the CLI's abort grace (docs/guides/cli.md says why 5 s). */
 export const DEFAULT_ABORT_GRACE_MS = 5000;
 
 export type ParsedArgs =
@@ -90,6 +92,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         "no-save": { type: "boolean" },
         resume: { type: "string" },
         sessions: { type: "boolean" },
+        "mcp-config": { type: "string" },
       },
     });
   } catch (error) {
@@ -103,7 +106,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   };
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
-  for (const name of ["model", "trace", "cwd", "thinking", "base-url"] as const) {
+  for (const name of ["model", "trace", "cwd", "thinking", "mcp-config", "base-url"] as const) {
     const value = values[name];
     if (value !== undefined && (value === "" || value.startsWith("-"))) return { kind: "error", message: `Option ${typed(name)} needs a value.` };
   }
@@ -155,6 +158,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       save: values["no-save"] !== true,
       ...(values.resume !== undefined ? { resume: values.resume === "last" ? "" : values.resume } : {}),
       sessions: values.sessions === true,
+      ...(values["mcp-config"] !== undefined ? { mcpConfig: values["mcp-config"] } : {}),
     },
   };
 }
@@ -222,8 +226,8 @@ Options:
       --base-url <url> The provider's endpoint: an OpenAI-compatible server, Ollama, a proxy
                        (default: OPENAI_BASE_URL, GOOGLE_GENERATIVE_AI_BASE_URL, ANTHROPIC_BASE_URL)
       --thinking <lvl> Thinking level: ${THINKING_LEVELS.join(", ")} (default: off)
-  -y, --yes            Approve write_file calls up front (without it each write asks; without a
-                       terminal to ask, writes are rejected)
+  -y, --yes            Approve write_file and MCP tool calls, and the project's MCP servers, up
+                       front (without it each asks; without a terminal to ask, they are refused)
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
       --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
                        (started, with its page opened, when none is running)
@@ -233,6 +237,9 @@ Options:
       --no-streaming-tools
                        Run tools only once the model's answer is complete (default: a read
                        starts as soon as its call is complete, while the model goes on)
+      --mcp-config <file>
+                       MCP servers ({"mcpServers": {...}}, as Claude Code writes them) whose tools
+                       the agent may use, besides the project's .mcp.json (asked about once)
   -h, --help           Show this help
   -v, --version        Show the version
 
@@ -268,6 +275,7 @@ Keys, while the agent works:
                        refuses; /exit leaves it waiting, and --resume asks again)
 At the prompt (interactive):
   Enter                Send the prompt (a pasted text keeps its line breaks)
+  /mcp                 List the MCP servers and their tools
   /help                List the commands and keys (commands never go to the model; //text sends /text)
   Ctrl-C, Ctrl-C       Exit (also /exit or Ctrl-D on an empty line); one Ctrl-C after an abort exits
 

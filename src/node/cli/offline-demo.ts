@@ -16,6 +16,7 @@ import { scriptedModel, scriptedStreamFn, text, thinking, toolCall, type Scripte
 import { DEFAULT_SUMMARY_INSTRUCTIONS } from "../../recovery/index.js";
 import type { ListFilesDetails, ReadFileDetails, SearchTextDetails } from "../tools/index.js";
 import { plural } from "./format.js";
+import { mcpDemoTurn } from "./offline-demo-mcp.js";
 
 export const OFFLINE_NOTES_FILE = "agent-notes.md";
 
@@ -41,7 +42,7 @@ export function offlineDemoStreamFn(options: OfflineDemoOptions = {}): ScriptedS
   return scriptedStreamFn((call) => {
     const response = isSummaryRequest(call.context.messages)
       ? summaryTurn(call.context.messages)
-      : respond(call.context.messages.filter((message) => message.role !== "system"));
+      : (mcpDemoTurn(call.context.messages) ?? respond(call.context.messages.filter((message) => message.role !== "system")));
     return { delayMs, ...response, usage: estimateUsage(call, response) };
   });
 }

@@ -13,7 +13,7 @@
  * - `"path"` mode (macOS, Windows, no `/proc`): the real path is opened with `O_NOFOLLOW` (where the
  *   platform has it), and after the open the path's real location and inode are compared with the
  *   descriptor's. This closes final-link swaps and special files; an intermediate directory swapped
- *   and swapped back between the open and the check is not caught (README: Workspace confinement).
+ *   and swapped back between the open and the check is not caught (docs/guides/cli.md: Workspace confinement).
  */
 import { constants, existsSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from "node:fs/promises";

@@ -10,7 +10,7 @@ import type {
   SharedV4ProviderOptions,
 } from "@ai-sdk/provider";
 import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, UserMessage } from "../../types.js";
-import { replayTranscript } from "../../transcript/replay.js";
+import { replayTranscript } from "../../transcript/index.js";
 
 /** Text sent in place of a tool result that the transcript does not hold (providers reject dangling calls). */
 export const MISSING_TOOL_RESULT = "No result provided";

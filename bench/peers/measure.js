@@ -1,0 +1,65 @@
+// One process of `npm run bench:peers`: every peer that loads on this Node, every scenario, CPU time
+// per run over interleaved rounds; prints one JSON line. Run by bench/peers/run.js.
+import { checkRun, SCENARIOS, startRun } from "./script.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+/** Runs per round and scenario, so a round is long enough for the CPU clock (about 10–50 ms of work). */
+const RUNS = { a: 20, one: 100, stream: 2 };
+const WARMUP_ROUNDS = 2;
+
+const columns = [];
+const notLoaded = {};
+async function load(label, importer) {
+  try {
+    columns.push(...(await importer()));
+  } catch (error) {
+    notLoaded[label] = String(error?.message ?? error).split("\n")[0].slice(0, 160);
+  }
+}
+await load("pi", async () => {
+  const { piLike } = await import("./impl/pi-like.js");
+  return piLike("pi", await import("@earendil-works/pi-agent-core"));
+});
+await load("ours", async () => {
+  const { piLike } = await import("./impl/pi-like.js");
+  return piLike("ours", await import("../../dist/index.js"));
+});
+await load("AI SDK 7", async () => (await import("./impl/ai-sdk.js")).columns);
+await load("OpenAI Agents", async () => (await import("./impl/openai-agents.js")).columns);
+await load("LangGraph", async () => (await import("./impl/langgraph.js")).columns);
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function round(scenario, column, runs) {
+  global.gc?.();
+  const start = cpuMs();
+  for (let i = 0; i < runs; i++) {
+    startRun(scenario);
+    await column.run();
+    checkRun(scenario, column.column, column.streams);
+  }
+  return ((cpuMs() - start) * 1000) / runs;
+}
+
+const results = {};
+for (const scenario of Object.keys(SCENARIOS)) {
+  // A mode that delivers no deltas has nothing to do on the stream scenario.
+  const here = columns.filter((column) => scenario !== "stream" || column.streams);
+  const times = Object.fromEntries(here.map((column) => [column.column, []]));
+  for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+    // Interleaved: every column once a round, the order rotating.
+    const order = here.map((_, i) => here[(i + r) % here.length]);
+    for (const column of order) {
+      const perRun = await round(scenario, column, RUNS[scenario]);
+      if (r >= WARMUP_ROUNDS) times[column.column].push(perRun);
+    }
+  }
+  results[scenario] = Object.fromEntries(
+    Object.entries(times).map(([column, xs]) => [column, { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) }]),
+  );
+}
+console.log(JSON.stringify({ node: process.version, rounds: ROUNDS, runs: RUNS, notLoaded, columns: columns.map(({ column, kind, streams }) => ({ column, kind, streams })), results }));

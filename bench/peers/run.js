@@ -1,0 +1,96 @@
+// npm run bench:peers (issue 40): this package against the runtimes a user could embed instead, on
+// Node 24 and Node 20, each in a process of its own (bench/peers/measure.js). Installs the peers
+// (`npm ci --prefix bench/peers`) and a Node 24 binary (the registry's `node-<platform>-<arch>@24`,
+// into bench/peers/node_modules/.node24) when they are missing. BENCH_NODES=24 or =20 picks one.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+
+if (!existsSync(join(here, "node_modules", "ai"))) {
+  console.log("bench:peers: installing the peers (npm ci --prefix bench/peers)");
+  execFileSync(npm, ["ci", "--prefix", here, "--no-audit", "--no-fund", "--ignore-scripts"], { stdio: "inherit" });
+}
+
+function nodeOf(major) {
+  if (Number(process.versions.node.split(".")[0]) === major) return process.execPath;
+  if (process.env[`BENCH_NODE${major}`]) return process.env[`BENCH_NODE${major}`];
+  if (major !== 24) return null;
+  const pkg = `node-${process.platform}-${process.arch}`;
+  const prefix = join(here, "node_modules", ".node24");
+  const binary = join(prefix, "node_modules", pkg, "bin", "node");
+  if (!existsSync(binary)) {
+    console.log(`bench:peers: installing ${pkg}@24 into ${prefix}`);
+    execFileSync(npm, ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", prefix, `${pkg}@24`], { stdio: "inherit" });
+  }
+  return binary;
+}
+
+const us = (x) => Math.round(x).toLocaleString("en");
+const cell = (r) => (r ? `${us(r.median)} (${us(r.min)}–${us(r.max)})` : "–");
+const LABELS = { a: "(a) 5 requests, 12 tools", one: "one-turn run", stream: "3,000-delta stream" };
+
+function table(result, title, columns) {
+  const lines = [`${title}`, "", `| scenario | ${columns.map((c) => c.title).join(" | ")} |`, `|---|${columns.map(() => "---").join("|")}|`];
+  for (const scenario of Object.keys(LABELS)) {
+    lines.push(`| ${LABELS[scenario]} | ${columns.map((c) => cell(result.results[scenario][c.pick(scenario)])).join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+function report(result) {
+  const r = result.results;
+  const m = (scenario, column) => r[scenario][column]?.median;
+  console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) of ${result.rounds} interleaved rounds, runs per round ${JSON.stringify(result.runs)}\n`);
+  for (const [peer, why] of Object.entries(result.notLoaded)) console.log(`- ${peer} does not load on Node ${result.node}: ${why}`);
+  // The issue's table: each peer's loop call, ours also as an Agent prompt; the AI SDK as ToolLoopAgent.
+  console.log(table(result, "Issue 40's table (OpenAI Agents and LangGraph: their streaming call on the stream row)", [
+    { title: "pi loop", pick: () => "pi loop" },
+    { title: "**ours: loop**", pick: () => "ours loop" },
+    { title: "**ours: Agent**", pick: () => "ours Agent" },
+    { title: "AI SDK 7 `generate`", pick: () => "AI SDK Agent generate" },
+    { title: "AI SDK 7 `stream`", pick: () => "AI SDK Agent stream" },
+    { title: "OpenAI Agents", pick: (s) => (s === "stream" ? "OpenAI Agents run (stream)" : "OpenAI Agents run") },
+    { title: "LangGraph", pick: (s) => (s === "stream" ? "LangGraph stream" : "LangGraph invoke") },
+  ]));
+  const kinds = { loop: "Loop calls", session: "Agent / session prompts (a new session each run)" };
+  for (const [kind, title] of Object.entries(kinds)) {
+    const columns = result.columns.filter((c) => c.kind === kind).map((c) => ({ title: c.column, pick: () => c.column }));
+    console.log(`\n${table(result, title, columns)}`);
+  }
+  const ratio = (a, b) => (a && b ? (a / b).toFixed(2) : "–");
+  console.log(`\nours loop / pi loop: (a) ${ratio(m("a", "ours loop"), m("a", "pi loop"))}, one-turn ${ratio(m("one", "ours loop"), m("one", "pi loop"))}, stream ${ratio(m("stream", "ours loop"), m("stream", "pi loop"))}`);
+  console.log(`ours Agent / ours loop: (a) ${ratio(m("a", "ours Agent"), m("a", "ours loop"))}, one-turn ${ratio(m("one", "ours Agent"), m("one", "ours loop"))} (target ≤ 1.3, item 2)`);
+  console.log(`ours Agent / pi Agent on the stream: ${ratio(m("stream", "ours Agent"), m("stream", "pi Agent"))} (target ≤ 1.2, item 2)`);
+  console.log(`ours loop / AI SDK generateText: (a) ${ratio(m("a", "ours loop"), m("a", "AI SDK generateText"))}, one-turn ${ratio(m("one", "ours loop"), m("one", "AI SDK generateText"))}`);
+  const cheaper = (kind, ours) => {
+    const others = result.columns.filter((c) => c.kind === kind && !c.column.startsWith("ours") && !c.column.startsWith("pi"));
+    return Object.keys(LABELS).map((s) => {
+      const beaten = others.filter((c) => r[s][c.column] && r[s][c.column].median < m(s, ours)).map((c) => c.column);
+      return `${s}: ${beaten.length ? `cheaper than ours: ${beaten.join(", ")}` : "ours cheapest"}`;
+    }).join("; ");
+  };
+  console.log(`peers' loop calls against ours: ${cheaper("loop", "ours loop")}`);
+  console.log(`peers' sessions against our Agent: ${cheaper("session", "ours Agent")}`);
+}
+
+const nodes = (process.env.BENCH_NODES ?? "24,20").split(",").map(Number);
+let failed = false;
+for (const major of nodes) {
+  const node = nodeOf(major);
+  if (!node) {
+    console.log(`\n## Node ${major}: no binary (set BENCH_NODE${major})`);
+    continue;
+  }
+  const child = spawnSync(node, ["--expose-gc", join(here, "measure.js")], { encoding: "utf8", env: process.env, maxBuffer: 1 << 26 });
+  if (child.status !== 0) {
+    console.error(`\n## Node ${major}: the bench failed\n${child.stderr}`);
+    failed = true;
+    continue;
+  }
+  report(JSON.parse(child.stdout.trim().split("\n").at(-1)));
+}
+if (failed) process.exit(1);

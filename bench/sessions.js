@@ -1,0 +1,224 @@
+// npm run bench:sessions (issue 40 item 4): N concurrent Agents on one process, on the system clock.
+// Each Agent runs 3 prompts of 3 turns (a tool call, a tool call, an answer) against a scripted model
+// with a provider's timing: 300 ms to the first token, a delta every 20 ms, 1–3 s a response; tools
+// take 50–500 ms. Ours and pi's Agent get the same seeded schedule, each N in a process of its own.
+//
+//   node --expose-gc bench/sessions.js                       every N of BENCH_SESSIONS_N, both Agents
+//   BENCH_SESSIONS_N=100,1000 BENCH_SESSIONS_IMPL=ours ...   a subset
+//
+// Added latency per turn: the time from the turn's start (the prompt call, or its tool's end) to
+// the next step's start (the next tool's start, or the prompt resolving), minus the response's
+// scripted duration: what the runtime and a busy event loop add to the ideal schedule.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { model } from "./scenarios.js";
+
+const PROMPTS = 3;
+const TURNS = 3;
+const FIRST_TOKEN_MS = 300;
+const DELTA_MS = 20;
+/** Sessions start spread over this window (all at once would make every delta of a session fire together). */
+const STAGGER_MS = 1000;
+/** A process whose sessions are not done by then stops and reports how many finished. */
+const DEADLINE_S = Number(process.env.BENCH_SESSIONS_DEADLINE_S ?? 120);
+
+/** A small seeded generator (mulberry32): session i gets the same schedule under both Agents. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const between = (rand, low, high) => low + rand() * (high - low);
+const sleepUntil = (at) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - performance.now())));
+const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+
+/** One conversation: its schedule, and the added latency of each turn it ran. */
+class Session {
+  constructor(index, added) {
+    const rand = random(index + 1);
+    this.startAt = between(rand, 0, STAGGER_MS);
+    this.responses = Array.from({ length: PROMPTS * TURNS }, () => between(rand, 1000, 3000));
+    this.tools = Array.from({ length: PROMPTS * TURNS }, () => between(rand, 50, 500));
+    this.turn = 0;
+    this.turnStart = 0;
+    this.added = added;
+    this.deltas = 0;
+  }
+
+  /** The turn in progress ended at `now`: its next step starts. */
+  endTurn(now) {
+    this.added.push(now - this.turnStart - this.responses[this.turn]);
+    this.turn++;
+  }
+
+  streamFn = () => {
+    const session = this;
+    const duration = this.responses[this.turn];
+    const toolTurn = this.turn % TURNS < TURNS - 1;
+    const partial = { role: "assistant", content: [], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: toolTurn ? "toolUse" : "stop", timestamp: 0 };
+    return {
+      async *[Symbol.asyncIterator]() {
+        const start = performance.now();
+        yield { type: "start", partial };
+        const block = { type: "text", text: "" };
+        partial.content.push(block);
+        await sleepUntil(start + FIRST_TOKEN_MS);
+        yield { type: "text_start", contentIndex: 0, partial };
+        for (let at = FIRST_TOKEN_MS; at < duration; at += DELTA_MS) {
+          await sleepUntil(start + at);
+          block.text += "x ";
+          yield { type: "text_delta", contentIndex: 0, delta: "x ", partial };
+        }
+        await sleepUntil(start + duration);
+        yield { type: "text_end", contentIndex: 0, content: block.text, partial };
+        if (toolTurn) {
+          const call = { type: "toolCall", id: `call_${session.turn}`, name: "work", arguments: { turn: session.turn } };
+          partial.content.push(call);
+          yield { type: "toolcall_start", contentIndex: 1, partial };
+          yield { type: "toolcall_end", contentIndex: 1, toolCall: call, partial };
+        }
+        yield { type: "done", reason: partial.stopReason, message: { ...partial, content: partial.content.map((b) => ({ ...b })) } };
+      },
+      result: async () => partial,
+    };
+  };
+
+  tool = {
+    name: "work", label: "work", description: "a timed tool",
+    parameters: { type: "object", properties: { turn: { type: "number" } } },
+    execute: async () => {
+      this.endTurn(performance.now());
+      const ms = this.tools[this.turn - 1];
+      await sleepUntil(performance.now() + ms);
+      this.turnStart = performance.now();
+      return { content: [{ type: "text", text: "ok" }], details: {} };
+    },
+  };
+
+  async run(Agent, agents) {
+    await sleepUntil(this.epoch + this.startAt);
+    const agent = new Agent({ initialState: { model, tools: [this.tool] }, streamFn: this.streamFn });
+    agents.push(agent);
+    agent.subscribe((event) => {
+      if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") this.deltas++;
+    });
+    for (let p = 0; p < PROMPTS; p++) {
+      this.turnStart = performance.now();
+      await agent.prompt(`prompt ${p}`);
+      this.endTurn(performance.now());
+    }
+  }
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const heapUsed = () => process.memoryUsage().heapUsed;
+function collect() {
+  global.gc?.();
+  global.gc?.();
+  return heapUsed();
+}
+
+async function measure(impl, count) {
+  const { Agent } = impl === "pi" ? await import("@earendil-works/pi-agent-core") : await import("../dist/index.js");
+  // Warm-up: modules and JIT, on a short schedule of its own, then dropped.
+  {
+    const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, []));
+    const epoch = performance.now();
+    for (const s of warm) (s.epoch = epoch), (s.responses = s.responses.map(() => 400)), (s.tools = s.tools.map(() => 10)), (s.startAt = 0);
+    await Promise.all(warm.map((s) => s.run(Agent, [])));
+  }
+  const base = collect();
+  const added = [];
+  const sessions = Array.from({ length: count }, (_, i) => new Session(i, added));
+  const agents = [];
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  const heapSamples = [];
+  const cpu0 = process.cpuUsage();
+  const epoch = performance.now();
+  for (const s of sessions) s.epoch = epoch;
+  delay.enable();
+  // Heap in use while every session is active (after the stagger, before the first ones finish): live data and garbage not yet collected.
+  const sampler = setInterval(() => {
+    const t = performance.now() - epoch;
+    if (t > STAGGER_MS + 2000 && t < 15_000) heapSamples.push(heapUsed());
+  }, 1000);
+  let timedOut = false;
+  const deadline = new Promise((resolve) => setTimeout(() => resolve((timedOut = true)), DEADLINE_S * 1000).unref());
+  const done = Promise.all(sessions.map((s) => s.run(Agent, agents)));
+  await Promise.race([done, deadline]);
+  delay.disable();
+  clearInterval(sampler);
+  const wallS = (performance.now() - epoch) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const finished = sessions.filter((s) => s.turn === PROMPTS * TURNS).length;
+  const idle = timedOut ? null : (collect() - base) / count;
+  const sorted = added.slice().sort((a, b) => a - b);
+  heapSamples.sort((a, b) => a - b);
+  const activeHeap = heapSamples.length ? (quantile(heapSamples, 0.5) - base) / count : null;
+  // The work check: every Agent made, every scripted delta delivered to its listener.
+  const expectedDeltas = sessions.reduce((sum, s) => sum + s.responses.reduce((n, d) => n + Math.ceil((d - FIRST_TOKEN_MS) / DELTA_MS), 0), 0);
+  const deltas = sessions.reduce((sum, s) => sum + s.deltas, 0);
+  if (!timedOut && (agents.length !== count || deltas !== expectedDeltas || added.length !== count * PROMPTS * TURNS)) {
+    throw new Error(`bench/sessions: ${agents.length} Agents, ${deltas} deltas, ${added.length} turns; expected ${count}, ${expectedDeltas}, ${count * PROMPTS * TURNS}`);
+  }
+  return {
+    impl, count, node: process.version, finished, timedOut, wallS,
+    turns: added.length,
+    addedP50: quantile(sorted, 0.5), addedP99: quantile(sorted, 0.99), addedMax: sorted.at(-1),
+    delayP50: delay.percentile(50) / 1e6, delayP99: delay.percentile(99) / 1e6, delayMax: delay.max / 1e6,
+    heapActiveKB: activeHeap === null ? null : activeHeap / 1024,
+    heapIdleKB: idle === null ? null : idle / 1024,
+    cpuMsPerSession: (cpu.user + cpu.system) / 1000 / count,
+    deltasPerSession: deltas / count,
+    held: agents.length,
+  };
+}
+
+if (process.env.BENCH_SESSIONS_CHILD) {
+  const [impl, count] = process.env.BENCH_SESSIONS_CHILD.split(":");
+  console.log(JSON.stringify(await measure(impl, Number(count))));
+  process.exit(0);
+}
+
+const counts = (process.env.BENCH_SESSIONS_N ?? "100,1000,3000,10000").split(",").map(Number);
+const impls = (process.env.BENCH_SESSIONS_IMPL ?? "ours,pi").split(",");
+const results = [];
+console.log(`\nbench/sessions (node ${process.version}): ${PROMPTS} prompts x ${TURNS} turns a session; first token ${FIRST_TOKEN_MS} ms, a delta every ${DELTA_MS} ms, 1–3 s a response, tools 50–500 ms; starts spread over ${STAGGER_MS} ms\n`);
+console.log("| Agent | N | added per turn p50 / p99 (ms) | event-loop delay p99 (ms) | heap per active / idle session (KB) | CPU per session (ms) | wall (s) | finished |");
+console.log("|---|---|---|---|---|---|---|---|");
+const f = (x, digits = 1) => (x === null || x === undefined ? "–" : x.toFixed(digits));
+for (const count of counts) {
+  for (const impl of impls) {
+    const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_SESSIONS_CHILD: `${impl}:${count}` }, encoding: "utf8", maxBuffer: 1 << 24 });
+    if (child.status !== 0) throw new Error(`bench/sessions ${impl} N=${count} failed: ${child.stderr}`);
+    const r = JSON.parse(child.stdout.trim().split("\n").at(-1));
+    results.push(r);
+    console.log(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.addedP50)} / ${f(r.addedP99)} | ${f(r.delayP99)} | ${f(r.heapActiveKB)} / ${f(r.heapIdleKB)} | ${f(r.cpuMsPerSession)} | ${f(r.wallS)} | ${r.finished}/${count}${r.timedOut ? " (deadline)" : ""} |`);
+  }
+}
+
+/** The N at which the event-loop delay p99 reaches 20 ms, interpolated on log N between the measured counts. */
+function twentyMsPoint(impl) {
+  const rows = results.filter((r) => r.impl === impl).sort((a, b) => a.count - b.count);
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i].delayP99 < 20) continue;
+    if (i === 0) return `≤ ${rows[0].count.toLocaleString("en")}`;
+    const [lo, hi] = [rows[i - 1], rows[i]];
+    const t = (20 - lo.delayP99) / (hi.delayP99 - lo.delayP99);
+    return `≈ ${Math.round(Math.exp(Math.log(lo.count) + t * (Math.log(hi.count) - Math.log(lo.count)))).toLocaleString("en")}`;
+  }
+  return rows.length ? `> ${rows.at(-1).count.toLocaleString("en")}` : "–";
+}
+console.log("");
+for (const impl of impls) console.log(`${impl}: event-loop delay p99 reaches 20 ms at N ${twentyMsPoint(impl)}`);
+const ours1000 = results.find((r) => r.impl === "ours" && r.count === 1000);
+if (ours1000) {
+  const ok = ours1000.addedP99 <= 10 && ours1000.delayP99 <= 20;
+  console.log(`targets at N = 1,000 (ours): added p99 ${f(ours1000.addedP99)} ms (≤ 10), event-loop delay p99 ${f(ours1000.delayP99)} ms (≤ 20): ${ok ? "PASS" : "MISS"}`);
+}

@@ -1,0 +1,210 @@
+/**
+ * One MCP server: its SDK client, its tool list, its calls. A server that crashes or disconnects
+ * fails the calls in flight at once (the SDK rejects them when the transport closes: never a hang)
+ * and is reconnected by the next call; reconnections that fail are spaced out with exponential
+ * backoff (calls meanwhile fail fast with a typed error). The connection is a resource the app
+ * owns (`close()`), never machine context (R14).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { redact } from "../trace/json.js";
+import type { McpCallResult } from "./result.js";
+import type { McpCallErrorKind } from "./types.js";
+
+/** A fresh transport per (re)connection; `stderrTail` says what a spawned server last wrote to stderr. */
+export type TransportFactory = () => { transport: Transport; stderrTail?: () => string };
+
+export interface ConnectionSettings {
+  name: string;
+  kind: "http" | "stdio" | "custom";
+  createTransport: TransportFactory;
+  /** Config values that must never appear in a message (header values, env values, tokens). */
+  secrets: readonly string[];
+  clientInfo: { name: string; version: string };
+  connectTimeoutMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Called after every successful tools/list (first connection, reconnection, list_changed). */
+  onTools: (tools: Tool[]) => void;
+  /** Called when the state changes (for status displays). */
+  onState: () => void;
+}
+
+export type ConnectionState = "connecting" | "connected" | "disconnected" | "failed" | "closed";
+
+/** A call that did not produce the server's result. */
+export class McpCallError extends Error {
+  constructor(
+    readonly kind: McpCallErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = "McpCallError";
+  }
+}
+
+/** `setTimeout` overflows above 2³¹−1 ms; the loop's own R65 timeout is what bounds a call. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+
+export class ServerConnection {
+  state: ConnectionState = "connecting";
+  error: string | undefined;
+  private client: Client | undefined;
+  private connecting: Promise<Client> | undefined;
+  private stderrTail: (() => string) | undefined;
+  private failures = 0;
+  private nextAttemptAt = 0;
+  /** tools/list refreshes in flight (list_changed): `settled()` waits for them. */
+  private refreshing = new Set<Promise<void>>();
+
+  constructor(private readonly settings: ConnectionSettings) {}
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** Connects (or reconnects) and lists the tools. Rejects with a redacted message. */
+  connect(): Promise<Client> {
+    if (this.state === "closed") return Promise.reject(new McpCallError("unavailable", `MCP server "${this.name}" is closed`));
+    if (this.client && this.state === "connected") return Promise.resolve(this.client);
+    this.connecting ??= this.open().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async open(): Promise<Client> {
+    this.setState("connecting");
+    const { transport, stderrTail } = this.settings.createTransport();
+    this.stderrTail = stderrTail;
+    const client = new Client(this.settings.clientInfo, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      // Registered now, before any later response is handled: a turn boundary after this message waits for it.
+      if (this.client === client) this.track(this.listTools(client));
+    });
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      if (this.state === "closed") return;
+      this.error = this.describe("the connection closed");
+      this.setState("disconnected");
+    };
+    try {
+      await withTimeout(client.connect(transport, { timeout: this.settings.connectTimeoutMs }), this.settings.connectTimeoutMs, "connecting");
+      this.client = client;
+      await this.listTools(client);
+    } catch (error) {
+      this.client = undefined;
+      await client.close().catch(() => {});
+      this.failures++;
+      this.nextAttemptAt = Date.now() + Math.min(this.settings.maxDelayMs, this.settings.baseDelayMs * 2 ** (this.failures - 1));
+      this.error = this.describe(messageOf(error));
+      this.setState("failed");
+      throw new McpCallError("unavailable", `MCP server "${this.name}" is unavailable: ${this.error}`);
+    }
+    if (this.state === "closed") {
+      await client.close().catch(() => {});
+      throw new McpCallError("unavailable", `MCP server "${this.name}" is closed`);
+    }
+    this.failures = 0;
+    this.error = undefined;
+    this.setState("connected");
+    return client;
+  }
+
+  /**
+   * Calls a tool. Resolves with the server's result (an `isError` result included); rejects with
+   * `McpCallError` when the call could not be made or its outcome is unknown. An abort of `signal`
+   * makes the SDK send `notifications/cancelled`.
+   */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined, onProgress: (progress: number, total?: number, message?: string) => void): Promise<McpCallResult> {
+    if (signal?.aborted) throw new McpCallError("aborted", "Operation aborted");
+    const client = await this.ready();
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+        ...(signal ? { signal } : {}),
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: (progress) => onProgress(progress.progress, progress.total, progress.message),
+      })) as McpCallResult;
+    } catch (error) {
+      if (signal?.aborted) throw new McpCallError("aborted", "Operation aborted");
+      if (this.client !== client || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+        throw new McpCallError(
+          "disconnected",
+          `MCP server "${this.name}" disconnected during the call to ${tool} (${this.describe(messageOf(error))}); its outcome is unknown. The server is reconnected for later calls.`,
+        );
+      }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new McpCallError("timeout", this.describe(messageOf(error)));
+      throw new McpCallError("protocol", `MCP server "${this.name}" refused the call to ${tool}: ${this.describe(messageOf(error))}`);
+    }
+  }
+
+  /** The connected client, reconnecting if need be (not before the backoff allows). */
+  private async ready(): Promise<Client> {
+    if (this.client && this.state === "connected") return this.client;
+    if (this.state === "closed") throw new McpCallError("unavailable", `MCP server "${this.name}" is closed`);
+    const wait = this.nextAttemptAt - Date.now();
+    if (this.failures > 0 && wait > 0 && !this.connecting) {
+      throw new McpCallError("unavailable", `MCP server "${this.name}" is unavailable (${this.error ?? "not connected"}); the next reconnection is in ${wait} ms`);
+    }
+    return this.connect();
+  }
+
+  /** Resolves when the tool-list refreshes started so far have ended. */
+  async settled(): Promise<void> {
+    while (this.refreshing.size > 0) await Promise.allSettled([...this.refreshing]);
+  }
+
+  async close(): Promise<void> {
+    this.setState("closed");
+    const client = this.client;
+    this.client = undefined;
+    await this.connecting?.catch(() => {});
+    await client?.close().catch(() => {});
+  }
+
+  private async listTools(client: Client): Promise<void> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    // Paginated; a server that keeps returning cursors is cut off rather than listed forever.
+    for (let page = 0; page < 100; page++) {
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.settings.connectTimeoutMs });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    if (this.client === client) this.settings.onTools(tools);
+  }
+
+  private track(refresh: Promise<void>): void {
+    const tracked = refresh.catch((error) => {
+      this.error = this.describe(`tools/list failed: ${messageOf(error)}`);
+    });
+    this.refreshing.add(tracked);
+    void tracked.finally(() => this.refreshing.delete(tracked));
+  }
+
+  private setState(state: ConnectionState): void {
+    if (this.state === "closed") return;
+    this.state = state;
+    this.settings.onState();
+  }
+
+  /** A message with the config's secrets (and anything shaped like a credential) redacted, and the server's last stderr words. */
+  private describe(message: string): string {
+    const tail = this.stderrTail?.().trim();
+    const text = tail ? `${message}; its stderr ended with: ${tail}` : message;
+    return redact(text, this.settings.secrets).slice(0, 2_000);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

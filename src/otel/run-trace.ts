@@ -1,0 +1,355 @@
+/**
+ * One run's spans, from its run actor's and tool-call actors' inspection events (SPEC R110):
+ *
+ *   invoke_agent ─┬─ hook getSteeringMessages            (steps outside a turn)
+ *                 └─ turn ─┬─ hook prepareNextTurn … hook convertToLlm (configured hooks)
+ *                          ├─ compaction                  (R62)
+ *                          ├─ chat {model}                (one per attempt, R60) ─ retry_backoff between
+ *                          ├─ execute_tool {name}         (preflight to result) ─┬─ await_approval (R82)
+ *                          │                                                     ├─ hook afterToolCall
+ *                          │                                                     └─ invoke_agent (a sub-agent)
+ *                          └─ hook finishTurn
+ *
+ * A span opens when its state is entered and ends when it is left (or when the step's reply
+ * arrives: a response, a preflight's immediate result, a call's outcome); each carries the state
+ * path that produced it. Deltas never reach the machine, so they cost no span.
+ */
+import { SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
+import type { AgentToolResult, AssistantMessage, Model, ToolCall } from "../types.js";
+import type { RunContext, StreamedResponse, ToolCallOutcome } from "../../machines/run.types.js";
+import type { Preflight } from "../../machines/steps.js";
+import { ATTR, isFailedEnd, modelAttributes, responseAttributes } from "./attributes.js";
+import { pathOf, stepAt, type StepSpec } from "./state-spans.js";
+import type { ContentRenderer } from "./content.js";
+import type { LoopMetrics } from "./metrics.js";
+import { redactString } from "../inspect/sanitize.js";
+import { boundText } from "../boundary/bounded-text.js";
+import { hrNow, now } from "./clock.js";
+
+export interface TraceSettings {
+  tracer: Tracer;
+  metrics: LoopMetrics | undefined;
+  content: ContentRenderer | undefined;
+  conversationId: string | undefined;
+  agentName: string | undefined;
+  /** R81: while true, the run replays its journal: its steps were traced before the crash. */
+  replaying: (() => boolean) | undefined;
+  links: Link[] | undefined;
+}
+
+interface Open {
+  span: Span;
+  context: Context;
+  /** performance.now() at the start (metrics). */
+  at: number;
+}
+
+interface OpenStep extends Open {
+  spec: StepSpec;
+  /** The state path the step lasts for. */
+  path: string;
+}
+
+interface OpenTool extends Open {
+  call: ToolCall;
+  approval?: Span;
+  afterHook?: Span;
+  executed?: boolean;
+}
+
+const failureText = (text: string): string => boundText(redactString(text), 500);
+
+export class RunTrace {
+  private path = "";
+  private turn: Open | undefined;
+  private turnNumber = 0;
+  private step: OpenStep | undefined;
+  private tools: (OpenTool | undefined)[] = [];
+  private attempts = 0;
+  private model: Model | undefined;
+  private lastFailureKind: string | undefined;
+  private input = 0;
+  private output = 0;
+  private ended = false;
+  readonly context: Context;
+
+  constructor(
+    private readonly settings: TraceSettings,
+    readonly span: Span,
+    parent: Context,
+    private readonly hooks: () => RunContext["settings"]["hooks"] | undefined,
+  ) {
+    this.context = trace.setSpan(parent, span);
+  }
+
+  /** The context for a tool call's children (a sub-agent's run), or the run's own. */
+  toolContext(index: number): Context {
+    return this.tools[index]?.context ?? this.turn?.context ?? this.context;
+  }
+
+  private replaying(): boolean {
+    return this.settings.replaying?.() === true;
+  }
+
+  private start(name: string, parent: Context, attributes: Attributes): Open {
+    // A performance.now() start: sub-millisecond, and on the clock the SDK measures durations with.
+    const span = this.settings.tracer.startSpan(name, { attributes, startTime: hrNow() }, parent);
+    return { span, context: trace.setSpan(parent, span), at: now() };
+  }
+
+  private common(path: string): Attributes {
+    return this.settings.conversationId === undefined ? { [ATTR.state]: path } : { [ATTR.state]: path, [ATTR.conversationId]: this.settings.conversationId };
+  }
+
+  // --- the run actor ---
+
+  snapshot(snapshot: { status: string; value: unknown; context: RunContext; error?: unknown }): void {
+    if (this.ended) return;
+    const context = snapshot.context;
+    if (snapshot.status !== "active") return this.end(snapshot);
+    const path = pathOf(snapshot.value);
+    // A turn ends when it is counted (R63's count, at `turn_end`): the machine may go from one turn
+    // to the next without leaving its `turn` state.
+    if (this.turn && context.spent.turns >= this.turnNumber) this.endTurn(context);
+    if (path !== this.path || !this.turn) this.transition(path, context);
+    if (this.turn && path.startsWith("turn.executingTools.preflightingCall")) this.openPreflights(path, context);
+  }
+
+  private transition(path: string, context: RunContext): void {
+    this.path = path;
+    this.model = context.model;
+    if (this.step && path !== this.step.path && !path.startsWith(`${this.step.path}.`)) this.endStep(undefined);
+    const inTurn = path.startsWith("turn.");
+    if (this.turn && !inTurn) this.endTurn(context);
+    if (this.replaying()) return;
+    if (!this.turn && inTurn) this.startTurn(context);
+    if (this.step) return;
+    const at = stepAt(path, context.settings.hooks);
+    if (at) this.startStep(at.spec, at.path, context);
+  }
+
+  private startTurn(context: RunContext): void {
+    this.turnNumber = context.spent.turns + 1;
+    this.attempts = 0;
+    this.tools = [];
+    this.turn = this.start("turn", this.context, { ...this.common("turn"), [ATTR.turn]: this.turnNumber });
+  }
+
+  private endTurn(context: RunContext): void {
+    const turn = this.turn!;
+    this.turn = undefined;
+    if (this.step) this.endStep(undefined);
+    // Calls the machine settled without a reply of their own (R72, R73: cancelled, aborted).
+    const outcomes = context.turn.batch?.outcomes;
+    this.tools.forEach((tool, index) => {
+      if (tool) this.endTool(index, outcomes?.[index] ?? undefined);
+    });
+    const message = context.turn.assistant;
+    if (message && (message.stopReason === "error" || message.stopReason === "aborted")) {
+      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: message.stopReason });
+    }
+    turn.span.end(hrNow());
+  }
+
+  private startStep(spec: StepSpec, path: string, context: RunContext): void {
+    const parent = spec.kind === "hook" && !spec.inTurn ? this.context : (this.turn?.context ?? this.context);
+    const attributes = this.common(path);
+    let name: string;
+    switch (spec.kind) {
+      case "hook":
+        name = `hook ${spec.hook}`;
+        attributes[ATTR.hook] = spec.hook;
+        break;
+      case "compaction":
+        name = "compaction";
+        attributes[ATTR.compactionReason] = spec.reason;
+        break;
+      case "backoff":
+        name = "retry_backoff";
+        if (this.lastFailureKind) attributes[ATTR.retryKind] = this.lastFailureKind;
+        break;
+      case "request": {
+        this.attempts++;
+        name = `chat ${context.model?.id ?? "unknown"}`;
+        Object.assign(attributes, modelAttributes(context.model), { [ATTR.operationName]: "chat", [ATTR.attempt]: this.attempts });
+        const render = this.settings.content;
+        if (render && context.request.llmMessages) attributes[ATTR.inputMessages] = render(context.request.llmMessages);
+        break;
+      }
+    }
+    this.step = { ...this.start(name, parent, attributes), spec, path };
+  }
+
+  private endStep(error: string | undefined): void {
+    const step = this.step!;
+    this.step = undefined;
+    if (error !== undefined) step.span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+    step.span.end(hrNow());
+  }
+
+  /** An event the run actor received: the replies that end spans, and aborts. */
+  event(event: { type: string; output?: unknown; error?: unknown }): void {
+    if (this.ended) return;
+    const type = event.type;
+    if (type === "step.streamResponse.done") this.endRequest(event.output as StreamedResponse);
+    else if (type === "step.preflightCalls.done") this.preflighted(event.output as Preflight[]);
+    else if (type.startsWith("xstate.done.actor.tool:")) this.endTool(toolIndex(type), event.output as ToolCallOutcome);
+    else if (type.startsWith("xstate.error.actor.tool:")) this.endTool(toolIndex(type), undefined, event.error);
+    else if (type === "step.compact.done" && this.step?.spec.kind === "compaction") {
+      const messages = event.output as unknown[] | null;
+      this.step.span.setAttribute("xstate_agent_loop.compaction.compacted", Array.isArray(messages));
+    } else if (type === "run.abort") this.span.addEvent("abort", hrNow());
+    else if (type === "step.failed" && this.step) this.endStep(failureText(errorMessage(event.error)));
+  }
+
+  private endRequest(response: StreamedResponse | undefined): void {
+    const step = this.step;
+    if (!step || step.spec.kind !== "request" || !response) return;
+    const message = response.message as AssistantMessage | undefined;
+    const span = step.span;
+    span.setAttributes(responseAttributes(message));
+    if (this.settings.content && message) span.setAttribute(ATTR.outputMessages, this.settings.content([message]));
+    const failed = message?.stopReason === "error" || message?.stopReason === "aborted";
+    if (failed) {
+      const failure = response.failure;
+      const kind = failure?.contextOverflow ? "context_overflow" : failure?.kind && failure.kind !== "unknown" ? failure.kind : message!.stopReason;
+      this.lastFailureKind = kind;
+      span.setAttribute(ATTR.errorType, kind);
+      if (response.failure?.retryable) span.setAttribute("xstate_agent_loop.retryable", true);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: message!.stopReason === "aborted" ? "aborted" : kind });
+    }
+    if (message?.usage) {
+      this.input += (message.usage.input ?? 0) + (message.usage.cacheRead ?? 0) + (message.usage.cacheWrite ?? 0);
+      this.output += message.usage.output ?? 0;
+    }
+    this.settings.metrics?.request((now() - step.at) / 1000, message?.usage, {
+      [ATTR.operationName]: "chat",
+      ...modelAttributes(this.model),
+      ...(failed ? { [ATTR.errorType]: this.lastFailureKind } : {}),
+    });
+    this.step = undefined;
+    span.end(hrNow());
+  }
+
+  // --- tool calls ---
+
+  private openPreflights(path: string, context: RunContext): void {
+    const batch = context.turn.batch;
+    if (!batch) return;
+    if (path.endsWith(".preflightingCall")) this.openTool(batch.cursor, batch.calls[batch.cursor]);
+    else for (let i = 0; i < batch.calls.length; i++) this.openTool(i, batch.calls[i]);
+  }
+
+  private openTool(index: number, call: ToolCall | undefined): void {
+    if (!call || this.tools[index] || this.replaying() || !this.turn) return;
+    const attributes: Attributes = {
+      ...this.common(this.path),
+      [ATTR.operationName]: "execute_tool",
+      [ATTR.toolName]: call.name,
+      [ATTR.toolCallId]: call.id,
+      [ATTR.toolType]: "function",
+    };
+    if (this.settings.content) attributes[ATTR.toolArguments] = this.settings.content(call.arguments);
+    this.tools[index] = { ...this.start(`execute_tool ${call.name}`, this.turn.context, attributes), call };
+  }
+
+  private preflighted(preflights: Preflight[] | undefined): void {
+    if (!Array.isArray(preflights)) return;
+    for (const preflight of preflights) {
+      if (!preflight.ready) this.endTool(preflight.index, { index: preflight.index, result: preflight.result, isError: true, settledAt: preflight.settledAt });
+      else this.tools[preflight.index]?.span.addEvent("preflight.passed", hrNow());
+    }
+  }
+
+  private endTool(index: number, outcome: ToolCallOutcome | undefined, crash?: unknown): void {
+    const tool = this.tools[index];
+    if (!tool) return;
+    this.tools[index] = undefined;
+    tool.approval?.end(hrNow());
+    tool.afterHook?.end(hrNow());
+    const span = tool.span;
+    if (!outcome) {
+      span.setAttribute(ATTR.errorType, crash === undefined ? "not_settled" : "crashed");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: crash === undefined ? "the call has no result" : failureText(errorMessage(crash)) });
+    } else if (outcome.isError) {
+      span.setAttribute(ATTR.errorType, tool.executed ? "tool_error" : "not_executed");
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    if (outcome && this.settings.content) span.setAttribute(ATTR.toolResult, this.settings.content(resultContent(outcome.result)));
+    this.settings.metrics?.toolCall((now() - tool.at) / 1000, {
+      [ATTR.operationName]: "execute_tool",
+      [ATTR.toolName]: tool.call.name,
+      ...(outcome?.isError !== false ? { [ATTR.errorType]: outcome ? "tool_error" : "not_settled" } : {}),
+    });
+    span.end(hrNow());
+  }
+
+  /** A tool-call actor appeared (R70: in streaming mode it preflights itself). */
+  toolSpawned(index: number, call: ToolCall | undefined): void {
+    this.openTool(index, call);
+  }
+
+  /** A tool-call actor's state: the approval wait and `afterToolCall` as child spans. */
+  toolSnapshot(index: number, value: unknown, cause: { type: string } | undefined): void {
+    const tool = this.tools[index];
+    if (!tool) return;
+    if (value === "awaitingApproval") {
+      tool.approval ??= this.settings.tracer.startSpan("await_approval", { startTime: hrNow(), attributes: { [ATTR.state]: "awaitingApproval", [ATTR.toolName]: tool.call.name } }, tool.context);
+      return;
+    }
+    if (tool.approval) {
+      const decision = cause?.type === "approval.approve" ? "approved" : cause?.type === "approval.reject" ? "rejected" : cause?.type === "approval.abort" ? "aborted" : (cause?.type ?? "unknown");
+      tool.approval.setAttribute(ATTR.approvalDecision, decision);
+      if (decision === "aborted") tool.approval.setStatus({ code: SpanStatusCode.ERROR, message: "aborted" });
+      tool.approval.end(hrNow());
+      tool.approval = undefined;
+    }
+    if (value === "executing" && !tool.executed) {
+      tool.executed = true;
+      tool.span.addEvent("execute", hrNow());
+    }
+    if (value === "finalizing" && this.hooks()?.afterToolCall) {
+      tool.afterHook ??= this.settings.tracer.startSpan("hook afterToolCall", { startTime: hrNow(), attributes: { [ATTR.state]: "finalizing", [ATTR.hook]: "afterToolCall" } }, tool.context);
+    } else if (tool.afterHook) {
+      tool.afterHook.end(hrNow());
+      tool.afterHook = undefined;
+    }
+  }
+
+  // --- the end ---
+
+  private end(snapshot: { status: string; context: RunContext; error?: unknown }): void {
+    this.ended = true;
+    const context = snapshot.context;
+    if (this.turn) this.endTurn(context);
+    else if (this.step) this.endStep(undefined);
+    const span = this.span;
+    span.setAttributes({ [ATTR.inputTokens]: this.input, [ATTR.outputTokens]: this.output });
+    let reason: string;
+    if (snapshot.status === "done") {
+      reason = context.endReason;
+      if (isFailedEnd(context.endReason)) span.setStatus({ code: SpanStatusCode.ERROR, message: context.failure ? failureText(context.failure) : context.endReason });
+    } else if (snapshot.status === "error") {
+      reason = "error";
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failureText(errorMessage(snapshot.error)) });
+    } else {
+      // Stopped before its end: persisted for a restore (R13), or its sink failed.
+      reason = "stopped";
+    }
+    span.setAttribute(ATTR.endReason, reason);
+    this.settings.metrics?.runEnded({ [ATTR.operationName]: "invoke_agent", [ATTR.endReason]: reason, ...modelAttributes(context.model) });
+    span.end(hrNow());
+  }
+}
+
+function toolIndex(type: string): number {
+  return Number(type.slice(type.lastIndexOf(":") + 1));
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function resultContent(result: AgentToolResult | undefined): unknown {
+  return result ? { content: result.content, ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}) } : null;
+}

@@ -1,0 +1,200 @@
+/**
+ * The MCP client on its own: names, annotation rules, result mapping, limits, shadowing, secrets
+ * and typed errors, against the everything server and the fixture server (real processes).
+ */
+import { mkdtempSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentInputError, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import type { AgentTool, AgentToolResult } from "../../src/index.js";
+import { connectMcp as connectBrowserSafe } from "../../src/mcp/index.js";
+import { connectMcp, mcpToolName, type McpClient } from "../../src/mcp/node.js";
+import { toolRules } from "../../src/mcp/annotations.js";
+import type { McpClientOptions, McpToolDetails } from "../../src/mcp/types.js";
+import { baseConfig, recorder, tool, user } from "../loop/helpers.js";
+import { everythingStdio, fixtureServer } from "./servers.js";
+
+const clients: McpClient[] = [];
+async function connect(options: McpClientOptions): Promise<McpClient> {
+  const client = await connectMcp(options);
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+const find = (mcp: McpClient, name: string): AgentTool => {
+  const found = mcp.tools.find((candidate) => candidate.name === name);
+  if (!found) throw new Error(`no tool ${name}`);
+  return found;
+};
+const call = (mcp: McpClient, name: string, args: Record<string, unknown> = {}) => find(mcp, name).execute("call", args) as Promise<AgentToolResult<McpToolDetails>>;
+
+describe("names", () => {
+  it("server__tool; other characters or a long name get a stable hash suffix, never a shared name", () => {
+    expect(mcpToolName("everything", "get-sum")).toBe("everything__get-sum");
+    const dotted = mcpToolName("my.server", "do it");
+    expect(dotted).toMatch(/^my_server__do_it_[0-9a-f]{8}$/);
+    expect(mcpToolName("my_server", "do_it")).toBe("my_server__do_it");
+    expect(mcpToolName("my.server", "do it")).toBe(dotted);
+    const long = mcpToolName("s", "x".repeat(100));
+    expect(long.length).toBe(64);
+    expect(mcpToolName("s", `${"x".repeat(99)}y`)).not.toBe(long);
+  });
+});
+
+describe("annotations → the loop's rules (trusted only on opt-in)", () => {
+  const rules = (annotations: object | undefined, trusted: boolean, byDefault = true, override = {}) => toolRules(annotations, trusted, byDefault, override, undefined);
+  it("untrusted: no hint counts; the default decides approval", () => {
+    expect(rules({ readOnlyHint: true }, false)).toEqual({ concurrencySafe: false, replay: "never", needsApproval: true });
+    expect(rules({ readOnlyHint: true }, false, false)).toEqual({ concurrencySafe: false, replay: "never", needsApproval: false });
+  });
+  it("trusted: readOnlyHint → R70 safe and R13 replay-safe; destructiveHint or no hint → R82 approval; destructiveHint false → none", () => {
+    expect(rules({ readOnlyHint: true }, true)).toEqual({ concurrencySafe: true, replay: "safe", needsApproval: false });
+    expect(rules({ destructiveHint: true }, true, false)).toEqual({ concurrencySafe: false, replay: "never", needsApproval: true });
+    expect(rules(undefined, true, false)).toEqual({ concurrencySafe: false, replay: "never", needsApproval: true });
+    expect(rules({ destructiveHint: false }, true)).toEqual({ concurrencySafe: false, replay: "never", needsApproval: false });
+  });
+  it("a per-tool override wins over annotations and defaults", () => {
+    expect(rules({ readOnlyHint: true }, true, true, { concurrencySafe: false, replay: "never", needsApproval: true, timeoutMs: 5 })).toEqual({ concurrencySafe: false, replay: "never", needsApproval: true, timeoutMs: 5 });
+    expect(rules(undefined, false, true, { concurrencySafe: true, replay: "safe", needsApproval: false })).toEqual({ concurrencySafe: true, replay: "safe", needsApproval: false });
+  });
+
+  it("the tools a server offers carry those rules (status and tool objects agree)", async () => {
+    const mcp = await connect({
+      servers: { trusted: fixtureServer({ trustAnnotations: true, tools: { slow: { needsApproval: false }, crash: { enabled: false } } }), untrusted: fixtureServer() },
+      needsApprovalByDefault: true,
+    });
+    const [trusted, untrusted] = mcp.status();
+    const pick = (name: string, server = trusted!) => server.tools.find((entry) => entry.serverTool === name);
+    expect(pick("lookup")).toEqual({ name: "trusted__lookup", serverTool: "lookup", concurrencySafe: true, replay: "safe", needsApproval: false });
+    expect(pick("delete_item")).toEqual({ name: "trusted__delete_item", serverTool: "delete_item", concurrencySafe: false, replay: "never", needsApproval: true });
+    expect(pick("slow")).toEqual({ name: "trusted__slow", serverTool: "slow", concurrencySafe: false, replay: "never", needsApproval: false });
+    expect(pick("crash")).toBeUndefined();
+    expect(pick("lookup", untrusted)).toEqual({ name: "untrusted__lookup", serverTool: "lookup", concurrencySafe: false, replay: "never", needsApproval: true });
+    expect(find(mcp, "trusted__lookup")).toMatchObject({ replay: "safe" });
+    expect(find(mcp, "trusted__lookup").isConcurrencySafe?.({})).toBe(true);
+    expect(find(mcp, "untrusted__lookup")).toMatchObject({ replay: "never", needsApproval: true });
+    expect(find(mcp, "untrusted__lookup").isConcurrencySafe).toBeUndefined();
+  });
+});
+
+describe("results", () => {
+  it("text, image, embedded resources, resource links and structured content are mapped; isError is kept", async () => {
+    const mcp = await connect({ servers: { fixture: fixtureServer() } });
+    expect(await call(mcp, "fixture__mixed")).toEqual({
+      content: [
+        { type: "text", text: "some text" },
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+        { type: "text", text: "[resource file:///notes.txt]\nresource text" },
+        { type: "text", text: "[resource file:///data.bin (application/octet-stream, 3 bytes): not shown]" },
+        { type: "text", text: "[resource link: linked file:///linked.txt]" },
+      ],
+      details: { mcp: { server: "fixture", tool: "mixed" } },
+      structuredContent: { answer: 42 },
+    });
+    expect(await call(mcp, "fixture__fail")).toEqual({ content: [{ type: "text", text: "it broke" }], details: { mcp: { server: "fixture", tool: "fail" } }, isError: true });
+  });
+
+  it("the everything server's image and structured content (with its output schema)", async () => {
+    const mcp = await connect({ servers: { everything: everythingStdio() } });
+    const image = await call(mcp, "everything__get-tiny-image");
+    expect(image.content.map((part) => part.type)).toEqual(["text", "image", "text"]);
+    expect(image.content[1]).toMatchObject({ type: "image", mimeType: "image/png" });
+    const weather = await call(mcp, "everything__get-structured-content", { location: "Chicago" });
+    expect(weather.structuredContent).toEqual({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
+    expect(find(mcp, "everything__get-structured-content").outputSchema).toMatchObject({ type: "object" });
+  });
+});
+
+describe("security and limits", () => {
+  it("a huge description is cut; a huge result is cut with a note (details.truncated)", async () => {
+    const mcp = await connect({ servers: { fixture: fixtureServer() }, limits: { resultChars: 1_000 } });
+    const huge = find(mcp, "fixture__huge");
+    expect(huge.description.length).toBeLessThanOrEqual(2_000);
+    expect(huge.description).toMatch(/… \[\d+ bytes omitted\]$/);
+    const result = await huge.execute("h", {});
+    const body = (result.content[0] as { text: string }).text;
+    expect(body).toBe(`${"x".repeat(1_000)}\n… (cut at 1000 characters: the server's result had 200000)`);
+    expect(result.details).toEqual({ mcp: { server: "fixture", tool: "huge", truncated: true } });
+  });
+
+  it("a server tool named like a built-in is offered under its prefix: the model's read_file runs the built-in", async () => {
+    const mcp = await connect({ servers: { fixture: fixtureServer() } });
+    const builtIn = tool("read_file", async () => ({ content: [{ type: "text", text: "built-in read" }], details: {} }));
+    const stream = scriptedStreamFn([{ content: [toolCall("read_file", {}, "r"), toolCall("fixture__read_file", { path: "a" }, "f")] }, { content: [text("ok")] }]);
+    const rec = recorder();
+    const messages = await runAgentLoop([user("go")], { messages: [], tools: mcp.withTools([builtIn]) }, baseConfig(), rec.sink, undefined, stream);
+    expect(messages.filter((message) => message.role === "toolResult").map((message) => `${message.toolName}: ${(message.content[0] as { text: string }).text}`)).toEqual([
+      "read_file: built-in read",
+      "fixture__read_file: fixture read a",
+    ]);
+  });
+
+  it("no tool takes a reserved (built-in) name or another server's tool's name: it is left out, with a warning", async () => {
+    const warnings: string[] = [];
+    const mcp = await connect({
+      servers: { fixture: fixtureServer(), "fixture.": fixtureServer() },
+      reservedNames: ["fixture__lookup"],
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(mcp.tools.map((entry) => entry.name)).not.toContain("fixture__lookup");
+    expect(mcp.status()[0]!.skipped).toEqual([{ tool: "lookup", reason: "its name fixture__lookup is a built-in tool's" }]);
+    // "fixture." sanitizes to "fixture_": its names differ from fixture's by the hash suffix.
+    const second = mcp.status()[1]!;
+    expect(second.skipped).toEqual([]);
+    expect(new Set(mcp.tools.map((entry) => entry.name)).size).toBe(mcp.tools.length);
+    expect(warnings).toContain('MCP server "fixture": tool "lookup" left out: its name fixture__lookup is a built-in tool\'s');
+  });
+
+  it("secrets of a server's config (headers, env) never appear in its status, warnings or call results", async () => {
+    const token = "sekrit-token-0123456789";
+    // An HTTP server that echoes the request's Authorization header in its error body.
+    const http: Server = createServer((req, res) => res.writeHead(500, { "content-type": "text/plain" }).end(`bad auth: ${req.headers.authorization}`));
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const port = (http.address() as { port: number }).port;
+    const warnings: string[] = [];
+    try {
+      const mcp = await connect({
+        servers: {
+          web: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: `Bearer ${token}` } },
+          local: { command: process.execPath, args: ["-e", "console.error('my token is ' + process.env.MY_TOKEN); process.exit(1)"], env: { MY_TOKEN: token } },
+        },
+        onWarning: (message) => warnings.push(message),
+      });
+      const everything = JSON.stringify({ status: mcp.status(), warnings });
+      expect(everything).not.toContain(token);
+      expect(mcp.status().map((server) => server.state)).toEqual(["failed", "failed"]);
+      expect(mcp.status()[1]!.error).toContain("my token is [redacted]");
+      expect(warnings).toHaveLength(2);
+    } finally {
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+});
+
+describe("typed errors", () => {
+  it("a malformed configuration is an AgentInputError naming the field; stdio needs the Node entry", async () => {
+    await expect(connectMcp({ servers: { a: { url: "not a url" } } })).rejects.toMatchObject({ name: "AgentInputError", field: "servers.a.url" });
+    await expect(connectMcp({ servers: { a: {} as never } })).rejects.toBeInstanceOf(AgentInputError);
+    await expect(connectBrowserSafe({ servers: { a: { command: "x" } } })).rejects.toMatchObject({ field: "servers.a", message: expect.stringContaining("xstate-agent-loop/mcp/node") });
+  });
+
+  it("a server that cannot be restarted: its calls get `unavailable` results, spaced by the reconnection backoff", async () => {
+    const once = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
+    const mcp = await connect({ servers: { once: fixtureServer({ env: { FIXTURE_ONCE: once } }) }, reconnect: { baseDelayMs: 60_000 } });
+    const crashed = await call(mcp, "once__crash");
+    expect(crashed.details.mcp.error?.kind).toBe("disconnected");
+    const first = await call(mcp, "once__lookup", { key: "a" });
+    expect(first.details.mcp.error).toEqual({ kind: "unavailable", message: expect.stringMatching(/^MCP server "once" is unavailable: .*its stderr ended with: fixture: started once already$/) });
+    const second = await call(mcp, "once__lookup", { key: "a" });
+    expect(second.details.mcp.error).toEqual({ kind: "unavailable", message: expect.stringMatching(/the next reconnection is in \d+ ms$/) });
+    expect(mcp.status()[0]!.state).toBe("failed");
+    // A closed client: calls are refused at once.
+    await mcp.close();
+    expect((await call(mcp, "once__lookup", { key: "a" })).details.mcp.error).toEqual({ kind: "unavailable", message: 'MCP server "once" is closed' });
+  });
+});

@@ -1,0 +1,41 @@
+/**
+ * The MCP servers of test/mcp, started and stopped by the tests: the public everything server
+ * (@modelcontextprotocol/server-everything, from npm) over stdio and over Streamable HTTP on an
+ * ephemeral port, and our fixture server (fixtures/fixture-server.mjs) over stdio.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { McpStdioServerConfig } from "../../src/mcp/types.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const FIXTURE_SERVER = path.join(here, "fixtures/fixture-server.mjs");
+const EVERYTHING_HTTP = path.join(here, "fixtures/everything-http.mjs");
+export const EVERYTHING_MAIN = path.join(path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
+
+export const fixtureServer = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [FIXTURE_SERVER], ...extra });
+export const everythingStdio = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [EVERYTHING_MAIN, "stdio"], ...extra });
+
+/** The everything server over Streamable HTTP; `stop()` ends its process. */
+export async function startEverythingHttp(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [EVERYTHING_HTTP], { stdio: ["ignore", "pipe", "ignore"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /PORT (\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`the everything HTTP host exited (${code}) before listening: ${out}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => stopProcess(child) };
+}
+
+export function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
