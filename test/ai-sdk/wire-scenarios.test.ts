@@ -34,8 +34,8 @@ function priced(stream: ReturnType<typeof fromAiSdkModel>, input: number, output
   return { input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead, cost: { ...c, total: c.input + c.output + c.cacheRead } };
 }
 
-async function play(wire: Wire, options: StreamOptions = {}, onEvent?: (event: AssistantMessageEvent) => void) {
-  const streamFn = fromAiSdkModel(wire.model(server.url));
+async function play(wire: Wire, options: StreamOptions = {}, onEvent?: (event: AssistantMessageEvent) => void, idleTimeoutMs?: number) {
+  const streamFn = fromAiSdkModel(wire.model(server.url), idleTimeoutMs === undefined ? {} : { idleTimeoutMs });
   const stream = streamFn(streamFn.model, context(), options);
   const events: AssistantMessageEvent[] = [];
   for await (const event of stream) {
@@ -195,6 +195,16 @@ describe.each(WIRES.map((wire) => [wire.name, wire] as const))("AI SDK wire %s",
     expect(projected).toEqual([["start"], ["text_start", 0], ["text_delta", 0, "Partial"], ["error", "aborted"]]);
     expect(final).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted", content: [{ type: "text", text: "Partial" }] });
     expect(final.retry).toBeUndefined();
+  });
+
+  it("R60: a stream that goes silent is abandoned after idleTimeoutMs as a stall: retryable before any content, not after", async () => {
+    server.script(stallAfter([]), stallAfter(wire.partialText("Partial")));
+    const silent = await play(wire, {}, undefined, 150);
+    expect(silent.projected).toEqual([["error", "error"]]);
+    expect(silent.final).toMatchObject({ errorMessage: "stream stalled: no data for 150 ms", retry: { retryable: true, kind: "stall" } });
+    const cut = await play(wire, {}, undefined, 150);
+    expect(cut.projected).toEqual([["start"], ["text_start", 0], ["text_delta", 0, "Partial"], ["error", "error"]]);
+    expect(cut.final.retry).toEqual({ retryable: false, kind: "stall" });
   });
 
   it("a pre-aborted signal is one aborted event and no request", async () => {

@@ -94,14 +94,22 @@ export function fromAiSdkModel(languageModel: AiSdkLanguageModel, options: AiSdk
     signal?.addEventListener("abort", onAbort, { once: true });
 
     const idleMs = options.idleTimeoutMs ?? DEFAULT_AI_SDK_IDLE_TIMEOUT_MS;
+    // One timer for the whole response: each part only stamps the time, and the timer, when it
+    // fires, sleeps again for what is left (re-arming a timer per part costs more than the part).
     let watchdog: ReturnType<typeof setTimeout> | undefined;
+    let lastActivity = 0;
+    const check = (): void => {
+      const idle = performance.now() - lastActivity;
+      if (idle < idleMs) {
+        watchdog = setTimeout(check, idleMs - idle);
+        return;
+      }
+      turn.fail("error", `stream stalled: no data for ${idleMs} ms`, transient("stall"));
+      controller.abort();
+    };
     const armWatchdog = (): void => {
-      if (watchdog !== undefined) clearTimeout(watchdog);
-      if (!(idleMs > 0 && Number.isFinite(idleMs))) return;
-      watchdog = setTimeout(() => {
-        turn.fail("error", `stream stalled: no data for ${idleMs} ms`, transient("stall"));
-        controller.abort();
-      }, idleMs);
+      lastActivity = performance.now();
+      if (watchdog === undefined && idleMs > 0 && Number.isFinite(idleMs)) watchdog = setTimeout(check, idleMs);
     };
 
     let phase: "request" | "stream" = "request";

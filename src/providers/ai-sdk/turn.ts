@@ -81,8 +81,8 @@ export class AiSdkTurn {
   handle(part: LanguageModelV4StreamPart): { error: unknown } | undefined {
     if (this.settled) return undefined;
     switch (part.type) {
-      case "stream-start":
       case "response-metadata":
+        // The first bytes of the response (`stream-start` comes before any, on some providers).
         this.ensureStarted();
         return undefined;
       case "text-start":
