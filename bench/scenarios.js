@@ -41,6 +41,34 @@ export function deltaStream(count) {
   return () => streamOf([{ type: "text", text: "x".repeat(count) }], "stop", count);
 }
 
+/**
+ * (b) with many blocks (issue 40): one response of `blocks` text blocks, each opened, grown by
+ * `deltas` deltas and closed, appended to the live partial as a provider does (so an update's
+ * message has as many blocks as the response so far).
+ */
+export function manyBlocksStream(blocks, deltas = 3) {
+  return () => {
+    const message = { role: "assistant", content: [], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: "stop", timestamp: 0 };
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield { type: "start", partial: message };
+        for (let b = 0; b < blocks; b++) {
+          const block = { type: "text", text: "" };
+          message.content.push(block);
+          yield { type: "text_start", contentIndex: b, partial: message };
+          for (let i = 0; i < deltas; i++) {
+            block.text += "x";
+            yield { type: "text_delta", contentIndex: b, delta: "x", partial: message };
+          }
+          yield { type: "text_end", contentIndex: b, content: block.text, partial: message };
+        }
+        yield { type: "done", reason: "stop", message };
+      },
+      result: async () => message,
+    };
+  };
+}
+
 export function benchTools(count = 3) {
   const tools = [];
   for (let i = 0; i < count; i++) {
