@@ -13,7 +13,7 @@ import { boundText } from "../boundary/bounded-text.js";
 import { schemaProblem } from "../boundary/tools.js";
 import { problemText } from "../boundary/problem.js";
 import { compileSchema } from "../tools/compiled-schema.js";
-import type { AgentLoopTurnUpdate, AgentTool, AgentToolUpdateCallback, PrepareNextTurnContext } from "../types.js";
+import type { AgentLoopTurnUpdate, AgentTool, AgentToolResult, AgentToolUpdateCallback, JsonValue, PrepareNextTurnContext } from "../types.js";
 import { toolRules } from "./annotations.js";
 import { mcpToolName } from "./names.js";
 import { errorResult, toToolResult, type ResultLimits } from "./result.js";
@@ -25,6 +25,8 @@ export type TransportResolver = (name: string, config: McpServerConfig) => Trans
 
 interface ServerEntry {
   config: McpServerConfig;
+  /** The config's secret values, kept out of results too (a server may echo its environment). */
+  secrets: string[];
   connection: ServerConnection;
   /** The server's tools as last listed. */
   listed: Tool[];
@@ -53,12 +55,12 @@ export class McpClient {
     this.reserved = new Set(options.reservedNames ?? []);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     for (const [name, config] of Object.entries(options.servers)) {
-      const entry: ServerEntry = { config, listed: [], made: new Map(), skipped: [], connection: undefined! };
+      const entry: ServerEntry = { config, secrets: secretsOf(config), listed: [], made: new Map(), skipped: [], connection: undefined! };
       entry.connection = new ServerConnection({
         name,
         kind: "url" in config ? "http" : "command" in config ? "stdio" : "custom",
         createTransport: resolveTransport(name, config),
-        secrets: secretsOf(config),
+        secrets: entry.secrets,
         clientInfo: options.clientInfo ?? { name: "xstate-agent-loop", version: "0" },
         connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
         baseDelayMs: options.reconnect?.baseDelayMs ?? 500,
@@ -214,10 +216,10 @@ export class McpClient {
     const entry = this.servers.get(server)!;
     try {
       const result = await entry.connection.call(tool, args ?? {}, signal, (done, total, message) => {
-        const text = boundText(message ?? `${tool}: ${done}${total !== undefined ? ` of ${total}` : ""}`, 500);
+        const text = boundText(redactSecrets(message ?? `${tool}: ${done}${total !== undefined ? ` of ${total}` : ""}`, entry.secrets), 500);
         onUpdate?.({ content: [{ type: "text", text }], details: { mcp: { server, tool }, progress: { done, ...(total !== undefined ? { total } : {}), unit: "steps" } } });
       });
-      return toToolResult(server, tool, result, this.limits);
+      return redactResult(toToolResult(server, tool, result, this.limits), entry.secrets);
     } catch (error) {
       if (error instanceof McpCallError) return errorResult(server, tool, error.kind, error.message);
       return errorResult(server, tool, "protocol", error instanceof Error ? error.message : String(error));
@@ -275,6 +277,22 @@ function checkOptions(options: McpClientOptions): void {
     }
     if ("command" in config && (typeof config.command !== "string" || config.command === "")) throw new AgentInputError(`${field}.command`, "must be a non-empty string");
   }
+}
+
+const redactSecrets = (text: string, secrets: readonly string[]): string =>
+  secrets.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join("[redacted]") : out), text);
+
+/** `result` with every configured secret value replaced (texts and structured content). */
+function redactResult<T extends AgentToolResult>(result: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return result;
+  const clean = (text: string) => redactSecrets(text, secrets);
+  const content = result.content.map((part) => (part.type === "text" ? { ...part, text: clean(part.text) } : part));
+  const structured = result.structuredContent === undefined ? undefined : JSON.stringify(result.structuredContent);
+  return {
+    ...result,
+    content,
+    ...(structured !== undefined && clean(structured) !== structured ? { structuredContent: JSON.parse(clean(structured)) as JsonValue } : {}),
+  };
 }
 
 /** The values of a server's config that are secrets: headers and environment values. */

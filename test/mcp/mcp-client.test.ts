@@ -176,6 +176,17 @@ describe("security and limits", () => {
   });
 });
 
+describe("secrets in results", () => {
+  it("a server that echoes its environment (the everything server's get-env) does not leak the configured values", async () => {
+    const token = "env-sekrit-0123456789";
+    const mcp = await connect({ servers: { everything: everythingStdio({ env: { MY_TOKEN: token } }) } });
+    const result = await call(mcp, "everything__get-env");
+    const body = (result.content[0] as { text: string }).text;
+    expect(body).toContain('"MY_TOKEN": "[redacted]"');
+    expect(JSON.stringify(result)).not.toContain(token);
+  });
+});
+
 describe("typed errors", () => {
   it("a malformed configuration is an AgentInputError naming the field; stdio needs the Node entry", async () => {
     await expect(connectMcp({ servers: { a: { url: "not a url" } } })).rejects.toMatchObject({ name: "AgentInputError", field: "servers.a.url" });

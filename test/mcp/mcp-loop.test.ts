@@ -148,11 +148,15 @@ describe("MCP tools run by the loop (real servers)", () => {
         } else if (event.type === "tool_approval_resolved") log.push(`approval ${event.decision}`);
         else if (event.type.startsWith("tool_execution_") && event.type !== "tool_execution_update") log.push(logEntry(event as AgentEvent));
         // The question is answered once the batch's other call has run meanwhile.
-        if (asked && log.includes("tool_end:fixture__lookup") && !log.includes("approval approved")) queueMicrotask(() => agent.approve(asked!));
+        if (asked && !approving && log.includes("tool_end:fixture__lookup")) {
+          approving = true;
+          queueMicrotask(() => agent.approve(asked!));
+        }
       },
       { runtimeEvents: true },
     );
     let asked: string | undefined;
+    let approving = false;
     await agent.prompt("delete item 7");
     // The lookup runs while the delete waits (whether it ends before or after the question is asked).
     expect(log.filter((entry) => entry !== "tool_end:fixture__lookup")).toEqual([
