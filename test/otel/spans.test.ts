@@ -50,6 +50,9 @@ function scenario() {
   ]);
   const config = baseConfig({
     retry: { baseDelayMs: 1 },
+    // Hooks that run are spans of their own.
+    finishTurn: async () => undefined,
+    afterToolCall: async () => undefined,
     compact: { compactor: async ({ messages }) => messages.slice(-1) },
     onRuntimeEvent: (event) => {
       if (event.type === "tool_approval_requested") approveToolCall(actor, event.approvalId);
@@ -68,28 +71,30 @@ describe("R110: spans mirror the machines", () => {
     expect(spanTree(spans(), keyAttributes)).toEqual([
       'invoke_agent (run) end_reason="aborted" !aborted',
       '  turn (turn) turn=1',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["toolUse"]',
       '    execute_tool read (turn.executingTools.preflightingCalls) tool.name="read" tool.call.id="c1"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
       '    execute_tool write (turn.executingTools.preflightingCalls) tool.name="write" tool.call.id="c2"',
       '      await_approval (awaitingApproval) tool.name="write" approval.decision="approved"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
       '    execute_tool delegate (turn.executingTools.preflightingCalls) tool.name="delegate" tool.call.id="c3"',
       '      invoke_agent (run) end_reason="completed"',
       '        turn (turn) turn=1',
-      '          hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '          chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["stop"]',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
       '  turn (turn) turn=2',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["error"] error.type="overloaded" !overloaded',
       '    retry_backoff (turn.requesting.backingOff) retry.kind="overloaded"',
       '    chat scripted (turn.requesting.streaming) request.attempt=2 response.finish_reasons=["error"] error.type="context_overflow" !context_overflow',
       '    compaction (turn.compactingOnOverflow) compaction.reason="overflow"',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=3 response.finish_reasons=["toolUse"]',
       '    execute_tool slow (turn.executingTools.preflightingCalls) tool.name="slow" tool.call.id="c4"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
       '  turn (turn) turn=3 !aborted',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["aborted"] error.type="aborted" !aborted',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
     ]);
     // One trace; the GenAI attributes of a request.
     expect(new Set(spans().map((span) => span.spanContext().traceId)).size).toBe(1);
@@ -120,11 +125,9 @@ describe("R110: context, content, metrics, cost", () => {
       "app request",
       "  invoke_agent",
       "    turn",
-      "      hook convertToLlm",
       "      chat scripted",
       "      execute_tool read",
       "    turn",
-      "      hook convertToLlm",
       "      chat scripted",
     ]);
   });
@@ -139,7 +142,7 @@ describe("R110: context, content, metrics, cost", () => {
       app.end();
     }
     // The Agent's queues are its steering and follow-up hooks (R3, R9, R10).
-    const run = ["  invoke_agent", "    hook getSteeringMessages", "    turn", "      hook convertToLlm", "      chat scripted", "    hook getSteeringMessages", "    hook getFollowUpMessages"];
+    const run = ["  invoke_agent", "    hook getSteeringMessages", "    turn", "      chat scripted", "    hook getSteeringMessages", "    hook getFollowUpMessages"];
     expect(spanTree(spans())).toEqual(["first", ...run, "second", ...run]);
     const runs = spans().filter((span) => span.name === "invoke_agent");
     expect(runs.map((span) => [span.attributes["gen_ai.conversation.id"], span.attributes["xstate_agent_loop.end_reason"]])).toEqual([
