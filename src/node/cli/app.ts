@@ -26,6 +26,7 @@ import { liveScreen, plainScreen, type Output } from "./screen.js";
 import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
+import { startOtelExport, type OtelExport } from "./otel.js";
 import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
 import { showTranscript } from "./transcript.js";
 import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
@@ -131,7 +132,14 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved);
+  // --otel: loaded before the session (its Agent attaches the observer when it is made).
+  let otel: OtelExport | undefined;
+  if (options.otel) {
+    const started = await startOtelExport(io.env, [io.env.ANTHROPIC_API_KEY].filter((value): value is string => !!value));
+    if ("error" in started) io.stderr.write(`warning: ${started.error}; continuing without telemetry\n`);
+    else otel = started;
+  }
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved, otel);
   return session.start(prompt);
 }
 
@@ -223,6 +231,7 @@ class CliSession {
     private readonly sessions: SessionStore | undefined,
     /** Why a session that should be saved is not (no SQLite engine). */
     private readonly unsaved?: string,
+    private readonly otel?: OtelExport,
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -255,12 +264,16 @@ class CliSession {
       ...recoveryConfig(options),
       // R70: reads start while the model streams unless --no-streaming-tools.
       ...(options.streamingTools ? { streamingToolExecution: true } : {}),
-      inspect: (event) => {
-        this.trace?.recorder.inspect(event);
-        this.inspector?.next(event);
-        // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
-        if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
-      },
+      // Observers compose: the trace and the inspector (both set up later), and the OpenTelemetry export.
+      inspect: [
+        (event) => {
+          this.trace?.recorder.inspect(event);
+          this.inspector?.next(event);
+          // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
+          if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
+        },
+        ...(otel ? [otel.observer] : []),
+      ],
     });
     this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
   }
@@ -268,6 +281,7 @@ class CliSession {
   async start(prompt: string | undefined): Promise<number> {
     this.banner();
     await this.connectInspector();
+    this.announceOtel();
     if (this.io.stdin.isTTY) {
       this.input = new TerminalInput(this.io.stdin, (action) => this.onAction(action), this.io.stdout.isTTY ? this.io.stdout : undefined);
       this.input.start();
@@ -755,6 +769,10 @@ class CliSession {
     this.renderer.notice(connection.notice, connection.tone);
   }
 
+  private announceOtel(): void {
+    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}`, "info");
+  }
+
   private async finish(): Promise<void> {
     clearInterval(this.spinner);
     this.removeSigint?.();
@@ -764,6 +782,7 @@ class CliSession {
     this.trace?.close();
     await this.inspector?.close().catch(() => {});
     this.relay?.stop();
+    await this.otel?.shutdown();
     // Releases the session's lock; a run left waiting for a write stays unfinished in the store.
     this.sessions?.store.close();
   }
