@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { context, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } from "@opentelemetry/sdk-metrics";
-import { Agent, approveToolCall, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool, type InspectOption, type RunActor, type ToolExecutionContext } from "../../src/index.js";
+import { createActor, toPromise } from "xstate";
+import { Agent, approveToolCall, composeObservers, createAgentRunLogic, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool, type InspectOption, type RunActor, type ToolExecutionContext } from "../../src/index.js";
 import { otelObserver } from "../../src/otel/index.js";
 import { baseConfig, ok, tool, user } from "../loop/helpers.js";
 import { memoryTracer, spanTree, useContextManager } from "./helpers.js";
@@ -216,5 +217,19 @@ describe("R110: context, content, metrics, cost", () => {
     expect(otelObserver({ tracer: provider.getTracer("on") }).attach({ kind: "run" })).toEqual(expect.any(Function));
     // An Agent's session is attached once, before any run: without a tracer and with no provider registered, not at all.
     expect(otelObserver().attach({ kind: "session" })).toBeUndefined();
+  });
+});
+
+describe("R110: an invoked run", () => {
+  it("R110, R14: a run invoked in the app's own actor (createActor with the observer, composed) is traced the same way", async () => {
+    const { tracer, spans } = memoryTracer();
+    const logic = createAgentRunLogic({ streamFn: scriptedStreamFn([{ content: [toolCall("read", {}, "c1")] }, { content: [text("done")] }]), tools: [tool("read")], config: baseConfig() });
+    const seen: string[] = [];
+    const actor = createActor(logic, { input: { prompts: [user("go")], messages: [] }, inspect: composeObservers(otelObserver({ tracer, conversationId: "app-1" }), (event) => void seen.push(event.type)) });
+    actor.start();
+    await toPromise(actor);
+    expect(spanTree(spans())).toEqual(["invoke_agent", "  turn", "    chat scripted", "    execute_tool read", "  turn", "    chat scripted"]);
+    expect(spans().every((span) => span.attributes["gen_ai.conversation.id"] === "app-1")).toBe(true);
+    expect(seen.length).toBeGreaterThan(10);
   });
 });
