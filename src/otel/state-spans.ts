@@ -1,7 +1,8 @@
 /**
  * Which states of the run machine (machines/run.machine.ts) are spans of their own, by state path:
  * the statechart is the span tree. A step state that runs a hook is a span only when the app
- * configured that hook (`convertToLlm` always runs); a request attempt is its streaming state.
+ * configured that hook; `convertToLlm`, which every run has, is the request's own conversion (SPEC
+ * R40 and R56 tell it from the hooks), not a span. A request attempt is its streaming state.
  */
 import type { HookFlags } from "../../machines/run.types.js";
 
@@ -23,7 +24,6 @@ const STEPS = new Map<string, StepSpec>([
   ["turn.compactingOnOverflow", { kind: "compaction", reason: "overflow" }],
   ["turn.preparingRequest", hook("prepareRequest", "prepareRequest")],
   ["turn.requesting.transformingContext", hook("transformContext", "transformContext")],
-  ["turn.requesting.convertingToLlm", hook("convertToLlm", null)],
   ["turn.requesting.resolvingApiKey", hook("getApiKey", "getApiKey")],
   ["turn.requesting.awaitingRequestSlot", hook("requestLimiter.acquire", "requestLimiter")],
   ["turn.requesting.backingOff", { kind: "backoff" }],

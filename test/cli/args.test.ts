@@ -8,18 +8,18 @@ describe("argument parsing", () => {
   it("a one-shot prompt from the positional words, defaults for the rest", () => {
     expect(parseCliArgs(["find", "the", "TODOs"])).toEqual({
       kind: "run",
-      options: { prompt: "find the TODOs", offline: false, thinking: "off", yes: false, inspect: false, ...RECOVERY_DEFAULTS },
+      options: { prompt: "find the TODOs", offline: false, thinking: "off", yes: false, inspect: false, otel: false, ...RECOVERY_DEFAULTS },
     });
   });
 
   it("no prompt: the interactive session", () => {
-    expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false, ...RECOVERY_DEFAULTS } });
+    expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false, otel: false, ...RECOVERY_DEFAULTS } });
   });
 
   it("every option, long and short", () => {
-    expect(parseCliArgs(["--offline", "-m", "claude-opus-4-5", "--thinking", "high", "-y", "--trace", "t.jsonl", "--inspect", "-C", "src", "hi"])).toEqual({
+    expect(parseCliArgs(["--offline", "-m", "claude-opus-4-5", "--thinking", "high", "-y", "--trace", "t.jsonl", "--inspect", "--otel", "-C", "src", "hi"])).toEqual({
       kind: "run",
-      options: { prompt: "hi", offline: true, model: "claude-opus-4-5", thinking: "high", yes: true, trace: "t.jsonl", inspect: true, cwd: "src", ...RECOVERY_DEFAULTS },
+      options: { prompt: "hi", offline: true, model: "claude-opus-4-5", thinking: "high", yes: true, trace: "t.jsonl", inspect: true, otel: true, cwd: "src", ...RECOVERY_DEFAULTS },
     });
     expect(parseCliArgs(["--model=claude-haiku-4-5", "--", "--not-a-flag"])).toMatchObject({
       kind: "run",

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { context, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } from "@opentelemetry/sdk-metrics";
-import { Agent, approveToolCall, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool, type InspectOption, type RunActor, type ToolExecutionContext } from "../../src/index.js";
+import { createActor, toPromise } from "xstate";
+import { Agent, approveToolCall, composeObservers, createAgentRunLogic, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool, type InspectOption, type RunActor, type ToolExecutionContext } from "../../src/index.js";
 import { otelObserver } from "../../src/otel/index.js";
 import { baseConfig, ok, tool, user } from "../loop/helpers.js";
 import { memoryTracer, spanTree, useContextManager } from "./helpers.js";
@@ -50,6 +51,9 @@ function scenario() {
   ]);
   const config = baseConfig({
     retry: { baseDelayMs: 1 },
+    // Hooks that run are spans of their own.
+    finishTurn: async () => undefined,
+    afterToolCall: async () => undefined,
     compact: { compactor: async ({ messages }) => messages.slice(-1) },
     onRuntimeEvent: (event) => {
       if (event.type === "tool_approval_requested") approveToolCall(actor, event.approvalId);
@@ -68,28 +72,30 @@ describe("R110: spans mirror the machines", () => {
     expect(spanTree(spans(), keyAttributes)).toEqual([
       'invoke_agent (run) end_reason="aborted" !aborted',
       '  turn (turn) turn=1',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["toolUse"]',
       '    execute_tool read (turn.executingTools.preflightingCalls) tool.name="read" tool.call.id="c1"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
       '    execute_tool write (turn.executingTools.preflightingCalls) tool.name="write" tool.call.id="c2"',
       '      await_approval (awaitingApproval) tool.name="write" approval.decision="approved"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
       '    execute_tool delegate (turn.executingTools.preflightingCalls) tool.name="delegate" tool.call.id="c3"',
       '      invoke_agent (run) end_reason="completed"',
       '        turn (turn) turn=1',
-      '          hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '          chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["stop"]',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
       '  turn (turn) turn=2',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["error"] error.type="overloaded" !overloaded',
       '    retry_backoff (turn.requesting.backingOff) retry.kind="overloaded"',
       '    chat scripted (turn.requesting.streaming) request.attempt=2 response.finish_reasons=["error"] error.type="context_overflow" !context_overflow',
       '    compaction (turn.compactingOnOverflow) compaction.reason="overflow"',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=3 response.finish_reasons=["toolUse"]',
       '    execute_tool slow (turn.executingTools.preflightingCalls) tool.name="slow" tool.call.id="c4"',
+      '      hook afterToolCall (finalizing) hook="afterToolCall"',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
       '  turn (turn) turn=3 !aborted',
-      '    hook convertToLlm (turn.requesting.convertingToLlm) hook="convertToLlm"',
       '    chat scripted (turn.requesting.streaming) request.attempt=1 response.finish_reasons=["aborted"] error.type="aborted" !aborted',
+      '    hook finishTurn (turn.finishingTurn) hook="finishTurn"',
     ]);
     // One trace; the GenAI attributes of a request.
     expect(new Set(spans().map((span) => span.spanContext().traceId)).size).toBe(1);
@@ -120,11 +126,9 @@ describe("R110: context, content, metrics, cost", () => {
       "app request",
       "  invoke_agent",
       "    turn",
-      "      hook convertToLlm",
       "      chat scripted",
       "      execute_tool read",
       "    turn",
-      "      hook convertToLlm",
       "      chat scripted",
     ]);
   });
@@ -139,7 +143,7 @@ describe("R110: context, content, metrics, cost", () => {
       app.end();
     }
     // The Agent's queues are its steering and follow-up hooks (R3, R9, R10).
-    const run = ["  invoke_agent", "    hook getSteeringMessages", "    turn", "      hook convertToLlm", "      chat scripted", "    hook getSteeringMessages", "    hook getFollowUpMessages"];
+    const run = ["  invoke_agent", "    hook getSteeringMessages", "    turn", "      chat scripted", "    hook getSteeringMessages", "    hook getFollowUpMessages"];
     expect(spanTree(spans())).toEqual(["first", ...run, "second", ...run]);
     const runs = spans().filter((span) => span.name === "invoke_agent");
     expect(runs.map((span) => [span.attributes["gen_ai.conversation.id"], span.attributes["xstate_agent_loop.end_reason"]])).toEqual([
@@ -213,5 +217,19 @@ describe("R110: context, content, metrics, cost", () => {
     expect(otelObserver({ tracer: provider.getTracer("on") }).attach({ kind: "run" })).toEqual(expect.any(Function));
     // An Agent's session is attached once, before any run: without a tracer and with no provider registered, not at all.
     expect(otelObserver().attach({ kind: "session" })).toBeUndefined();
+  });
+});
+
+describe("R110: an invoked run", () => {
+  it("R110, R14: a run invoked in the app's own actor (createActor with the observer, composed) is traced the same way", async () => {
+    const { tracer, spans } = memoryTracer();
+    const logic = createAgentRunLogic({ streamFn: scriptedStreamFn([{ content: [toolCall("read", {}, "c1")] }, { content: [text("done")] }]), tools: [tool("read")], config: baseConfig() });
+    const seen: string[] = [];
+    const actor = createActor(logic, { input: { prompts: [user("go")], messages: [] }, inspect: composeObservers(otelObserver({ tracer, conversationId: "app-1" }), (event) => void seen.push(event.type)) });
+    actor.start();
+    await toPromise(actor);
+    expect(spanTree(spans())).toEqual(["invoke_agent", "  turn", "    chat scripted", "    execute_tool read", "  turn", "    chat scripted"]);
+    expect(spans().every((span) => span.attributes["gen_ai.conversation.id"] === "app-1")).toBe(true);
+    expect(seen.length).toBeGreaterThan(10);
   });
 });

@@ -27,6 +27,7 @@ import { liveScreen, plainScreen, type Output } from "./screen.js";
 import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
+import { startOtelExport, type OtelExport } from "./otel.js";
 import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
 import { showTranscript } from "./transcript.js";
 import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
@@ -149,7 +150,14 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     sessions = { store, storeDir, sessionId, resumed: options.resume !== undefined, created: options.resume !== undefined, firstPrompt: "" };
   }
-  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved, mcpServers);
+  // --otel: loaded before the session (its Agent attaches the observer when it is made).
+  let otel: OtelExport | undefined;
+  if (options.otel) {
+    const started = await startOtelExport(io.env, [io.env.ANTHROPIC_API_KEY].filter((value): value is string => !!value));
+    if ("error" in started) io.stderr.write(`warning: ${started.error}; continuing without telemetry\n`);
+    else otel = started;
+  }
+  const session = new CliSession(io, options, choice, cwd, trace, interactive, storeDir, sessions, unsaved, mcpServers, otel);
   return session.start(prompt);
 }
 
@@ -245,6 +253,7 @@ class CliSession {
     private readonly unsaved?: string,
     /** MCP servers of .mcp.json and --mcp-config (started in `start`). */
     private readonly mcpServers: readonly CliMcpServer[] = [],
+    private readonly otel?: OtelExport,
   ) {
     const ansi = useAnsi(io.stdout, io.env);
     this.style = ansi ? ansiStyle : plainStyle;
@@ -279,12 +288,16 @@ class CliSession {
       ...(options.streamingTools ? { streamingToolExecution: true } : {}),
       // R30: an MCP server's tools/list_changed reaches the next turn of a run.
       ...(mcpServers.length > 0 ? { prepareNextTurnWithContext: (turn: Parameters<McpClient["prepareNextTurn"]>[0]) => this.mcp?.prepareNextTurn(turn) } : {}),
-      inspect: (event) => {
-        this.trace?.recorder.inspect(event);
-        this.inspector?.next(event);
-        // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
-        if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
-      },
+      // Observers compose: the trace and the inspector (both set up later), and the OpenTelemetry export.
+      inspect: [
+        (event) => {
+          this.trace?.recorder.inspect(event);
+          this.inspector?.next(event);
+          // A resumed run replays silently: a call it leaves waiting is found in the state, not in an event (R82).
+          if (this.replaying) queueMicrotask(() => this.askWaitingApprovals());
+        },
+        ...(otel ? [otel.observer] : []),
+      ],
     });
     this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
   }
@@ -293,6 +306,7 @@ class CliSession {
     this.banner();
     await this.startMcp();
     await this.connectInspector();
+    this.announceOtel();
     if (this.io.stdin.isTTY) {
       this.input = new TerminalInput(this.io.stdin, (action) => this.onAction(action), this.io.stdout.isTTY ? this.io.stdout : undefined);
       this.input.start();
@@ -818,6 +832,10 @@ class CliSession {
     this.renderer.notice(connection.notice, connection.tone);
   }
 
+  private announceOtel(): void {
+    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}`, "info");
+  }
+
   private async finish(): Promise<void> {
     clearInterval(this.spinner);
     this.removeSigint?.();
@@ -828,6 +846,7 @@ class CliSession {
     await this.inspector?.close().catch(() => {});
     this.relay?.stop();
     await this.mcp?.close();
+    await this.otel?.shutdown();
     // Releases the session's lock; a run left waiting for a write stays unfinished in the store.
     this.sessions?.store.close();
   }

@@ -22,6 +22,8 @@ export interface CliOptions {
   yes: boolean;
   trace?: string;
   inspect: boolean;
+  /** `--otel`: export OpenTelemetry spans by OTLP/HTTP (src/node/cli/otel.ts). */
+  otel: boolean;
   /** Working directory the tools are confined to. */
   cwd?: string;
   /** SPEC R63: each run's limits. */
@@ -78,6 +80,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         yes: { type: "boolean", short: "y" },
         trace: { type: "string" },
         inspect: { type: "boolean" },
+        otel: { type: "boolean" },
         cwd: { type: "string", short: "C" },
         "max-turns": { type: "string" },
         "max-cost": { type: "string" },
@@ -145,6 +148,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       yes: values.yes === true,
       ...(values.trace !== undefined ? { trace: values.trace } : {}),
       inspect: values.inspect === true,
+      otel: values.otel === true,
       ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
       ...(typeof maxTurns === "number" ? { maxTurns } : {}),
       ...(typeof maxCostUsd === "number" ? { maxCostUsd } : {}),
@@ -231,6 +235,8 @@ Options:
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
       --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
                        (started, with its page opened, when none is running)
+      --otel           Export OpenTelemetry spans by OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
+                       (default http://localhost:4318; the standard OTEL_* variables apply)
   -C, --cwd <dir>      Work on this directory instead of the current one
       --max-turns <n>  End a run after n turns (its footer says so)
       --max-cost <usd> End a run once it has cost this many US dollars
