@@ -35,20 +35,21 @@ export function isSecretKeyName(key: string): boolean {
   return SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
 
-/** Credential-shaped strings: Anthropic keys, other `sk-` style keys and bearer tokens. */
+/** Credential-shaped strings: Anthropic keys, other `sk-` style keys (OpenAI's), Google API keys and bearer tokens. */
 export const SECRET_PATTERNS: readonly RegExp[] = [
   /sk-ant-[A-Za-z0-9_-]{4,}/g,
   /\bsk-[A-Za-z0-9_-]{20,}/g,
   /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
 ];
 
 /**
  * A literal every one of `SECRET_PATTERNS` contains (test/boundary/inspect-cost.test.ts checks it):
  * text with none of them matches no pattern, and a substring search says so cheaper than a pattern.
  */
-export const SECRET_LITERALS: readonly string[] = ["sk-", "Bearer"];
+export const SECRET_LITERALS: readonly string[] = ["sk-", "Bearer", "AIza"];
 
 /** False when `text` cannot match any of `SECRET_PATTERNS`. */
 export function mayMatchSecretPattern(text: string): boolean {
-  return text.includes(SECRET_LITERALS[0]!) || text.includes(SECRET_LITERALS[1]!);
+  return text.includes(SECRET_LITERALS[0]!) || text.includes(SECRET_LITERALS[1]!) || text.includes(SECRET_LITERALS[2]!);
 }

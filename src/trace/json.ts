@@ -11,14 +11,16 @@ const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((pattern) => pattern.s
  * checks each literal holds one): `s` is among its commonest letters, and a search for "sk-" stops
  * at each, one for "k-" seldom. Text without any needle holds no literal.
  */
-export const LITERAL_NEEDLES: readonly string[] = ["k-", "Bearer"];
+export const LITERAL_NEEDLES: readonly string[] = ["k-", "Bearer", "AIza"];
 
 /** `mayMatchSecretPattern`, answered by the needles first. */
-const mayHoldLiteral = (text: string): boolean => (text.includes(LITERAL_NEEDLES[0]!) || text.includes(LITERAL_NEEDLES[1]!)) && mayMatchSecretPattern(text);
+const mayHoldLiteral = (text: string): boolean =>
+  (text.includes(LITERAL_NEEDLES[0]!) || text.includes(LITERAL_NEEDLES[1]!) || text.includes(LITERAL_NEEDLES[2]!)) && mayMatchSecretPattern(text);
 
 /**
  * Replaces every occurrence of the given secrets, and anything shaped like a credential (an
- * Anthropic or other `sk-` key, a bearer token; the inspector's sanitizer uses the same patterns).
+ * Anthropic or other `sk-` key, a Google API key, a bearer token; the inspector's sanitizer uses the
+ * same patterns).
  * A secret that holds one of `SECRET_LITERALS` (an `sk-…` key) cannot be in text that holds none,
  * so the one scan for those literals answers for it too.
  */

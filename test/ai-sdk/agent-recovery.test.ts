@@ -55,6 +55,49 @@ async function play(
   return { events, messages: await run };
 }
 
+describe.each(WIRES.filter((wire) => wire.name !== "openai-chat").map((wire) => [wire.name, wire] as const))("R70 over the AI SDK wire %s", (_name, wire) => {
+  // (The Chat Completions package closes its calls only at the end of the stream, so there R70 has
+  // nothing to start early: the providers guide's table says so.)
+  it("R70: a call the provider closes while the response still streams starts at once: tool_execution_start before the assistant's message_end", async () => {
+    const frames = wire.toolCalls([{ id: "call_a", name: "read", chunks: ['{"path":"a.txt"}'] }], undefined, "Reading.");
+    // Slow writes keep the response streaming after the call closed: on Gemini, text chunks follow
+    // the call; on Responses, the call's output_item.done comes well before response.completed.
+    let body = frames;
+    if (wire.name === "google") {
+      const call = structuredClone(frames[1]!) as { data: { candidates: { finishReason?: string }[]; usageMetadata?: unknown } };
+      delete call.data.candidates[0]!.finishReason;
+      delete call.data.usageMetadata;
+      body = [frames[0]!, call, ...wire.text(Array.from({ length: 12 }, (_, i) => `more ${i} `))];
+    }
+    server.script(sseFrames(body, { chunkDelayMs: 2 }), sseFrames(wire.text(["Done."])));
+    const streamFn = fromAiSdkModel(wire.model(server.url));
+    const order: string[] = [];
+    const read: AgentTool = {
+      name: "read",
+      label: "read",
+      description: "Read a file",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      isConcurrencySafe: () => true,
+      execute: async (_id, params: { path: string }) => ({ content: [{ type: "text", text: `contents of ${params.path}` }], details: {} }),
+    };
+    await runAgentLoop(
+      [user("read a.txt")],
+      { messages: [], tools: [read] },
+      { model: streamFn.model, convertToLlm: (messages) => messages as Message[], streamingToolExecution: true },
+      (event) => {
+        if (event.type === "tool_execution_start" || event.type === "tool_execution_end") order.push(event.type);
+        if (event.type === "message_end" && (event.message as { role: string }).role === "assistant") order.push("message_end:assistant");
+      },
+      undefined,
+      streamFn,
+    );
+    // Without R70 the tool would start only after the assistant's message_end.
+    // (The second message_end is the final answer's.)
+    expect(order).toEqual(["tool_execution_start", "tool_execution_end", "message_end:assistant", "message_end:assistant"]);
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
 describe.each(WIRES.map((wire) => [wire.name, wire] as const))("the loop over the AI SDK wire %s", (_name, wire) => {
   it("an Agent runs a two-turn tool session with parallel calls; the second request carries the calls and both results", async () => {
     const calls = [

@@ -242,6 +242,8 @@ describe("issue 19, bench (i): the trace's fast paths write what the reductions 
     for (const literal of SECRET_LITERALS) expect(LITERAL_NEEDLES.some((needle) => literal.includes(needle))).toBe(true);
     expect(mayMatchSecretPattern(`key ${API_KEY}`)).toBe(true);
     expect(mayMatchSecretPattern("Bearer abcdefghijkl")).toBe(true);
+    expect(mayMatchSecretPattern("AIzaSyA1234567890abcdefghijklmnopqrstuv")).toBe(true);
+    expect(redact('{"k":"AIzaSyA1234567890abcdefghijklmnopqrstuv"}', [])).toBe('{"k":"[redacted]"}');
     expect(mayMatchSecretPattern('{"type":"turn_start"}')).toBe(false);
     expect(redact(`a ${API_KEY} b ${PRIVATE}`, [PRIVATE])).toBe("a [redacted] b [redacted]");
   });

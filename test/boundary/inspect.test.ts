@@ -71,6 +71,14 @@ describe("issue 15 item 7: sanitizeValue never throws", () => {
       maxTokens: 100,
     });
   });
+  it("issue 35: OpenAI project keys and Google API keys in text are redacted, as Anthropic keys are", () => {
+    const openai = "sk-proj-abcdefghijklmnopqrstuvwxyz012345";
+    const google = "AIzaSyA1234567890abcdefghijklmnopqrstuv";
+    const out = JSON.stringify(sanitizeValue({ note: `keys ${openai} and ${google}.`, headers: { "x-goog-api-key": "g" } }));
+    expect(out).not.toContain(openai);
+    expect(out).not.toContain(google);
+    expect(out).toBe(JSON.stringify({ note: `keys ${REDACTED} and ${REDACTED}.`, headers: { "x-goog-api-key": REDACTED } }));
+  });
   it("a secret used as a property name is redacted", () => {
     const key = "sk-ant-api03-abcdefghijklmnop";
     const out = JSON.stringify(sanitizeValue({ byKey: { [key]: 1 } }));
