@@ -158,6 +158,11 @@ function toolCallReady(index: number, toolCall: ToolCall, partial: AssistantMess
   };
 }
 
+/** R81: the reply of a response that ended with `message` (a journal answers a response whose reply it lost with it). */
+export function endedResponse(message: AssistantMessage): StreamedResponse {
+  return { message, withheld: false, failure: failureOf(message) };
+}
+
 function failureOf(message: AssistantMessage): ResponseFailure | null {
   if (message.stopReason !== "error") return null;
   const { retry, contextOverflow } = classifyFailure(message);

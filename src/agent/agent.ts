@@ -62,6 +62,7 @@ import { unfinishedRun } from "../durable/resume.js";
 import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js";
 import { queuesAfter } from "../durable/queue-records.js";
 import { asJson, jsonCopy, type QueueRecord } from "../durable/records.js";
+import type { EventDelivery, LedgerDelivery } from "../durable/delivery.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -208,7 +209,7 @@ export class Agent {
     };
     this.runtime = new SessionRuntime(
       undefined,
-      (event, signal, replayed) => this.deliver(event, signal, replayed),
+      (event, signal, delivery) => this.deliver(event, signal, delivery),
       () => this.view.clear(),
       options.clock,
       options.random,
@@ -539,7 +540,9 @@ export class Agent {
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
     const plan = this.runPlan({ prompts: null, skipInitialSteeringPoll: false });
-    await this.runtime.start({ ...plan, resumed: { input: unfinished.run.input, records: unfinished.after, onLive: options.onLive } }).finally(() => this.idleAgain());
+    await this.runtime
+      .start({ ...plan, resumed: { run: unfinished.run, records: unfinished.after, onLive: options.onLive, ...(options.after !== undefined ? { after: options.after } : {}) } })
+      .finally(() => this.idleAgain());
     return true;
   }
 
@@ -597,29 +600,35 @@ export class Agent {
   /**
    * The run's event sink: state first, then `events$`, then each listener in turn (R51). With no
    * listener there is nothing to wait for: no promise, so the run's next step need not wait a turn.
-   * `replayed` (R81): an event a resumed run replays from its journal: the state only.
+   * `delivery` (a durable run, R81): the event's sequence number, given to each listener as its
+   * third argument; a skipped one (a resumed run's event delivered before) updates the state only.
    */
-  private deliver(event: AnyAgentEvent, signal: AbortSignal, replayed = false): Promise<void> | undefined {
+  private deliver(event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery): Promise<void> | undefined {
+    const skipped = delivery?.skipped === true;
+    const given = delivery && { seq: delivery.seq, provisional: delivery.provisional };
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
-      // R61: the truncated answer it closed is taken back.
-      else if (event.type === "message_discarded") this.send({ type: "run.messageDiscarded" });
-      if (replayed) return undefined;
-      return this.listeners.size === 0 ? undefined : this.notify(event, signal, true);
+      // R61: the truncated answer it closed is taken back; R81: a retraction takes back what never ended.
+      else if (event.type === "message_discarded") {
+        if (event.reason === "interrupted") this.view.clear();
+        else this.send({ type: "run.messageDiscarded" });
+      }
+      if (skipped) return undefined;
+      return this.listeners.size === 0 ? undefined : this.notify(event, signal, true, given);
     }
     this.view.apply(event);
     if (event.type === "agent_end") this.endReason = event.reason;
     if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
-    if (replayed) return undefined;
+    if (skipped) return undefined;
     this.events?.next(event);
-    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false);
+    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false, given);
   }
 
   /** Each listener in turn, awaited (R51); a runtime event only reaches those that asked for them (R66). */
-  private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean): Promise<void> {
-    for (const [listener, { runtimeEvents }] of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal);
+  private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean, delivery: EventDelivery | undefined): Promise<void> {
+    for (const [listener, { runtimeEvents }] of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal, delivery);
   }
 
   /** The replayed system prompt, cached per transcript array and length (it grows in place). */

@@ -19,13 +19,15 @@ import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { journalRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
-import type { JournalRecord, QueueRecord } from "../durable/records.js";
+import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
+import type { LedgerDelivery } from "../durable/delivery.js";
 
 /**
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
- * `replayed`: a resumed run's event from its journal (R81): the Agent's state only, no listener.
+ * `delivery` (a durable run, R81): the event's sequence number; `skipped`: a resumed run's event
+ * delivered before the crash (or before the consumer's `after`): the Agent's state only, no listener.
  */
-export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, replayed?: boolean) => Promise<void> | undefined;
+export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery) => Promise<void> | undefined;
 
 /** What the Agent hands over to start a run. */
 export interface RunPlan {
@@ -44,7 +46,7 @@ export interface RunPlan {
    * R81: the run is the stored session's unfinished one: its journaled input and the records after
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
-  resumed?: { input: RunInput; records: JournalRecord[]; onLive?: () => void };
+  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: () => void; after?: number | "journal" };
 }
 
 /** The session actor as the runtime uses it. */
@@ -154,7 +156,7 @@ export class SessionRuntime {
 
   private activate(plan: RunPlan): Promise<void> {
     const registry = new ToolRegistry(plan.tools);
-    const input = plan.resumed?.input ?? runInput({
+    const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,
       tools: registry,
@@ -186,9 +188,9 @@ export class SessionRuntime {
       subAgents,
       sink: (event) => {
         given(run, event);
-        return this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true);
+        return this.dispatch(event, runtime.signal, durable?.delivery());
       },
-      runtimeSink: (event) => this.dispatch(event, runtime.signal, durable?.isReplayed(event) === true),
+      runtimeSink: (event) => this.dispatch(event, runtime.signal, durable?.delivery()),
       onSinkFailure: (error) => this.sinkFailed(run, error),
     });
     run.runtime = runtime;
@@ -334,7 +336,7 @@ function journaledRun(run: ActiveRun): JournaledRun | undefined {
   const { durable, resumed } = run.plan;
   if (!durable) return undefined;
   if (!resumed) return journalRun(durable, run.input, run.plan.config);
-  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.records, resumed.onLive);
+  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.run, resumed.records, { after: resumed.after, onLive: resumed.onLive });
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */

@@ -3,6 +3,7 @@
  * pi-agent-core 1.6's `AgentState`, `AgentOptions` and listener signature.
  */
 import type { InspectOption } from "../boundary/inspect-observer.js";
+import type { EventDelivery } from "../durable/delivery.js";
 import type {
   StreamingToolSettings,
   RunBudget,
@@ -65,10 +66,14 @@ export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "i
  * listener finishes before any of that message's tools is prepared. `signal` is the run's abort
  * signal. A listener that throws ends the run with an assistant failure message (R55).
  */
-export type AgentListener = (event: AgentEvent, signal: AbortSignal) => Promise<void> | void;
+/**
+ * `delivery` (an Agent with `durable` only, SPEC R81): the event's sequence number in its session
+ * and whether it is provisional; pass the last one you processed to `resume({ after })`.
+ */
+export type AgentListener = (event: AgentEvent, signal: AbortSignal, delivery?: EventDelivery) => Promise<void> | void;
 
 /** A listener that also gets the loop's own events (SPEC R66), in the same order: `subscribe(listener, { runtimeEvents: true })`. */
-export type AgentRuntimeListener = (event: AnyAgentEvent, signal: AbortSignal) => Promise<void> | void;
+export type AgentRuntimeListener = (event: AnyAgentEvent, signal: AbortSignal, delivery?: EventDelivery) => Promise<void> | void;
 
 /**
  * The hooks an Agent passes to each run; each is read when the run starts. Their contracts are
@@ -107,6 +112,14 @@ export type AgentStreamOptions = Pick<
 export interface AgentResumeOptions {
   /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`). */
   onLive?: () => void;
+  /**
+   * SPEC R81: the last sequence number your listeners processed (a listener's third argument):
+   * every later event of the resumed run reaches them exactly once, in order. Without it, delivery
+   * resumes at the first event the journal does not know was delivered (at least once).
+   * `"journal"`: your view was rebuilt from the stored session (as the CLI's screen is): listeners
+   * get what follows the journal, from the moment the run goes live.
+   */
+  after?: number | "journal";
 }
 
 export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions, StreamingToolSettings {

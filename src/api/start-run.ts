@@ -106,7 +106,8 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       clock,
       random: options?.random,
       subAgents,
-      sink: durable ? durable.liveOnly(args.sink) : args.sink,
+      // R81: a durable run's sink is given each event's delivery (sequence number, provisional) too.
+      sink: durable ? durable.sinkOf(args.sink) : args.sink,
       // A durable run journals its abort before the run sees it (R80).
       signal: durable ? undefined : args.signal,
       // R56: a sink that throws is the caller's bug: running tools are aborted and the run rejects.

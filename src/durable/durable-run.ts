@@ -12,7 +12,9 @@ import type { RunStore, SessionWriter } from "../store/run-store.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { AgentInputError } from "../boundary/errors.js";
 import { RunJournal, type JournalWriter } from "./run-journal.js";
-import { JOURNAL_FORMAT, asJson, jsonCopy, type JournalRecord, type QueueRecord } from "./records.js";
+import { JOURNAL_FORMAT, asJson, jsonCopy, isJournalRecord, type JournalRecord, type QueueRecord, type RunRecord } from "./records.js";
+import { DeliveryLedger, type EventDelivery, type LedgerDelivery } from "./delivery.js";
+import type { AnyAgentEvent } from "../types.js";
 
 /** Where a durable run is journaled: a store and the session (one writer at a time, R84). */
 export interface DurableOptions {
@@ -28,45 +30,48 @@ export class JournaledRun {
   private pendingAbort = false;
   /** `onLive` was called (once a run: when its journal ran out, or as it ended within it). */
   private notified = false;
+  /** R81: every event's sequence number, and which ones this run's sink gets. */
+  private readonly ledger: DeliveryLedger;
 
   constructor(
     private readonly writer: SessionWriter,
     readonly journal: RunJournal,
+    /** The session's event count before this run, and the first sequence number the sink gets. */
+    numbering: { base: number; deliverFrom: number },
     /** R81: the app's callback for the moment a resumed run goes live (`Agent.resume({ onLive })`). */
     private readonly onLive?: () => void,
-  ) {}
-
-  /** Events pushed while the run replayed its journal (marked when pushed: an async sink gets them later). */
-  private readonly replayed = new WeakSet<object>();
-
-  /** R81: an event the resumed run pushed while it replayed its journal (delivered before the crash). */
-  isReplayed(event: object): boolean {
-    return this.replayed.has(event);
+  ) {
+    this.ledger = new DeliveryLedger(numbering.base, numbering.deliverFrom);
   }
 
-  /** R81: a resumed run's sink gets the events from the moment it goes live, none of those its journal replays. */
-  liveOnly<E extends object>(sink: (event: E) => void | Promise<void>): (event: E) => void | Promise<void> {
-    return (event) => (this.replayed.has(event) ? undefined : sink(event));
+  /** R81: the event being delivered now: its sequence number, whether it is provisional, whether the sink skips it. */
+  delivery(): LedgerDelivery {
+    return this.ledger.current();
+  }
+
+  /**
+   * R81: the run's sink, given each event's delivery as its second argument; a resumed run's sink
+   * gets only the events from where delivery resumes (the consumer's `after`, else the first event
+   * whose delivery is not known to have completed).
+   */
+  sinkOf<E extends AnyAgentEvent>(sink: (event: E, delivery: EventDelivery) => void | Promise<void>): (event: E) => void | Promise<void> {
+    return (event) => {
+      const { seq, provisional, skipped } = this.ledger.current();
+      return skipped ? undefined : sink(event, { seq, provisional });
+    };
   }
 
   attach(runtime: RunRuntime, owner: AnyActorRef, signal: AbortSignal | undefined, tools: readonly AgentTool[], onFailure: (error: Error) => void): void {
     this.journal.attach(runtime, owner);
     bindJobJournal(runtime, this.journal);
-    if (!this.journal.isLive) {
-      // Marked as they enter the run's queue (the machine's own events and the journal's alike).
-      const queue = runtime.events;
-      const push = queue.push.bind(queue);
-      queue.push = (event) => {
-        if (!this.journal.isLive) this.replayed.add(event);
-        return push(event);
-      };
-    }
+    numberEvents(runtime, this.journal, this.ledger);
     this.journal.hooks.onFailure = onFailure;
     this.journal.hooks.onLive = () => {
       // The tool set a hook installed came from the journal, not from the hook: resolve it again (R13).
       const toolSet = (owner.getSnapshot() as { context?: Partial<RunContext> }).context?.toolSet;
       if (toolSet) runtime.tools.restore(toolSet.tools.map((tool) => tool.decl.name), tools);
       if (this.pendingAbort) this.abort(runtime, signal?.reason);
+      this.ledger.goneLive();
       this.notifyLive();
     };
     if (!signal) return;
@@ -140,6 +145,19 @@ export class JournaledRun {
   }
 }
 
+/** R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to retract (a replay's journal too). */
+export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger): void {
+  ledger.wrap(runtime.events, () => journal.uncovered);
+  journal.hooks.delivered = () => ledger.deliveredSeq;
+  journal.hooks.eventCount = () => ledger.lastSeq;
+  journal.hooks.retraction = () => {
+    const fromSeq = ledger.nextSeq;
+    // A consumer whose `after` fell inside what is retracted resumes from the retraction.
+    ledger.resumeAt(fromSeq);
+    return { type: "message_discarded", reason: "interrupted", fromSeq };
+  };
+}
+
 /** `durable` as given by an app: a store with the RunStore methods and a non-empty session id, else an `AgentInputError`. */
 export function checkDurable(durable: unknown, field: string): asserts durable is DurableOptions {
   const candidate = durable as Partial<DurableOptions> | null;
@@ -155,25 +173,68 @@ export function checkDurable(durable: unknown, field: string): asserts durable i
 export function journalRun(durable: DurableOptions, input: RunInput, config: AgentLoopConfig): JournaledRun {
   checkDurable(durable, "durable");
   const writer = durable.store.openSession(durable.sessionId);
+  return newJournaledRun(writer, input, config);
+}
+
+/** R80: a new durable run on `writer` (released if the run cannot start). */
+export function newJournaledRun(writer: SessionWriter, input: RunInput, config: Partial<AgentLoopConfig>): JournaledRun {
   try {
-    return new JournaledRun(writer, recordingJournal(writer, input, config));
+    const base = sessionEventCount(writer);
+    return new JournaledRun(writer, recordingJournal(writer, input, config, base), { base, deliverFrom: base + 1 });
   } catch (error) {
     writer.release();
     throw error;
   }
 }
 
-/** R80: a journal that records a new run into `writer`, its `run` record (the input) appended. */
-export function recordingJournal(writer: JournalWriter, input: RunInput, config: Partial<AgentLoopConfig>): RunJournal {
+/** R80: a journal that records a new run into `writer`, its `run` record (the input, and the session's event count before it) appended. */
+export function recordingJournal(writer: JournalWriter, input: RunInput, config: Partial<AgentLoopConfig>, base = 0): RunJournal {
   const journal = new RunJournal(writer, [], "record");
-  const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config) };
+  const record: JournalRecord = { k: "run", v: JOURNAL_FORMAT, input: jsonCopy(input), settings: workerSettings(config), ...(base > 0 ? { e: base } : {}) };
   journal.lastSeq = writer.append(asJson(record));
   return journal;
 }
 
-/** A resumed run (R81): its records after its `run` record answer its steps until they run out. */
-export function resumedRun(writer: SessionWriter, records: readonly JournalRecord[], onLive?: () => void): JournaledRun {
-  return new JournaledRun(writer, new RunJournal(writer, records, "resume"), onLive);
+/**
+ * R81: the session's event count so far: the last run's `end` record keeps it. It was saved just
+ * before the session's quiet-point snapshot, so only the records from there are read.
+ */
+export function sessionEventCount(reader: Pick<SessionWriter, "snapshot" | "records">): number {
+  const snapshot = reader.snapshot();
+  const records = reader.records(snapshot ? Math.max(0, snapshot.atSeq - 1) : 0);
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record: unknown = records[i].record;
+    if (isJournalRecord(record) && record.k === "end") return record.e ?? 0;
+  }
+  return 0;
+}
+
+/** Where a resumed run's numbering starts, and where its delivery resumes (R81). */
+export interface ResumePoint {
+  /**
+   * The consumer's last processed sequence number: every later event is delivered exactly once.
+   * `"journal"`: the consumer rebuilt its view from the stored session; it gets what follows the
+   * journal (from the moment the run goes live, a retraction included).
+   */
+  after?: number | "journal";
+  onLive?: () => void;
+}
+
+/**
+ * A resumed run (R81): its records after its `run` record answer its steps until they run out.
+ * Delivery resumes after `after`, or else after the last sequence number the journal knows was
+ * delivered (each record notes it): at least once from there.
+ */
+export function resumedRun(writer: SessionWriter, run: RunRecord, records: readonly JournalRecord[], point: ResumePoint = {}): JournaledRun {
+  const base = run.e ?? 0;
+  let delivered = base;
+  for (const record of records) {
+    const d = (record as { d?: number }).d;
+    if (typeof d === "number" && d > delivered) delivered = d;
+  }
+  if (point.after === "journal") return new JournaledRun(writer, new RunJournal(writer, records, "resume"), { base, deliverFrom: Number.POSITIVE_INFINITY }, point.onLive);
+  const after = typeof point.after === "number" && Number.isInteger(point.after) && point.after >= 0 ? point.after : delivered;
+  return new JournaledRun(writer, new RunJournal(writer, records, "resume"), { base, deliverFrom: Math.max(base, after) + 1 }, point.onLive);
 }
 
 /** What the step worker reads outside the machine (R67's grace). */

@@ -9,9 +9,12 @@
  *   (`out`, in order; one record per response for a stream, R80), and the reply itself.
  * - `out`: what a job emitted before another record came between (parallel jobs, an abort), or
  *   before it was cancelled; its reply, if any, is a later `job` record.
+ * - `response`: a response's events through its `message_end`, written before that is delivered
+ *   (R81's write-ahead); its reply is a later `job` record.
  * - `intent`: a tool's `execute` is about to run (R80); its `job` record is the outcome.
- * - `input`: an external input: `abort` (the run's signal), or `grace` (R67's abort grace ran
- *   out at `at`: the worker abandoned the jobs still running).
+ * - `input`: an external input: `abort` (the run's signal), `grace` (R67's abort grace ran
+ *   out at `at`: the worker abandoned the jobs still running), or `retract` (R81: a resumed run
+ *   retracted the crashed process's provisional events).
  * - `end`: the run ended; `messages` are the ones it added (R12).
  * - `queue`: a durable Agent's queue changed (R80's queue arrivals): a message steered or queued as
  *   a follow-up, or a queue cleared, where the Agent took it, inside a run or between runs. No run
@@ -69,6 +72,8 @@ export interface RunRecord {
   v: number;
   input: RunInput;
   settings: { abortGraceMs?: number };
+  /** R81: the session's event count before this run (its first event's sequence number is `e + 1`); absent: 0. */
+  e?: number;
 }
 export interface JobRecord {
   k: "job";
@@ -77,6 +82,8 @@ export interface JobRecord {
   digest: string;
   out?: JobOutput[];
   reply: SerializedReply;
+  /** R81: the last sequence number whose delivery had completed when the record was appended. */
+  d?: number;
 }
 export interface OutRecord {
   k: "out";
@@ -84,6 +91,21 @@ export interface OutRecord {
   job: StepName;
   digest: string;
   out: JobOutput[];
+  d?: number;
+}
+/**
+ * R81's write-ahead for a response: a `streamResponse` job's events through its `message_end`,
+ * appended before that `message_end` is delivered (`at`: the clock then). Its `job` record (the
+ * reply, no `out`) follows; a journal that ends between the two answers the job from this record.
+ */
+export interface ResponseRecord {
+  k: "response";
+  path: string;
+  job: "streamResponse";
+  digest: string;
+  out: JobOutput[];
+  at: number;
+  d?: number;
 }
 export interface IntentRecord {
   k: "intent";
@@ -95,10 +117,18 @@ export interface IntentRecord {
 }
 /** R82: an approval decision the run took (the event as the run got it, plain data). */
 export type DecisionEvent = RunApprovalEvent;
-export type InputRecord = { k: "input"; input: "abort" } | { k: "input"; input: "grace"; at: number } | { k: "input"; input: "decision"; event: DecisionEvent };
+/** `retract` (R81): a resumed run retracts what the crashed process delivered provisionally, before its steps in flight run again. */
+export type InputRecord =
+  | { k: "input"; input: "abort" }
+  | { k: "input"; input: "grace"; at: number }
+  | { k: "input"; input: "decision"; event: DecisionEvent }
+  | { k: "input"; input: "retract" };
 export interface EndRecord {
   k: "end";
   messages: AgentMessage[];
+  /** R81: the session's event count at the run's end (the next run's `e`). */
+  e?: number;
+  d?: number;
 }
 
 /** R80: a durable Agent's queue arrival or clear (`queue`: "steering" or "followUp"). */
@@ -106,7 +136,7 @@ export type QueueRecord =
   | { k: "queue"; op: "push"; queue: "steering" | "followUp"; message: AgentMessage }
   | { k: "queue"; op: "clear"; queue: "steering" | "followUp" | "all" };
 
-export type JournalRecord = RunRecord | JobRecord | OutRecord | IntentRecord | InputRecord | EndRecord | QueueRecord;
+export type JournalRecord = RunRecord | JobRecord | OutRecord | ResponseRecord | IntentRecord | InputRecord | EndRecord | QueueRecord;
 
 /** A record as the store takes it (its types are plain JSON by construction). */
 export const asJson = (record: JournalRecord): Json => record as unknown as Json;
@@ -168,7 +198,7 @@ export function digestOf(input: unknown): string {
   return (hash >>> 0).toString(16).padStart(8, "0");
 }
 
-const KINDS = new Set(["run", "job", "out", "intent", "input", "end", "queue"]);
+const KINDS = new Set(["run", "job", "out", "response", "intent", "input", "end", "queue"]);
 
 /** Is `value` one of this format's records? (A store may hold records of other writers: never.) */
 export function isJournalRecord(value: unknown): value is JournalRecord {

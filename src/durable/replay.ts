@@ -15,6 +15,8 @@ import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { RunJournal } from "./run-journal.js";
+import { DeliveryLedger } from "./delivery.js";
+import { numberEvents } from "./durable-run.js";
 import { JOURNAL_FORMAT, isJournalRecord, jsonCopy, type JournalRecord, type RunRecord } from "./records.js";
 import { JournalFormatError } from "./errors.js";
 
@@ -23,6 +25,8 @@ export interface ReplayedRun {
   events: AnyAgentEvent[];
   /** The messages the run added (R12), when the journal holds its end; undefined for a run cut short (a crash). */
   messages: AgentMessage[] | undefined;
+  /** R81: the sequence number of the run's first event in its session (`events[i]` has `firstSeq + i`). */
+  firstSeq: number;
 }
 
 export interface ReplayOptions {
@@ -110,6 +114,9 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   });
   journal.attach(runtime, actor);
   bindJobJournal(runtime, journal);
+  // R81: numbered as the run was (a journaled retraction is replayed at its sequence number).
+  const base = run.e ?? 0;
+  numberEvents(runtime, journal, new DeliveryLedger(base, base + 1));
   let messages: AgentMessage[] | undefined;
   const finished = new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve(), error: () => resolve() }));
   actor.start();
@@ -128,7 +135,7 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   const snapshot = actor.getSnapshot();
   if (snapshot.status === "done") messages = snapshot.output as AgentMessage[];
   else actor.stop();
-  return { events, messages };
+  return { events, messages, firstSeq: base + 1 };
 }
 
 const macrotask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

@@ -9,7 +9,8 @@
  * `Tool NAME was interrupted before it finished; …`), and from then on the sink gets every event.
  * Nothing that completed runs again.
  */
-import type { AgentEventSink, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
+import type { AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
+import type { EventDelivery } from "./delivery.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { startRun, type RunOptions } from "../api/start-run.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
@@ -23,8 +24,17 @@ export interface ResumeOptions {
   /** The executable tools: every tool the journaled run names must be here (else a `RestoreError`). */
   tools?: AgentTool[];
   streamFn?: StreamFn;
-  /** Gets the events from the moment the run goes live (R81). */
-  sink: AgentEventSink;
+  /**
+   * Gets the events from where delivery resumes (R81): after `after`, else from the first event
+   * whose delivery is not known to have completed; each with its `EventDelivery` as second argument.
+   */
+  sink: (event: AgentEvent, delivery?: EventDelivery) => void | Promise<void>;
+  /**
+   * R81: the consumer's last processed sequence number: every later event of the run is delivered
+   * exactly once, in order (a consumer that needs exactly-once passes it). Without it delivery is at
+   * least once, from the first event the journal does not know was delivered.
+   */
+  after?: number | "journal";
   /** Called once, when the run has replayed its journal and goes live (or as it ends within it), as `Agent.resume`'s. */
   onLive?: () => void;
   signal?: AbortSignal;
@@ -55,14 +65,14 @@ export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOp
     writer.release();
     return { resumed: false, messages: [] };
   }
-  const journaled = resumedRun(writer, unfinished.after, options.onLive);
+  const journaled = resumedRun(writer, unfinished.run, unfinished.after, { after: options.after, onLive: options.onLive });
   const onRuntimeEvent = options.config.onRuntimeEvent;
-  const config: AgentLoopConfig = { ...options.config, ...(onRuntimeEvent ? { onRuntimeEvent: journaled.liveOnly(onRuntimeEvent) } : {}) };
+  const config: AgentLoopConfig = { ...options.config, ...(onRuntimeEvent ? { onRuntimeEvent: journaled.sinkOf(onRuntimeEvent) } : {}) };
   const messages = await startRun({
     prompts: null,
     context: { messages: [], tools: options.tools ?? [] },
     config,
-    sink: options.sink,
+    sink: options.sink as AgentEventSink,
     signal: options.signal,
     streamFn: resolveStreamFn(options.streamFn),
     options: { clock: options.clock, random: options.random, inspect: options.inspect },

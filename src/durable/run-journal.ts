@@ -23,6 +23,8 @@ import type { AnyAgentEvent, AgentMessage } from "../types.js";
 import type { StepReply } from "../../machines/steps.js";
 import type { Json } from "../store/run-store.js";
 import { asJson, decodeOut, digestOf, encodeUpdate, jsonCopy, reviveReply, serializeReply, type DecisionEvent, type JobOutput, type JournalRecord } from "./records.js";
+import { endedResponse } from "../actors/stream-response.js";
+import type { AssistantMessage } from "../types.js";
 import { JournalDivergedError } from "./errors.js";
 
 /** Where a recording journal appends (a store's `SessionWriter` is one). */
@@ -31,6 +33,9 @@ export interface JournalWriter {
 }
 
 export type JournalMode = "record" | "resume" | "replay";
+
+/** The jobs that emit events while they run (R81: what they delivered before their record was provisional). */
+const EMITTING: ReadonlySet<string> = new Set(["streamResponse", "preflightCalls", "executeToolCall"]);
 
 export class RunJournal implements JobJournal {
   private cursor = 0;
@@ -48,8 +53,22 @@ export class RunJournal implements JobJournal {
   failure: Error | undefined;
   /** The sequence number of the last record appended (0: none yet). */
   lastSeq = 0;
-  /** Told when the run diverges from its records, and when a resumed run goes live. */
-  readonly hooks: { onFailure?: (error: Error) => void; onLive?: () => void; onTime?: (at: number) => void } = {};
+  /**
+   * Told when the run diverges from its records, and when a resumed run goes live. `delivered`:
+   * the last sequence number whose delivery completed (written into records, R81); `retraction`:
+   * the event that retracts a crashed process's provisional events (R81), pushed where the journal says.
+   */
+  readonly hooks: {
+    onFailure?: (error: Error) => void;
+    onLive?: () => void;
+    onTime?: (at: number) => void;
+    delivered?: () => number;
+    retraction?: () => AnyAgentEvent;
+    /** The session's event count so far (the `end` record keeps it for the next run). */
+    eventCount?: () => number;
+  } = {};
+  /** R81: responses whose events through `message_end` a `response` record holds, by the path that asked, with the record's time. */
+  private readonly ended = new Map<string, { message: AssistantMessage; at: number }>();
 
   constructor(
     private readonly writer: JournalWriter | undefined,
@@ -68,6 +87,11 @@ export class RunJournal implements JobJournal {
   /** Whether the run is live (recording): a resumed run's events reach its sink only from then on (R81). */
   get isLive(): boolean {
     return this.live;
+  }
+
+  /** R81: a job's output is not in a record yet: what is pushed now is provisional. */
+  get uncovered(): boolean {
+    return this.live && this.open !== undefined;
   }
 
   /** Whether records were delivered since the last call (a replay is over once none are). */
@@ -95,6 +119,8 @@ export class RunJournal implements JobJournal {
 
   emitted(job: JournaledJob, event: AnyAgentEvent): void {
     this.note(job, jsonCopy(event));
+    // R81's write-ahead: a response's record is durable before its `message_end` is delivered.
+    if (this.live && event.type === "message_end" && job.name === "streamResponse") this.flush("response");
   }
 
   sent(job: JournaledJob, event: { type: string }): void {
@@ -164,7 +190,8 @@ export class RunJournal implements JobJournal {
     if (this.mode === "resume" && this.cursor === this.records.length) this.live = true;
     if (!this.live) return;
     this.flush();
-    this.append({ k: "end", messages: jsonCopy(messages) });
+    const e = this.hooks.eventCount?.();
+    this.append({ k: "end", messages: jsonCopy(messages), ...(e !== undefined ? { e } : {}) });
   }
 
   private note(job: JournaledJob, item: JobOutput): void {
@@ -174,15 +201,23 @@ export class RunJournal implements JobJournal {
     open.out.push(encodeUpdate(item, open.updates));
   }
 
-  private flush(): void {
+  private flush(kind: "out" | "response" = "out"): void {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
-    this.append({ k: "out", path: this.pathOf(open.job), job: open.job.name, digest: this.digestOf(open.job), out: open.out });
+    const base = { path: this.pathOf(open.job), digest: this.digestOf(open.job), out: open.out };
+    if (kind === "response") this.append({ k: "response", job: "streamResponse", ...base, at: this.runtime?.clock.now() ?? 0 });
+    else this.append({ k: "out", job: open.job.name, ...base });
   }
 
   private append(record: JournalRecord): void {
     if (!this.writer || this.failure) return;
+    // R81: how far delivery had got (a resume without `after` delivers from just after it).
+    if (record.k !== "input" && record.k !== "queue") {
+      // (A record of this process's own: steps asked for from now on are new, R81.)
+      this.retractPending = false;
+      if (this.hooks.delivered && record.k !== "run") (record as { d?: number }).d = this.hooks.delivered();
+    }
     try {
       this.lastSeq = this.writer.append(asJson(record));
     } catch (error) {
@@ -191,8 +226,24 @@ export class RunJournal implements JobJournal {
     }
   }
 
-  /** A job about to run for real: R81's replay rule for an `execute` whose intent had no outcome, then its own intent (R80). */
+  /**
+   * R81: a resumed run retracts what the crashed process may have delivered provisionally (the
+   * events of a step in flight at the crash), journaled so that a replay retracts it too, before the
+   * first such step runs again. Steps asked for once this process appended a record are new.
+   */
+  private retractPending = false;
+
+  /** A job about to run for real: R81's retraction, R81's replay rule for an `execute` whose intent had no outcome, then its own intent (R80). */
   private goingLive(job: JournaledJob): void {
+    if (this.retractPending && EMITTING.has(job.name)) {
+      this.retractPending = false;
+      const retraction = this.hooks.retraction?.();
+      if (retraction) {
+        this.flush();
+        this.append({ k: "input", input: "retract" });
+        this.runtime?.events.push(retraction);
+      }
+    }
     if (job.name !== "executeToolCall") return;
     const path = this.pathOf(job);
     if (this.openIntents.delete(path)) job.reissue = true;
@@ -221,6 +272,9 @@ export class RunJournal implements JobJournal {
           } else if (record.input === "decision") {
             // R82: the decision reaches the waiting call where the run took it.
             this.owner?.send(record.event);
+          } else if (record.input === "retract") {
+            const retraction = this.hooks.retraction?.();
+            if (retraction) this.runtime?.events.push(retraction);
           } else {
             this.graceDue = false;
             this.hooks.onTime?.(record.at);
@@ -228,7 +282,7 @@ export class RunJournal implements JobJournal {
           }
           continue;
         }
-        if (record.k !== "job" && record.k !== "out") {
+        if (record.k !== "job" && record.k !== "out" && record.k !== "response") {
           this.cursor++;
           continue;
         }
@@ -241,10 +295,15 @@ export class RunJournal implements JobJournal {
         }
         this.cursor++;
         const out = decodeOut(record.out ?? []);
-        if (record.k === "out") {
+        if (record.k === "out" || record.k === "response") {
+          if (record.k === "response") {
+            const end = out[out.length - 1] as { type?: string; message?: AssistantMessage };
+            if (end?.type === "message_end" && end.message) this.ended.set(record.path, { message: end.message, at: record.at });
+          }
           job.replay(out, undefined);
           continue;
         }
+        this.ended.delete(record.path);
         this.waiting.splice(index, 1);
         if (record.job === "executeToolCall") this.openIntents.delete(record.path);
         this.hooks.onTime?.(record.reply.at);
@@ -257,7 +316,22 @@ export class RunJournal implements JobJournal {
         for (const record of this.heldInputs.splice(0)) this.append(record);
         this.hooks.onLive?.();
         if (this.graceDue && this.graceExpired() === "live") this.expireGrace?.();
-        for (const job of this.waiting.splice(0)) {
+        const waiting = this.waiting.splice(0);
+        // R81: a response whose record is durable but whose reply was lost ended: it is answered from
+        // its record (journaled now), never requested again.
+        const answered = waiting.filter((job) => job.name === "streamResponse" && this.ended.has(this.pathOf(job)));
+        const rest = waiting.filter((job) => !answered.includes(job));
+        // R81: the steps in flight at the crash are those asked for before this process appends a record.
+        this.retractPending = true;
+        for (const job of answered) {
+          const { message, at } = this.ended.get(this.pathOf(job))!;
+          this.ended.delete(this.pathOf(job));
+          const reply = { type: "step.streamResponse.done", output: endedResponse(message), at } as StepReply;
+          this.append({ k: "job", path: this.pathOf(job), job: job.name, digest: this.digestOf(job), reply: serializeReply(reply) });
+          this.hooks.onTime?.(at);
+          job.replay([], reply);
+        }
+        for (const job of rest) {
           this.goingLive(job);
           job.runLive();
         }

@@ -54,6 +54,12 @@ export type AgentRuntimeEvent =
   /** R61: the truncated response (closed with `message_end`) is discarded; the request goes again with `maxTokens`. */
   | { type: "output_limit_escalated"; fromMaxTokens: number | undefined; toMaxTokens: number }
   | { type: "message_discarded"; message: AssistantMessage; reason: "output_limit_escalated" }
+  /**
+   * R81: a durable run resumed after a crash retracts every provisional event the crashed process
+   * may have delivered from sequence number `fromSeq` on (a response still streaming, a tool's
+   * progress); the event itself has that sequence number. It carries no message: none had ended.
+   */
+  | { type: "message_discarded"; reason: "interrupted"; fromSeq: number; message?: undefined }
   /** R61: the recovery message (its `message_start`/`message_end` follow) asks the model to resume. */
   | { type: "output_limit_recovery"; attempt: number; maxRecoveries: number }
   /** R62: the transcript was compacted; the run's context is now `messages`. */

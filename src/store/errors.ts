@@ -16,19 +16,38 @@ export class UnknownSessionError extends Error {
   }
 }
 
-/** The store's file is not a store, or is truncated or corrupt; it is refused, never rewritten. */
+/**
+ * The store's file is not a store, or is truncated or corrupt; it is refused, never rewritten. A
+ * damaged record or snapshot (its checksum does not match, R84) names its session and sequence
+ * number (a snapshot's `atSeq`); the store's other sessions still read.
+ */
 export class StoreCorruptError extends Error {
   override name = "StoreCorruptError";
-  constructor(readonly path: string, detail: string) {
-    super(`the session store at ${path} is corrupt or truncated (${detail}); it was left untouched`);
+  constructor(
+    readonly path: string,
+    detail: string,
+    readonly at?: { readonly sessionId: string; readonly seq: number; readonly what: "record" | "snapshot" },
+  ) {
+    super(
+      at
+        ? `the session store at ${path} is damaged: the ${at.what} of session ${JSON.stringify(at.sessionId)} at sequence number ${at.seq} ${detail}; it is not served, and the store was left untouched`
+        : `the session store at ${path} is corrupt or truncated (${detail}); it was left untouched`,
+    );
   }
 }
 
-/** The store was written by a newer schema than this build knows; it is refused, never rewritten. */
+/**
+ * The store was written by a newer schema than this build knows, or its tables do not match its
+ * `user_version` (R84); it is refused, never rewritten.
+ */
 export class StoreSchemaError extends Error {
   override name = "StoreSchemaError";
-  constructor(readonly path: string, readonly found: number, readonly supported: number) {
-    super(`the session store at ${path} has schema version ${found}; this build reads up to ${supported}; it was left untouched`);
+  constructor(readonly path: string, readonly found: number, readonly supported: number, detail?: string) {
+    super(
+      detail
+        ? `the session store at ${path} says schema version ${found}, but ${detail}; it was left untouched`
+        : `the session store at ${path} has schema version ${found}; this build reads up to ${supported}; it was left untouched`,
+    );
   }
 }
 

@@ -3,7 +3,8 @@
  * held in this process. R84's single writer holds within the store object; nothing outlives the
  * process, so there is no crash to survive and nothing to migrate.
  */
-import { SessionLockedError, StoreClosedError, UnknownSessionError } from "./errors.js";
+import { SessionLockedError, StoreClosedError, StoreCorruptError, UnknownSessionError } from "./errors.js";
+import { checkedText, crc32c } from "./checksum.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "./json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "./run-store.js";
 
@@ -18,7 +19,9 @@ interface Session {
   readonly order: number;
   updatedAt: number;
   readonly records: string[];
-  snapshot: { text: string; atSeq: number } | undefined;
+  /** R84: each record's CRC-32C (over its session, number and text), verified on read. */
+  readonly checksums: number[];
+  snapshot: { text: string; atSeq: number; checksum: number } | undefined;
   meta: string;
 }
 
@@ -48,12 +51,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
       checkUsable();
       const session = find(sessionId);
       checkSeq(afterSeq, Number.MAX_SAFE_INTEGER, "afterSeq");
-      return session.records.slice(afterSeq).map((text, index): StoredRecord => ({ seq: afterSeq + index + 1, record: decodeJson(text) }));
+      return session.records.slice(afterSeq).map((text, index): StoredRecord => {
+        const seq = afterSeq + index + 1;
+        return { seq, record: verified(sessionId, seq, text, session.checksums[seq - 1], "record") };
+      });
     },
     snapshot(): StoredSnapshot | undefined {
       checkUsable();
       const { snapshot } = find(sessionId);
-      return snapshot && { snapshot: decodeJson(snapshot.text), atSeq: snapshot.atSeq };
+      return snapshot && { snapshot: verified(sessionId, snapshot.atSeq, snapshot.text, snapshot.checksum, "snapshot"), atSeq: snapshot.atSeq };
     },
   });
 
@@ -66,7 +72,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
         if (!create) throw new UnknownSessionError(sessionId);
         const metaText = encodeJson(meta, "the session's meta");
         const now = clock();
-        sessions.set(sessionId, { createdAt: now, order: created++, updatedAt: now, records: [], snapshot: undefined, meta: metaText });
+        sessions.set(sessionId, { createdAt: now, order: created++, updatedAt: now, records: [], checksums: [], snapshot: undefined, meta: metaText });
       }
       locked.add(sessionId);
       let released = false;
@@ -81,6 +87,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
           const text = encodeJson(record, "a journal record");
           const session = find(sessionId);
           session.records.push(text);
+          session.checksums.push(crc32c(checkedText(sessionId, session.records.length, text)));
           session.updatedAt = clock();
           return session.records.length;
         },
@@ -88,7 +95,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
           checkUsable();
           const session = find(sessionId);
           checkSeq(atSeq, session.records.length, "a snapshot's atSeq");
-          session.snapshot = { text: encodeJson(snapshot, "a snapshot"), atSeq };
+          const text = encodeJson(snapshot, "a snapshot");
+          session.snapshot = { text, atSeq, checksum: crc32c(checkedText(sessionId, atSeq, text)) };
           session.updatedAt = clock();
         },
         setMeta(meta: Json): void {
@@ -155,6 +163,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
       locked.clear();
     },
   };
+}
+
+/** R84: the stored JSON, if its checksum still matches; else `StoreCorruptError` naming the session and number. */
+function verified(sessionId: string, seq: number, text: string, checksum: number, what: "record" | "snapshot"): Json {
+  if (crc32c(checkedText(sessionId, seq, text)) !== checksum) throw new StoreCorruptError("(memory)", "does not match its checksum", { sessionId, seq, what });
+  return decodeJson(text);
 }
 
 function infoOf(sessionId: string, session: Session): SessionInfo {

@@ -1,51 +1,99 @@
 /**
- * One process of the crash test: `run` starts the durable session and SIGKILLs itself when its
- * sink has received `killAt` events (or after `killAfterMs` of wall time); `resume` continues
- * the session to its end. Either writes the run's messages to `out` when it gets there.
+ * One process of the crash test: `run` starts the durable session and SIGKILLs itself at its kill
+ * point; `resume` continues the session to its end. Either writes the run's messages to `out` when
+ * it gets there. A subscriber logs every event it is given (sequence number, provisional, a compact
+ * projection) to `<out>.events` as it starts on it, and `{ack}` once its (asynchronous) work on it
+ * is done: a SIGKILL may land inside a listener.
  *
- *   tsx crash-child.ts run|resume|agent-run|agent-resume <dir> <out> [killAt] [killAfterMs]
+ *   tsx crash-child.ts run|resume|agent-run|agent-resume <dir> <out> <kill> [after]
  *
- * `agent-*`: the same session through an Agent (`durable` option, `agent.resume()`); `out` then
- * holds the Agent's transcript.
+ * `kill`: `none`, `event:N` (inside the listener of the Nth event), `update:N` (inside the listener
+ * of the Nth `message_update`: mid-response), `append:N` (right after this process's Nth record:
+ * between a record and the delivery of its events), `response:N` (right before the Nth response's
+ * record: between its last delta and its record), `ms:N` (after N ms of wall time).
+ * `after`: `ack` resumes after the last event the first process's subscriber finished (exactly once).
+ * `agent-*`: the same session through an Agent (`durable` option, `agent.resume()`).
  */
-import { writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage, AnyAgentEvent } from "../../src/index.js";
-import type { RunStore } from "../../src/store/run-store.js";
+import type { RunStore, SessionWriter } from "../../src/store/run-store.js";
+import type { EventDelivery } from "../../src/durable/delivery.js";
 import { runAgentLoop } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { openSqliteStore } from "../../src/sqlite.js";
 import { crashAgent, crashSession, fixedClock, prompt } from "./crash-scenario.js";
+import { project } from "./crash-projection.js";
 
-// The one line to change for the SQLite store: `openSqliteStore(join(dir, "sessions.db"))`.
-// The embedded SQLite store (WAL, synchronous=NORMAL): what survives a SIGKILL is what this test checks.
-const openStore = (dir: string): RunStore => openSqliteStore(join(dir, "sessions.db"));
-
-const [mode, dir, out, killAtArg, killAfterArg] = process.argv.slice(2);
-const killAt = Number(killAtArg ?? -1);
-const killAfterMs = Number(killAfterArg ?? -1);
-const store = openStore(dir);
-const durable = { store, sessionId: "crash" };
-const session = crashSession(join(dir, "executions.txt"));
-let delivered = 0;
+const [mode, dir, out, killArg = "none", afterArg] = process.argv.slice(2);
+const [killKind, killN] = killArg.split(":") as [string, string | undefined];
+const killAt = Number(killN ?? -1);
 const kill = () => process.kill(process.pid, "SIGKILL");
-const sink = (_event: AnyAgentEvent) => {
-  delivered++;
-  if (delivered === killAt) kill();
+const log = `${out}.events`;
+
+/** The store, its writers' appends counted (and a kill point placed among them). */
+function openStore(): RunStore {
+  const store = openSqliteStore(join(dir, "sessions.db"));
+  let appends = 0;
+  let responses = 0;
+  const openSession = store.openSession.bind(store);
+  store.openSession = (...args) => {
+    const writer: SessionWriter = openSession(...args);
+    const append = writer.append.bind(writer);
+    writer.append = (record) => {
+      if (killKind === "response" && (record as { k?: string }).k === "response" && ++responses === killAt) kill();
+      const seq = append(record);
+      if (killKind === "append" && ++appends === killAt) kill();
+      return seq;
+    };
+    return writer;
+  };
+  return store;
+}
+
+const store = openStore();
+const durable = { store, sessionId: "crash" };
+const session = crashSession(join(dir, "executions.txt"), { requests: join(dir, "requests.txt") });
+let events = 0;
+let updates = 0;
+const listener = async (event: AnyAgentEvent, delivery?: EventDelivery) => {
+  appendFileSync(log, `${JSON.stringify({ seq: delivery?.seq ?? null, provisional: delivery?.provisional ?? false, key: project(event) })}\n`);
+  events++;
+  if (event.type === "message_update") updates++;
+  if ((killKind === "event" && events === killAt) || (killKind === "update" && event.type === "message_update" && updates === killAt)) kill();
+  // Asynchronous work: later events queue behind it (a kill here leaves them undelivered).
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  appendFileSync(log, `${JSON.stringify({ ack: delivery?.seq ?? null })}\n`);
 };
-if (killAfterMs >= 0) setTimeout(kill, killAfterMs);
+if (killKind === "ms") setTimeout(kill, killAt);
+
+/** The last sequence number the first process's subscriber finished with (0: none). */
+function acked(): number {
+  const first = join(dir, "first.json.events");
+  if (!existsSync(first)) return 0;
+  let last = 0;
+  for (const line of readFileSync(first, "utf8").split("\n").filter(Boolean)) {
+    const entry = JSON.parse(line) as { ack?: number | null };
+    if (typeof entry.ack === "number") last = entry.ack;
+  }
+  return last;
+}
+const after = afterArg === "ack" ? acked() : undefined;
 
 async function play(mode: string): Promise<AgentMessage[]> {
-  if (mode === "run") return runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, sink, undefined, session.streamFn, { durable, clock: fixedClock });
-  if (mode === "resume") return (await resumeAgentLoop(durable, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink, clock: fixedClock })).messages;
+  const config = { ...session.config, onRuntimeEvent: (event: AnyAgentEvent, delivery?: EventDelivery) => listener(event, delivery) };
+  if (mode === "run") return runAgentLoop([prompt], { messages: [], tools: session.tools }, config, listener as never, undefined, session.streamFn, { durable, clock: fixedClock });
+  if (mode === "resume") {
+    return (await resumeAgentLoop(durable, { config, tools: session.tools, streamFn: session.streamFn, sink: listener, clock: fixedClock, ...(after !== undefined ? { after } : {}) })).messages;
+  }
   const agent = crashAgent(session, durable);
-  agent.subscribe(sink);
+  agent.subscribe((event, _signal, delivery) => listener(event, delivery), { runtimeEvents: true });
   if (mode === "agent-run") await agent.prompt(prompt);
-  else await agent.resume();
+  else await agent.resume(after !== undefined ? { after } : {});
   return agent.state.messages;
 }
 // A kill before the session's first record leaves nothing to resume: the new process starts it.
 const fresh = (mode === "resume" || mode === "agent-resume") && !store.hasSession(durable.sessionId);
 const messages = fresh ? (console.error("nothing stored yet: starting the session"), await play(mode === "resume" ? "run" : "agent-run")) : await play(mode);
-writeFileSync(out, JSON.stringify({ messages, delivered }));
+writeFileSync(out, JSON.stringify({ messages, events }));
 process.exit(0);

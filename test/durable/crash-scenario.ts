@@ -17,11 +17,13 @@ export const prompt: AgentMessage = { role: "user", content: "go", timestamp: fi
 const ok = (value: string): AgentToolResult => ({ content: [{ type: "text", text: value }], details: { value } });
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function response(turn: number): ScriptedResponse {
-  if (turn >= TURNS) return { content: [text("All done.")] };
+/** `again`: the request was made before (a resume re-requests what was in flight): a real model answers differently. */
+function response(turn: number, again = 0): ScriptedResponse {
+  const said = (words: string) => (again > 0 ? `${words} (asked again ${again})` : words);
+  if (turn >= TURNS) return { content: [text(said("All done."))] };
   return {
     content: [
-      text(`Turn ${turn}.`),
+      text(said(`Turn ${turn}.`)),
       toolCall("read", { path: `f${turn}` }, `t${turn}-read`),
       toolCall("write", { path: `f${turn}`, text: "x" }, `t${turn}-write`),
       toolCall("fetch", { url: `u${turn}` }, `t${turn}-fetch`),
@@ -35,8 +37,12 @@ export interface CrashSession {
   streamFn: StreamFn;
 }
 
-/** The session's implementations; `executions` is the side file each execution is appended to (or a counter, in process). */
-export function crashSession(executions: string | ((id: string) => void), { fast = false } = {}): CrashSession {
+/**
+ * The session's implementations; `executions` is the side file each execution is appended to (or a
+ * counter, in process). `requests`: a side file of the requests made per turn, so a request made
+ * again (in any process) is answered differently, as a real model would.
+ */
+export function crashSession(executions: string | ((id: string) => void), { fast = false, requests }: { fast?: boolean; requests?: string } = {}): CrashSession {
   const counted = typeof executions === "string" ? (id: string) => appendFileSync(executions, `${id}\n`) : executions;
   // Different delays per call and turn, so completion order differs from source order.
   // (`fast`: no delays, for the in-process test that resumes at every record.)
@@ -58,7 +64,15 @@ export function crashSession(executions: string | ((id: string) => void), { fast
   return {
     config: { model: scriptedModel, convertToLlm: (messages) => messages as never },
     tools: [tool("read", true), tool("write", false), tool("fetch", false)],
-    streamFn: scriptedStreamFn(({ context }) => ({ ...response(assistants(context.messages)), delayMs: fast ? 0 : 1 })),
+    streamFn: scriptedStreamFn(({ context }) => {
+      const turn = assistants(context.messages);
+      let again = 0;
+      if (requests) {
+        again = (existsSync(requests) ? readFileSync(requests, "utf8").split("\n").filter((line) => line === String(turn)).length : 0);
+        appendFileSync(requests, `${turn}\n`);
+      }
+      return { ...response(turn, again), delayMs: fast ? 0 : 1 };
+    }),
   };
 }
 

@@ -1,17 +1,26 @@
 /**
- * Issue 20's crash test (SPEC R81): a child process runs the 5-turn session of crash-scenario.ts
+ * The crash test (SPEC R81): a child process runs the 5-turn session of crash-scenario.ts
  * (parallel batches, a `replay: "safe"` tool and two that are not; every other point through an
- * Agent, resumed with `agent.resume()`) on a file-backed store and is
- * SIGKILLed at a point drawn from a printed seed (by delivered-event count, or by wall time); a
- * new process then resumes the session to its end. Invariants, each point:
- *  - every tool call has exactly one result message;
- *  - no tool without `replay: "safe"` executed twice (counted by the tools in a side file);
- *  - the final transcript equals the uninterrupted run's, except results the resume documents as
- *    interrupted (`Tool NAME was interrupted before it finished; …`, R13) for non-safe calls.
+ * Agent, resumed with `agent.resume()`) on a file-backed store and is SIGKILLed at a point drawn
+ * from a printed seed: inside a listener, mid-response, right after a record (before the events it
+ * produces are delivered), between a response's last delta and its record, or by wall time; a new
+ * process then resumes the session to its end (every other pair of points with `after`: the last
+ * sequence number the first process's subscriber finished). The model answers a request made
+ * again differently, as a real one would. Invariants, each point:
+ *  - every tool call has exactly one result message; no tool without `replay: "safe"` executed
+ *    twice; the transcript equals the uninterrupted run's (a re-asked answer's words aside), except
+ *    results the resume documents as interrupted (R13);
+ *  - delivery by sequence (R81), against the replay of the final journal (R83): each process's
+ *    sequence numbers run without a gap; every event a subscriber got is the replay's event of that
+ *    number, unless it was provisional and a retraction at or before it followed; the second process
+ *    starts no later than right after the first's last finished event (no gap) and, with `after`,
+ *    exactly there (or at the retraction); with `after`, what the first process finished plus what
+ *    the second delivered is the replay's sequence exactly: each event once, `turn_start` included,
+ *    no message spliced from two answers.
  * CRASH_POINTS (default 10; `npm run test:crash`: 100), CRASH_SEED replays a tally.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +30,8 @@ import { runAgentLoop } from "../../src/index.js";
 import { openSqliteStore } from "../../src/sqlite.js";
 import { seededRandom as random } from "../support/seeded-random.js";
 import { crashAgent, crashSession, executionCounts, fixedClock, prompt } from "./crash-scenario.js";
+import { replayEvents } from "../../src/durable/replay.js";
+import { project } from "./crash-projection.js";
 
 const POINTS = Number(process.env.CRASH_POINTS ?? 10);
 const SEED = process.env.CRASH_SEED !== undefined ? Number(process.env.CRASH_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
@@ -47,7 +58,8 @@ function child(args: string[]): Promise<ChildResult> {
 const readOut = (path: string) => JSON.parse(readFileSync(path, "utf8")) as { messages: AgentMessage[]; delivered: number };
 const INTERRUPTED = /^Tool \w+ was interrupted before it finished; its outcome is unknown, so it was not run again\.$/;
 /** The scripted model stamps its messages with its own wall clock (timestamp, durationMs): not part of the comparison. */
-const timeless = (messages: AgentMessage[]) => JSON.parse(JSON.stringify(messages, (key, value) => (key === "timestamp" || key === "durationMs" ? 0 : value))) as AgentMessage[];
+const timeless = (messages: AgentMessage[]) =>
+  JSON.parse(JSON.stringify(messages, (key, value) => (key === "timestamp" || key === "durationMs" ? 0 : typeof value === "string" ? value.replace(/ \(asked again \d+\)/, "") : value))) as AgentMessage[];
 
 function problems(messages: AgentMessage[], baseline: AgentMessage[], counts: Record<string, number>): { problems: string[]; interrupted: number } {
   const found: string[] = [];
@@ -74,42 +86,115 @@ function problems(messages: AgentMessage[], baseline: AgentMessage[], counts: Re
   return { problems: found, interrupted };
 }
 
-describe("issue 20: crash and resume (R81)", () => {
-  it(`R81: ${POINTS} SIGKILLs at seeded points, each resumed to the end by a new process (CRASH_SEED=${SEED})`, { timeout: 60_000 + POINTS * 8_000 }, async () => {
-    // The uninterrupted session, in this process (on the same kind of store): as a run, and through an Agent.
-    const session = crashSession(join(root, "baseline-executions.txt"));
-    const baseline = { messages: [] as AgentMessage[], delivered: 0 };
-    const durable = { store: openSqliteStore(join(root, "baseline.db")), sessionId: "crash" };
-    baseline.messages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, () => void baseline.delivered++, undefined, session.streamFn, { durable, clock: fixedClock });
-    const agentBaseline = crashAgent(session, { store: openSqliteStore(join(root, "baseline-agent.db")), sessionId: "crash" });
+
+interface Logged {
+  seq: number | null;
+  provisional: boolean;
+  key: string;
+}
+
+/** A process's subscriber log: the events it started on, and the last one it finished. */
+function readLog(path: string): { events: Logged[]; acked: number } {
+  const events: Logged[] = [];
+  let acked = 0;
+  if (!existsSync(path)) return { events, acked };
+  for (const line of readFileSync(path, "utf8").split("\n").filter(Boolean)) {
+    const entry = JSON.parse(line) as Logged & { ack?: number | null };
+    if ("ack" in entry) acked = typeof entry.ack === "number" ? entry.ack : acked + 1;
+    else events.push(entry);
+  }
+  return { events, acked };
+}
+
+/** R81's delivery checks for one point (see the file's comment); `replay`: the final journal's events, projected. */
+export function deliveryProblems(first: { events: Logged[]; acked: number }, second: { events: Logged[] }, replay: string[], withAfter: boolean): string[] {
+  const found: string[] = [];
+  const retractions = replay.flatMap((key, i) => (key.startsWith("message_discarded:interrupted") ? [i + 1] : []));
+  const numbered = [first, second].every((log) => log.events.every((event) => typeof event.seq === "number"));
+  if (!numbered) {
+    // No sequence numbers (a build before R81's amendment): positions stand in for them.
+    first.events.forEach((event, i) => event.seq === null && (event.seq = i + 1));
+    const start = second.events.length === 0 ? replay.length + 1 : replay.length - second.events.length + 1;
+    second.events.forEach((event, i) => (event.seq = start + i));
+  }
+  for (const [name, log] of [["first", first], ["second", second]] as const) {
+    log.events.forEach((event, i) => {
+      const seq = event.seq!;
+      if (i > 0 && seq !== log.events[i - 1].seq! + 1 && !(event.key.startsWith("message_discarded:interrupted") && seq <= log.events[i - 1].seq! + 1)) {
+        found.push(`${name}: a gap or a repeat: ${log.events[i - 1].seq} then ${seq} (${event.key})`);
+      }
+      if (replay[seq - 1] === event.key) return;
+      const retracted = event.provisional && retractions.some((at) => at <= seq);
+      if (!retracted) found.push(`${name}: seq ${seq} was ${event.key}, the replay has ${replay[seq - 1] ?? "nothing"}`);
+    });
+  }
+  const from = second.events.length > 0 ? second.events[0].seq! : undefined;
+  if (from !== undefined) {
+    if (from > first.acked + 1) found.push(`a gap: the first process finished ${first.acked}, the second delivered from ${from}`);
+    const retraction = second.events[0].key.startsWith("message_discarded:interrupted");
+    if (withAfter && from !== first.acked + 1 && !(retraction && from <= first.acked + 1)) found.push(`with after=${first.acked} the second process delivered from ${from}`);
+  }
+  if (withAfter) {
+    const merged = first.events.filter((event) => event.seq! <= first.acked && (from === undefined || event.seq! < from)).concat(second.events);
+    const keys = merged.map((event) => event.key);
+    if (JSON.stringify(keys) !== JSON.stringify(replay)) {
+      const at = keys.findIndex((key, i) => key !== replay[i]);
+      found.push(`with after, the delivered sequence differs from the replay at ${at + 1}: ${keys[at] ?? "nothing"} / ${replay[at] ?? "nothing"}`);
+    }
+  }
+  return found;
+}
+
+describe("issue 33: delivery by sequence across SIGKILLs (R81)", () => {
+  it(`R81: ${POINTS} SIGKILLs at seeded points (in listeners, mid-response, after records, before a response's record), each resumed by a new process (CRASH_SEED=${SEED})`, { timeout: 60_000 + POINTS * 8_000 }, async () => {
+    const baselineDir = join(root, "baseline-33");
+    const session = crashSession(join(root, "baseline-33-executions.txt"));
+    const durable = { store: openSqliteStore(join(baselineDir, "sessions.db")), sessionId: "crash" };
+    let events = 0;
+    let updates = 0;
+    const baselineMessages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, (event) => {
+      events++;
+      if (event.type === "message_update") updates++;
+    }, undefined, session.streamFn, { durable, clock: fixedClock });
+    const agentBaseline = crashAgent(session, { store: openSqliteStore(join(root, "baseline-33-agent.db")), sessionId: "crash" });
     await agentBaseline.prompt(prompt);
-    const baselines = { run: baseline.messages, agent: agentBaseline.state.messages.slice() };
-    const draw = random(SEED);
-    const points = Array.from({ length: POINTS }, (_, i) =>
-      // By event count mostly; every fifth by wall time (the run takes some hundred ms after start-up).
-      i % 5 === 4 ? { killAfterMs: Math.floor(draw() * 400) } : { killAt: 1 + Math.floor(draw() * (baseline.delivered - 1)) },
-    );
-    const tally = { killed: 0, finishedFirst: 0, interrupted: 0, failed: [] as string[] };
-    // Odd points run the session through an Agent (agent.resume() in the new process).
-    const play = async (point: (typeof points)[number], i: number) => {
-      const dir = join(root, `p${i}`);
+    const baselines = { run: baselineMessages, agent: agentBaseline.state.messages.slice() };
+    const appends = durable.store.readSession("crash").records().length;
+    const responses = durable.store.readSession("crash").records().filter((r) => (r.record as { k: string }).k === "response").length || 6;
+    const draw = random(SEED ^ 0x33);
+    const kinds = ["event", "update", "append", "response", "event", "ms"] as const;
+    const points = Array.from({ length: POINTS }, (_, i) => {
+      const kind = kinds[i % kinds.length];
+      const n = kind === "event" ? 1 + Math.floor(draw() * (events - 1)) : kind === "update" ? 1 + Math.floor(draw() * updates) : kind === "append" ? 1 + Math.floor(draw() * (appends - 1)) : kind === "response" ? 1 + Math.floor(draw() * responses) : Math.floor(draw() * 400);
+      return `${kind}:${n}`;
+    });
+    const tally = { killed: 0, finishedFirst: 0, interrupted: 0, retracted: 0, failed: [] as string[] };
+    const play = async (point: string, i: number) => {
+      const dir = join(root, `q${i}`);
       const via = i % 2 === 1 ? "agent" : "run";
-      const first = await child([via === "agent" ? "agent-run" : "run", dir, join(dir, "first.json"), String(point.killAt ?? -1), String(point.killAfterMs ?? -1)]);
+      const withAfter = Math.floor(i / 2) % 2 === 0;
+      const label = `point ${i} (${via}, ${point}${withAfter ? ", after" : ""})`;
+      const first = await child([via === "agent" ? "agent-run" : "run", dir, join(dir, "first.json"), point]);
       if (first.signal === "SIGKILL") tally.killed++;
       else if (first.code === 0) tally.finishedFirst++;
-      else return void tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): the first process failed: ${first.stderr.slice(0, 400)}`);
-      const second = await child([via === "agent" ? "agent-resume" : "resume", dir, join(dir, "out.json")]);
-      if (second.code !== 0) return void tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): the resume failed: ${second.stderr.slice(0, 400)}`);
+      else return void tally.failed.push(`${label}: the first process failed: ${first.stderr.slice(0, 400)}`);
+      const second = await child([via === "agent" ? "agent-resume" : "resume", dir, join(dir, "out.json"), "none", withAfter ? "ack" : "none"]);
+      if (second.code !== 0) return void tally.failed.push(`${label}: the resume failed: ${second.stderr.slice(0, 400)}`);
       const messages = first.code === 0 ? readOut(join(dir, "first.json")).messages : readOut(join(dir, "out.json")).messages;
       const found = problems(messages, baselines[via], executionCounts(join(dir, "executions.txt")));
       tally.interrupted += found.interrupted;
-      if (found.problems.length > 0) tally.failed.push(`point ${i} (${via}, ${JSON.stringify(point)}): ${found.problems.join("; ")}`);
+      const store = openSqliteStore(join(dir, "sessions.db"));
+      const replay = (await replayEvents(store.readSession("crash").records())).map(project);
+      store.close();
+      tally.retracted += replay.filter((key) => key.startsWith("message_discarded:interrupted")).length;
+      const delivery = deliveryProblems(readLog(join(dir, "first.json.events")), readLog(join(dir, "out.json.events")), replay, withAfter && first.code !== 0);
+      const all = found.problems.concat(delivery);
+      if (all.length > 0) tally.failed.push(`${label}: ${all.slice(0, 6).join("; ")}`);
     };
-    // Two at a time: each point is two processes, one after the other.
     for (let i = 0; i < points.length; i += 2) await Promise.all(points.slice(i, i + 2).map((point, k) => play(point, i + k)));
     console.log(
-      `crash test (CRASH_SEED=${SEED}): ${POINTS} points, ${tally.killed} killed mid-run and resumed, ${tally.finishedFirst} finished before their kill point, ` +
-        `${tally.interrupted} interrupted-call results, ${tally.failed.length} failed`,
+      `crash test 33 (CRASH_SEED=${SEED}): ${POINTS} points, ${tally.killed} killed and resumed, ${tally.finishedFirst} finished before their kill point, ` +
+        `${tally.interrupted} interrupted-call results, ${tally.retracted} retractions, ${tally.failed.length} with violations`,
     );
     expect(tally.failed).toEqual([]);
     expect(tally.killed).toBeGreaterThan(0);

@@ -49,7 +49,7 @@ function project(event: AnyAgentEvent): string {
     case "output_limit_recovery":
       return `output_limit_recovery:${event.attempt}/${event.maxRecoveries}`;
     case "message_discarded":
-      return `message_discarded:${describeMessage(event.message)}`;
+      return event.message ? `message_discarded:${describeMessage(event.message)}` : `message_discarded:${event.reason}`;
     default:
       return event.type;
   }

@@ -71,8 +71,8 @@ for (const engine of availableEngines()) {
       // Pages 2 to 4 (after the header page): b-tree pages of the tables.
       randomBytes(3 * 4096).copy(bytes, 4096);
       writeFileSync(file, bytes);
-      // SQLite's own reading finds it (quick_check's verdict, or the read failing on the page).
-      expectRefused(engine, file, StoreCorruptError, /\((database disk image is malformed|quick_check: .+)\)/);
+      // SQLite's own reading finds it (integrity_check's verdict, or the read failing on the page).
+      expectRefused(engine, file, StoreCorruptError, /\((database disk image is malformed|integrity_check: [\s\S]+)\)/);
     });
 
     it("R84: garbage over the header, a short file and a text file are StoreCorruptError", () => {

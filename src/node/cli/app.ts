@@ -347,7 +347,8 @@ class CliSession {
     try {
       this.markRunning(true);
       // resume() adopts the stored session before its first await: its transcript is there now.
-      resuming = this.agent.resume();
+      // R81: the screen redraws the stored transcript; the listeners get what follows the journal.
+      resuming = this.agent.resume({ after: "journal" });
     } catch (error) {
       this.running = false;
       this.catchingUp = undefined;

@@ -7,9 +7,10 @@
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { StoreCorruptError, StoreSchemaError } from "../errors.js";
 import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
+import { rowChecksum } from "./checksum.js";
 
 /** The schema this build writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 /** `PRAGMA application_id` of a session store ("xals"): a SQLite file without it is some other program's. */
 export const APPLICATION_ID = 0x78616c73;
 
@@ -46,7 +47,36 @@ const CREATE_RECORDS_V2 = (name: string) => `
     UNIQUE (session_id, seq)
   );
 `;
-const CREATE_V2 = `
+
+/**
+ * Schema 3 (R84): every record and snapshot carries `crc`, the CRC-32 of its session id, sequence
+ * number (a snapshot's `at_seq`) and JSON text (sqlite/checksum.ts), verified on every read.
+ */
+const CREATE_V3 = `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    meta TEXT NOT NULL DEFAULT 'null'
+  );
+  CREATE TABLE records (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    crc INTEGER NOT NULL,
+    UNIQUE (session_id, seq)
+  );
+  CREATE TABLE snapshots (
+    session_id TEXT PRIMARY KEY,
+    at_seq INTEGER NOT NULL,
+    snapshot TEXT NOT NULL,
+    crc INTEGER NOT NULL
+  ) WITHOUT ROWID;
+`;
+/** Schema 2 (for the migration tests: a store written by the builds before checksums). */
+export const CREATE_V2 = `
   CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     created_at INTEGER NOT NULL,
@@ -60,6 +90,8 @@ const CREATE_V2 = `
     snapshot TEXT NOT NULL
   ) WITHOUT ROWID;
   ${SESSION_INFO_VIEW}
+  PRAGMA application_id = ${APPLICATION_ID};
+  PRAGMA user_version = 2;
 `;
 
 /**
@@ -69,7 +101,7 @@ const CREATE_V2 = `
  *   by (session, seq) (more pages written per append); its records get the session's `updated_at`
  *   as their time.
  */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly (string | ((connection: Connection) => void))[] = [
   `
   CREATE TABLE snapshots (
     session_id TEXT PRIMARY KEY,
@@ -92,7 +124,59 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE sessions DROP COLUMN last_seq;
   ${SESSION_INFO_VIEW}
   `,
+  // Schema 3 (R84): the checksums of the rows already there, computed from what they hold now.
+  (connection) => {
+    connection.exec("ALTER TABLE records ADD COLUMN crc INTEGER NOT NULL DEFAULT 0; ALTER TABLE snapshots ADD COLUMN crc INTEGER NOT NULL DEFAULT 0");
+    const setRecord = connection.prepare("UPDATE records SET crc = ? WHERE id = ?");
+    for (const row of connection.prepare("SELECT id, session_id, seq, record FROM records").all()) {
+      setRecord.run(rowChecksum(String(row.session_id), Number(row.seq), String(row.record)), row.id);
+    }
+    const setSnapshot = connection.prepare("UPDATE snapshots SET crc = ? WHERE session_id = ?");
+    for (const row of connection.prepare("SELECT session_id, at_seq, snapshot FROM snapshots").all()) {
+      setSnapshot.run(rowChecksum(String(row.session_id), Number(row.at_seq), String(row.snapshot)), row.session_id);
+    }
+  },
 ];
+
+/**
+ * R84: the tables and columns each schema version has: a file whose `user_version` says one thing
+ * and whose tables say another is refused (`StoreSchemaError`) before anything runs on it.
+ */
+const SHAPES: Record<number, Record<string, string[]>> = {
+  0: { sessions: ["id", "created_at", "updated_at", "snapshot", "snapshot_seq"], records: ["session_id", "seq", "record"] },
+  1: {
+    sessions: ["id", "created_at", "updated_at", "last_seq", "meta"],
+    records: ["session_id", "seq", "record"],
+    snapshots: ["session_id", "at_seq", "snapshot"],
+  },
+  2: {
+    sessions: ["id", "created_at", "updated_at", "meta"],
+    records: ["id", "session_id", "seq", "at", "record"],
+    snapshots: ["session_id", "at_seq", "snapshot"],
+  },
+  3: {
+    sessions: ["id", "created_at", "updated_at", "meta"],
+    records: ["id", "session_id", "seq", "at", "record", "crc"],
+    snapshots: ["session_id", "at_seq", "snapshot", "crc"],
+  },
+};
+
+function checkShape(connection: Connection, path: string, version: number): void {
+  const expected = SHAPES[version];
+  if (!expected) return;
+  const tables = connection
+    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all()
+    .map((row) => String(row.name));
+  const found: Record<string, string[]> = {};
+  for (const table of tables) found[table] = connection.prepare(`SELECT name FROM pragma_table_info(?)`).all(table).map((row) => String(row.name));
+  const describe = (shape: Record<string, string[]>) =>
+    Object.keys(shape)
+      .sort()
+      .map((table) => `${table}(${shape[table].join(", ")})`)
+      .join(", ");
+  if (describe(found) !== describe(expected)) throw new StoreSchemaError(path, version, SCHEMA_VERSION, `its tables are ${describe(found) || "none"}`);
+}
 
 /** Schema 1 (for the migration tests: a store written by the builds before schema 2). */
 export const CREATE_V1 = `
@@ -117,7 +201,9 @@ export const CREATE_V0 = `
  */
 export function checkFileHeader(path: string): "new" | "sqlite" {
   const size = statSync(path, { throwIfNoEntry: false })?.size;
-  if (size === undefined || size === 0) return "new";
+  if (size === undefined) return "new";
+  // R84: only a missing path makes a store (a new store's file never exists empty: see createStoreFile).
+  if (size === 0) throw new StoreCorruptError(path, "an empty file, not a session store; only a missing path creates a store");
   if (size < 100) throw new StoreCorruptError(path, `${size} bytes, shorter than a SQLite header`);
   const header = Buffer.alloc(100);
   const fd = openSync(path, "r");
@@ -131,6 +217,10 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
   const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
   if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) throw new StoreCorruptError(path, `invalid page size ${rawPageSize}`);
   if (size % pageSize !== 0) throw new StoreCorruptError(path, `${size} bytes is not a whole number of ${pageSize}-byte pages (truncated)`);
+  // The header's fixed fields, as SQLite itself checks them (a damaged one is "unsupported file format").
+  const fixed = header[18] >= 1 && header[18] <= 2 && header[19] >= 1 && header[19] <= 2 && header[21] === 64 && header[22] === 32 && header[23] === 32;
+  const schemaFormat = header.readUInt32BE(44);
+  if (!fixed || schemaFormat > 4 || header.readUInt32BE(56) > 3) throw new StoreCorruptError(path, "the SQLite header's fixed fields are damaged");
   // The page count in the header is valid when "version-valid-for" equals the change counter.
   const pages = header.readUInt32BE(28);
   if (header.readUInt32BE(92) === header.readUInt32BE(24) && size < pages * pageSize) {
@@ -138,7 +228,7 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
   }
   // user_version and application_id live in the header too: a newer or foreign file is refused before SQLite opens it.
   const applicationId = header.readInt32BE(68);
-  if (applicationId !== 0) checkFacts(path, { applicationId, version: header.readInt32BE(60), tables: 1 });
+  if (applicationId !== 0) checkFacts(path, { applicationId, version: header.readInt32BE(60), tables: 1 }, true);
   return "sqlite";
 }
 
@@ -148,7 +238,8 @@ export function guardCorruption<T>(path: string, work: () => T): T {
     return work();
   } catch (error) {
     const code = sqliteCode(error);
-    if (code === SQLITE_CORRUPT || code === SQLITE_NOTADB) throw new StoreCorruptError(path, error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === SQLITE_CORRUPT || code === SQLITE_NOTADB || /unsupported file format|malformed/i.test(message)) throw new StoreCorruptError(path, message);
     throw error;
   }
 }
@@ -169,8 +260,9 @@ function readFacts(connection: Connection): FileFacts {
 }
 
 /** Refuses a file that is not a store of a schema this build reads. */
-function checkFacts(path: string, facts: FileFacts): void {
+function checkFacts(path: string, facts: FileFacts, allowFresh = false): void {
   const fresh = facts.applicationId === 0 && facts.tables === 0;
+  if (fresh && !allowFresh) throw new StoreCorruptError(path, "a SQLite database with no tables, not a session store; only a missing path creates a store");
   if (!fresh && facts.applicationId !== APPLICATION_ID) {
     throw new StoreCorruptError(path, `a SQLite database, but not a session store (application_id ${facts.applicationId})`);
   }
@@ -179,16 +271,20 @@ function checkFacts(path: string, facts: FileFacts): void {
 
 /**
  * Checks an existing file on the store's connection before anything is written: every page
- * readable (`PRAGMA quick_check`), a session store, a schema this build reads. Only reads: the
+ * readable and every index matching its table (`PRAGMA integrity_check`), a session store, a schema this build reads. Only reads: the
  * connection closes without a write, so a refused file keeps its bytes (and SQLite removes the
  * `-wal`/`-shm` files it made for the reads).
  */
 export function verifyExistingStore(connection: Connection, path: string): void {
   guardCorruption(path, () => {
-    const check = connection.prepare("PRAGMA quick_check").all();
+    // integrity_check, not quick_check: an index page damaged so that a range scan ends early would
+    // otherwise serve a journal cut short as whole (R84: damage is detected, never served).
+    const check = connection.prepare("PRAGMA integrity_check(20)").all();
     const verdict = check.map((row) => String(Object.values(row)[0])).join("; ");
-    if (verdict !== "ok") throw new StoreCorruptError(path, `quick_check: ${verdict.slice(0, 200)}`);
-    checkFacts(path, readFacts(connection));
+    if (verdict !== "ok") throw new StoreCorruptError(path, `integrity_check: ${verdict.slice(0, 200)}`);
+    const facts = readFacts(connection);
+    checkFacts(path, facts);
+    checkShape(connection, path, facts.version);
   });
 }
 
@@ -201,11 +297,16 @@ export function prepareSchema(connection: Connection, path: string): void {
   connection.exec("BEGIN IMMEDIATE");
   try {
     const facts = readFacts(connection);
-    checkFacts(path, facts);
+    checkFacts(path, facts, true);
     if (facts.tables === 0) {
-      connection.exec(CREATE_V2);
+      connection.exec(CREATE_V3);
+      connection.exec(SESSION_INFO_VIEW);
     } else {
-      for (let version = facts.version; version < SCHEMA_VERSION; version++) connection.exec(MIGRATIONS[version]);
+      for (let version = facts.version; version < SCHEMA_VERSION; version++) {
+        const migration = MIGRATIONS[version];
+        if (typeof migration === "string") connection.exec(migration);
+        else migration(connection);
+      }
     }
     if (facts.tables === 0 || facts.version < SCHEMA_VERSION) {
       connection.exec(`PRAGMA application_id = ${APPLICATION_ID}; PRAGMA user_version = ${SCHEMA_VERSION}`);

@@ -6,9 +6,10 @@
  * checkpoints, so a power loss or OS crash may lose the last transactions before one (never
  * corrupts the file, and never reorders: what survives is a prefix of the journal).
  */
-import { mkdirSync, statSync } from "node:fs";
+import { linkSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { SessionLockedError, StoreClosedError, StoreInputError, UnknownSessionError } from "../errors.js";
+import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, UnknownSessionError } from "../errors.js";
+import { rowChecksum } from "./checksum.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
 import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, loadEngine } from "./engine.js";
@@ -46,17 +47,15 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   }
   const file = resolve(path);
   const connect = loadEngine(options.engine ?? "auto", options.engineLoaders);
-  const existing = checkFileHeader(file) === "sqlite";
-  if (!existing) mkdirSync(dirname(file), { recursive: true });
+  const busy = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
+  if (checkFileHeader(file) === "new") createStoreFile(file, connect, busy);
+  checkFileHeader(file);
   const connection = guardCorruption(file, () => connect(file));
   try {
     // First: the checks' reads may wait on another process's WAL recovery or checkpoint too.
-    connection.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
-    if (existing) verifyExistingStore(connection, file);
+    connection.exec(busy);
+    verifyExistingStore(connection, file);
     guardCorruption(file, () => {
-      // A new file, before its first table: deleted sessions' pages can be given back
-      // (`incremental_vacuum`). Not on an existing file: there it costs a write and does nothing.
-      if (!existing) connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
       const mode = String(Object.values(connection.prepare("PRAGMA journal_mode = WAL").get() ?? {})[0]);
       if (mode !== "wal") throw new Error(`the store at ${file} could not switch to WAL mode (journal_mode ${mode})`);
       connection.exec("PRAGMA synchronous = NORMAL");
@@ -69,6 +68,41 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   return createSqliteStore(file, connection, connect, options.clock ?? Date.now);
 }
 
+/**
+ * R84: a new store is made whole beside `file` and linked into place, so the path never holds an
+ * empty or half-made store (an empty file there is refused, never initialized). Two processes
+ * making it at once: the first link wins, the other opens that one.
+ */
+function createStoreFile(file: string, connect: Connector, busy: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.new`;
+  try {
+    const connection = connect(temporary);
+    try {
+      connection.exec(busy);
+      // Before the first table: deleted sessions' pages can be given back (`incremental_vacuum`).
+      connection.exec("PRAGMA auto_vacuum = INCREMENTAL");
+      connection.prepare("PRAGMA journal_mode = WAL").get();
+      prepareSchema(connection, temporary);
+    } finally {
+      connection.close();
+    }
+    try {
+      linkSync(temporary, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  } finally {
+    for (const leftover of [temporary, `${temporary}-wal`, `${temporary}-shm`]) {
+      try {
+        unlinkSync(leftover);
+      } catch {
+        // Not there (closing checkpointed and removed the WAL).
+      }
+    }
+  }
+}
+
 function createSqliteStore(path: string, db: Connection, connect: Connector, clock: () => number): SqliteRunStore {
   const sql = {
     begin: db.prepare("BEGIN IMMEDIATE"),
@@ -77,10 +111,10 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
     sessions: db.prepare("SELECT id, created_at, updated_at, last_seq, meta FROM session_info ORDER BY updated_at DESC, row DESC"),
     insertSession: db.prepare("INSERT INTO sessions (id, created_at, updated_at, meta) VALUES (?, ?, ?, ?)"),
     // One statement, so one transaction (autocommit) that writes one row: see schema.ts.
-    append: db.prepare("INSERT INTO records (session_id, seq, at, record) VALUES (?, ?, ?, ?)"),
-    records: db.prepare("SELECT seq, record FROM records WHERE session_id = ? AND seq > ? ORDER BY seq"),
-    snapshot: db.prepare("SELECT at_seq, snapshot FROM snapshots WHERE session_id = ?"),
-    saveSnapshot: db.prepare("INSERT OR REPLACE INTO snapshots (session_id, at_seq, snapshot) VALUES (?, ?, ?)"),
+    append: db.prepare("INSERT INTO records (session_id, seq, at, record, crc) VALUES (?, ?, ?, ?, ?)"),
+    records: db.prepare("SELECT seq, record, crc FROM records WHERE session_id = ? AND seq > ? ORDER BY seq"),
+    snapshot: db.prepare("SELECT at_seq, snapshot, crc FROM snapshots WHERE session_id = ?"),
+    saveSnapshot: db.prepare("INSERT OR REPLACE INTO snapshots (session_id, at_seq, snapshot, crc) VALUES (?, ?, ?, ?)"),
     setMeta: db.prepare("UPDATE sessions SET meta = ?, updated_at = ? WHERE id = ?"),
     touch: db.prepare("UPDATE sessions SET updated_at = ? WHERE id = ?"),
     stale: db.prepare("SELECT id FROM session_info WHERE updated_at < ? ORDER BY updated_at"),
@@ -130,7 +164,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
     info: () =>
       guard(() => {
         checkUsable();
-        return infoOf(find(sessionId));
+        return infoOf(find(sessionId), path);
       }),
     records: (afterSeq = 0) =>
       guard(() => {
@@ -138,7 +172,12 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
         checkSeq(afterSeq, Number.MAX_SAFE_INTEGER, "afterSeq");
         const rows = sql.records.all(sessionId, afterSeq);
         if (rows.length === 0) find(sessionId);
-        return rows.map((row): StoredRecord => ({ seq: Number(row.seq), record: decodeJson(String(row.record)) }));
+        return rows.map((row, index): StoredRecord => {
+          const seq = Number(row.seq);
+          // A journal has no gaps: a missing number is damage (R84), never a shorter journal.
+          if (seq !== afterSeq + index + 1) throw new StoreCorruptError(path, "is missing", { sessionId, seq: afterSeq + index + 1, what: "record" });
+          return { seq, record: verified(path, sessionId, seq, row.record, row.crc, "record") };
+        });
       }),
     snapshot: () =>
       guard((): StoredSnapshot | undefined => {
@@ -148,7 +187,8 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
           find(sessionId);
           return undefined;
         }
-        return { snapshot: decodeJson(String(row.snapshot)), atSeq: Number(row.at_seq) };
+        const atSeq = Number(row.at_seq);
+        return { snapshot: verified(path, sessionId, atSeq, row.snapshot, row.crc, "snapshot"), atSeq };
       }),
   });
 
@@ -188,7 +228,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
               checkUsable();
               const text = encodeJson(record, "a journal record");
               const seq = lastSeq + 1;
-              sql.append.run(sessionId, seq, clock(), text);
+              sql.append.run(sessionId, seq, clock(), text, rowChecksum(sessionId, seq, text));
               lastSeq = seq;
               return seq;
             }),
@@ -198,7 +238,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
               checkSeq(atSeq, lastSeq, "a snapshot's atSeq");
               const text = encodeJson(snapshot, "a snapshot");
               transaction(() => {
-                sql.saveSnapshot.run(sessionId, atSeq, text);
+                sql.saveSnapshot.run(sessionId, atSeq, text, rowChecksum(sessionId, atSeq, text));
                 sql.touch.run(clock(), sessionId);
               });
             }),
@@ -227,7 +267,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
         checkSessionId(sessionId);
         return sql.session.get(sessionId) !== undefined;
       }),
-    listSessions: () => guard(() => sql.sessions.all().map(infoOf)),
+    listSessions: () => guard(() => sql.sessions.all().map((row) => infoOf(row, path))),
     deleteSession: (sessionId: string) =>
       guard(() => {
         checkSessionId(sessionId);
@@ -280,12 +320,24 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
   };
 }
 
-function infoOf(row: Row): SessionInfo {
-  return {
-    sessionId: String(row.id),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    records: Number(row.last_seq),
-    meta: decodeJson(String(row.meta)),
-  };
+/** R84: a row's JSON, if its checksum matches (else `StoreCorruptError` naming the session and number: never served). */
+function verified(path: string, sessionId: string, seq: number, text: unknown, crc: unknown, what: "record" | "snapshot"): Json {
+  if (typeof text !== "string" || rowChecksum(sessionId, seq, text) !== Number(crc)) {
+    throw new StoreCorruptError(path, "does not match its checksum", { sessionId, seq, what });
+  }
+  try {
+    return decodeJson(text);
+  } catch (error) {
+    throw new StoreCorruptError(path, `is not JSON (${error instanceof Error ? error.message : String(error)})`, { sessionId, seq, what });
+  }
+}
+
+function infoOf(row: Row, path: string): SessionInfo {
+  let meta: Json;
+  try {
+    meta = decodeJson(String(row.meta));
+  } catch (error) {
+    throw new StoreCorruptError(path, `session ${JSON.stringify(String(row.id))}'s meta is not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return { sessionId: String(row.id), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), records: Number(row.last_seq), meta };
 }
