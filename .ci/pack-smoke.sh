@@ -20,9 +20,10 @@ import * as restate from "xstate-agent-loop/restate";
 import * as mcp from "xstate-agent-loop/mcp";
 import * as mcpNode from "xstate-agent-loop/mcp/node";
 import * as otel from "xstate-agent-loop/otel";
+import * as uiStream from "xstate-agent-loop/ui-stream";
 import { z } from "zod";
 
-for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate, mcp, "mcp/node": mcpNode, otel })) {
+for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate, mcp, "mcp/node": mcpNode, otel, "ui-stream": uiStream })) {
   if (Object.keys(mod).length === 0) throw new Error(`subpath ${name} exports nothing`);
 }
 const echo = defineTool({
@@ -62,6 +63,6 @@ const aiRun = agentLoop([{ role: "user", content: "hi", timestamp: Date.now() }]
 for await (const _ of aiRun);
 const aiMessages = await aiRun.result();
 if (aiMessages.at(-1).content[0].text !== "hi from v4") throw new Error("ai-sdk subpath: unexpected final message");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate, mcp, mcp/node, otel)`);
+console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate, mcp, mcp/node, otel, ui-stream)`);
 JS
 node smoke.mjs

@@ -15,6 +15,7 @@ const entries = {
   sqlite: "./src/sqlite.js",
   testing: "./src/testing/index.js",
   otel: "./src/otel/index.js",
+  "ui-stream": "./src/ui-stream/index.js",
 };
 mkdirSync("dist", { recursive: true });
 for (const [name, target] of Object.entries(entries)) {

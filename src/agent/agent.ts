@@ -371,6 +371,10 @@ export class Agent {
     const { queues } = this.context;
     return queues.steering.length > 0 || queues.followUp.length > 0;
   }
+  /** Both queues as they stand (R53), for a UI that shows them; the arrays are the session's, not copies: do not change them. */
+  get queuedMessages(): { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] } {
+    return this.context.queues;
+  }
   /** The messages the next drain point would take (steering first), without taking them. */
   peekQueuedMessages(): AgentMessage[] {
     const steering = nextBatch(this.context, "steering");

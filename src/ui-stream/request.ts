@@ -1,0 +1,65 @@
+/** What a request to the route asks for, read from `useChat`'s body (or ours: stop, steer, follow-up). */
+import { UIStreamRequestError } from "./errors.js";
+
+export interface UIPartLike {
+  type: string;
+  text?: string;
+  state?: string;
+  approval?: { id: string; approved?: boolean; reason?: string };
+}
+export interface UIMessageLike {
+  id?: string;
+  role: "user" | "assistant" | "system";
+  parts: UIPartLike[];
+}
+
+export type ChatRequest =
+  | { kind: "resume"; chatId: string | undefined }
+  | { kind: "stop"; chatId: string }
+  | { kind: "queue"; chatId: string; queue: "steer" | "followUp"; text: string }
+  | { kind: "approvals"; chatId: string; decisions: { approvalId: string; approved: boolean; reason?: string }[] }
+  | { kind: "prompt"; chatId: string; text: string };
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** GET `<api>/<chatId>/stream` is `useChat`'s reconnect (`resume: true`). */
+export function chatIdFromStreamUrl(url: string): string | undefined {
+  const segments = new URL(url).pathname.split("/").filter(Boolean);
+  return segments.at(-1) === "stream" && segments.length >= 2 ? decodeURIComponent(segments.at(-2)!) : undefined;
+}
+
+export async function readChatRequest(request: Request): Promise<ChatRequest> {
+  if (request.method === "GET") return { kind: "resume", chatId: chatIdFromStreamUrl(request.url) };
+  if (request.method !== "POST") throw new UIStreamRequestError("invalid_request", 405, `Method ${request.method} is not supported (GET to resume, POST otherwise)`);
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    throw new UIStreamRequestError("invalid_request", 400, "The body is not JSON");
+  }
+  if (!isRecord(body) || typeof body.id !== "string" || body.id === "") throw new UIStreamRequestError("invalid_request", 400, "The body needs the chat's `id` (a non-empty string)");
+  const chatId = body.id;
+  if (body.action === "stop") return { kind: "stop", chatId };
+  if (body.action === "steer" || body.action === "followUp") {
+    if (typeof body.text !== "string" || body.text === "") throw new UIStreamRequestError("invalid_request", 400, "`text` must be a non-empty string");
+    return { kind: "queue", chatId, queue: body.action, text: body.text };
+  }
+  if (body.action !== undefined) throw new UIStreamRequestError("invalid_request", 400, `Unknown action ${JSON.stringify(body.action)} (stop, steer, followUp)`);
+  if (body.trigger !== undefined && body.trigger !== "submit-message") throw new UIStreamRequestError("unsupported_trigger", 400, `Trigger ${JSON.stringify(body.trigger)} is not supported: the session owns its transcript (submit-message only)`);
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => isRecord(m) && Array.isArray(m.parts) && typeof m.role === "string")) {
+    throw new UIStreamRequestError("invalid_request", 400, "`messages` must be a non-empty array of UI messages");
+  }
+  const last = messages.at(-1) as UIMessageLike;
+  if (last.role === "assistant") {
+    // useChat's answer to approval requests: the assistant message with its parts now `approval-responded`.
+    const decisions = last.parts
+      .filter((part) => part.state === "approval-responded" && isRecord(part.approval) && typeof part.approval.id === "string")
+      .map((part) => ({ approvalId: part.approval!.id, approved: part.approval!.approved === true, ...(typeof part.approval!.reason === "string" ? { reason: part.approval!.reason } : {}) }));
+    if (decisions.length === 0) throw new UIStreamRequestError("invalid_request", 400, "The last message is the assistant's and answers no approval");
+    return { kind: "approvals", chatId, decisions };
+  }
+  const text = last.parts.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
+  if (last.role !== "user" || text === "") throw new UIStreamRequestError("invalid_request", 400, "The last message must be the user's, with text");
+  return { kind: "prompt", chatId, text };
+}
