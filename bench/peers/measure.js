@@ -9,21 +9,23 @@ const WARMUP_ROUNDS = 2;
 
 const columns = [];
 const notLoaded = {};
-async function load(label, importer) {
+/** A peer that does not load on this Node is reported as such; pi and ours must load (build first: `npm run build`). */
+async function load(label, importer, required = false) {
   try {
     columns.push(...(await importer()));
   } catch (error) {
+    if (required) throw error;
     notLoaded[label] = String(error?.message ?? error).split("\n")[0].slice(0, 160);
   }
 }
 await load("pi", async () => {
   const { piLike } = await import("./impl/pi-like.js");
   return piLike("pi", await import("@earendil-works/pi-agent-core"));
-});
+}, true);
 await load("ours", async () => {
   const { piLike } = await import("./impl/pi-like.js");
   return piLike("ours", await import("../../dist/index.js"));
-});
+}, true);
 await load("AI SDK 7", async () => (await import("./impl/ai-sdk.js")).columns);
 await load("OpenAI Agents", async () => (await import("./impl/openai-agents.js")).columns);
 await load("LangGraph", async () => (await import("./impl/langgraph.js")).columns);

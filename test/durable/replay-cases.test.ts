@@ -49,6 +49,15 @@ describe("R83: replay of timeouts, aborts and failures", () => {
     expect(result.replayed).toEqual(result.delivered);
   });
 
+  it("R83, R41: a response of 150 blocks (updates whose content is copied when first read) replays byte-identical", async () => {
+    const blocks = Array.from({ length: 150 }, (_, i) => text(`block ${i}`));
+    const result = await recorded((durable, sink) => runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig(), sink, undefined, scriptedStreamFn([{ content: blocks }]), { durable }));
+    const updates = result.delivered.filter((e) => e.startsWith('{"type":"message_update"'));
+    expect(updates.length).toBeGreaterThanOrEqual(450);
+    expect(JSON.parse(updates.at(-1)!).message.content).toHaveLength(150);
+    expect(result.replayed).toEqual(result.delivered);
+  });
+
   it("R83, R29: a run aborted through its signal while a tool runs replays to the same events", async () => {
     const controller = new AbortController();
     const waits = tool("waits", (signal) => new Promise((resolve) => signal?.addEventListener("abort", () => resolve("stopped"), { once: true })));
