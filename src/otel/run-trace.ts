@@ -14,7 +14,7 @@
  * arrives: a response, a preflight's immediate result, a call's outcome); each carries the state
  * path that produced it. Deltas never reach the machine, so they cost no span.
  */
-import { SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type Tracer } from "@opentelemetry/api";
+import { SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import type { AgentToolResult, AssistantMessage, Model, ToolCall } from "../types.js";
 import type { RunContext, StreamedResponse, ToolCallOutcome } from "../../machines/run.types.js";
 import type { Preflight } from "../../machines/steps.js";
@@ -72,6 +72,8 @@ export class RunTrace {
   private input = 0;
   private output = 0;
   private ended = false;
+  /** R81: the step state entered while the run replayed its journal (see `transition`). */
+  private deferred: { spec: StepSpec; path: string; startTime: HrTime; context: RunContext } | undefined;
   readonly context: Context;
 
   constructor(
@@ -93,8 +95,8 @@ export class RunTrace {
   }
 
   /** A span; only parents get a context of their own (an allocation per span the leaves do without). */
-  private start(name: string, parent: Context, attributes: Attributes): Span {
-    return this.settings.tracer.startSpan(name, { attributes, startTime: hrNow() }, parent);
+  private start(name: string, parent: Context, attributes: Attributes, startTime: HrTime = hrNow()): Span {
+    return this.settings.tracer.startSpan(name, { attributes, startTime }, parent);
   }
 
   /** The attributes every span has. Built, not spread: spreads are slow on Node 20 and this runs per span. */
@@ -112,6 +114,7 @@ export class RunTrace {
     const context = snapshot.context;
     if (snapshot.status !== "active") return this.end(snapshot);
     const path = pathOf(snapshot.value);
+    if (this.deferred && !this.replaying()) this.goLive();
     // A turn ends when it is counted (R63's count, at `turn_end`): the machine may go from one turn
     // to the next without leaving its `turn` state.
     if (this.turn && context.spent.turns >= this.turnNumber) this.endTurn(context);
@@ -125,11 +128,25 @@ export class RunTrace {
     if (this.step && path !== this.step.path && !path.startsWith(`${this.step.path}.`)) this.endStep(undefined);
     const inTurn = path.startsWith("turn.");
     if (this.turn && !inTurn) this.endTurn(context);
-    if (this.replaying()) return;
+    const at = this.step ? undefined : stepAt(path, context.settings.hooks);
+    if (this.replaying()) {
+      // R81: a step entered while the journal replays may be the one in flight at the crash, made
+      // again live: traced only if its reply comes live, from when it was entered.
+      this.deferred = at ? { ...at, startTime: hrNow(), context } : undefined;
+      return;
+    }
+    this.deferred = undefined;
     if (!this.turn && inTurn) this.startTurn(context);
-    if (this.step) return;
-    const at = stepAt(path, context.settings.hooks);
     if (at) this.startStep(at.spec, at.path, context);
+  }
+
+  /** R81: the run went live inside a step entered while it replayed: that step is traced now. */
+  private goLive(): void {
+    const deferred = this.deferred!;
+    this.deferred = undefined;
+    if (this.path !== deferred.path && !this.path.startsWith(`${deferred.path}.`)) return;
+    if (!this.turn && this.path.startsWith("turn.")) this.startTurn(deferred.context);
+    this.startStep(deferred.spec, deferred.path, deferred.context, deferred.startTime);
   }
 
   private startTurn(context: RunContext): void {
@@ -158,7 +175,7 @@ export class RunTrace {
     turn.span.end(hrNow());
   }
 
-  private startStep(spec: StepSpec, path: string, context: RunContext): void {
+  private startStep(spec: StepSpec, path: string, context: RunContext, startTime?: HrTime): void {
     const parent = spec.kind === "hook" && !spec.inTurn ? this.context : (this.turn?.context ?? this.context);
     const attributes = this.common(path);
     let name: string;
@@ -184,7 +201,7 @@ export class RunTrace {
         break;
       }
     }
-    this.step = { span: this.start(name, parent, attributes), at: now(), spec, path };
+    this.step = { span: this.start(name, parent, attributes, startTime), at: now(), spec, path };
   }
 
   private endStep(error: string | undefined): void {
@@ -197,6 +214,7 @@ export class RunTrace {
   /** An event the run actor received: the replies that end spans, and aborts. */
   event(event: { type: string; output?: unknown; error?: unknown }): void {
     if (this.ended) return;
+    if (this.deferred && !this.replaying()) this.goLive();
     const type = event.type;
     if (type === "step.streamResponse.done") this.endRequest(event.output as StreamedResponse);
     else if (type === "step.preflightCalls.done") this.preflighted(event.output as Preflight[]);
