@@ -1,12 +1,14 @@
 /**
- * Typed placeholders for the actors the runtime provides (Kibana's `getPlaceholderFor`): the
- * machine declares an actor by the type of the factory that builds it, so `machine.provide(...)`
- * is checked against what the runtime really passes, and an unprovided actor fails with its name
- * as soon as it starts.
+ * The one placeholder convention of the machines: an actor or an action the runtime provides
+ * (`machine.provide(...)`, from its `create…Implementations`) is declared in the machine by a
+ * placeholder that fails with its name if it was not provided. An actor's placeholder is typed by
+ * its logic type, declared machine-side (`StepWorkerLogic`, `PromiseActorLogic<…>`), so `provide`
+ * is checked against it without the machine importing the runtime that builds it.
  */
 import type { AnyActorLogic } from "xstate";
 
-export function getPlaceholderFor<F extends (...args: never[]) => AnyActorLogic>(name: string): ReturnType<F> {
+/** An actor the runtime provides, typed by its logic; starting it unprovided throws. */
+export function placeholderActor<TLogic extends AnyActorLogic>(name: string): TLogic {
   const placeholder = {
     transition: (snapshot: unknown) => snapshot,
     start: () => {
@@ -16,5 +18,12 @@ export function getPlaceholderFor<F extends (...args: never[]) => AnyActorLogic>
     getPersistedSnapshot: (snapshot: unknown) => snapshot,
     restoreSnapshot: (snapshot: unknown) => snapshot,
   };
-  return placeholder as unknown as ReturnType<F>;
+  return placeholder as unknown as TLogic;
+}
+
+/** An action the runtime provides (with params `TParams`); executing it unprovided throws. */
+export function placeholderAction<TParams = undefined>(name: string): (args: unknown, params: TParams) => void {
+  return () => {
+    throw new Error(`the "${name}" action is not provided`);
+  };
 }

@@ -16,7 +16,7 @@
  * context or events, so any number of sessions share one actor system (R14).
  */
 import { assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
-import { getPlaceholderFor } from "./placeholders.js";
+import { placeholderAction, placeholderActor } from "./placeholders.js";
 import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/protocol/index.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/protocol/transcript/index.js";
@@ -108,9 +108,10 @@ export type SessionEvent =
   /** R82: forget the "always allow" rules. */
   | { type: "approval.clearRules" };
 
-const notProvided = (name: string) => () => {
-  throw new Error(`session machine: "${name}" is not provided`);
-};
+/** Resolves once the run's listeners have handled every event it produced (R54). */
+export type SettleEventsLogic = PromiseActorLogic<void>;
+/** Delivers a failed run's failure message, `turn_end` and `agent_end` to the listeners (R55). */
+export type EmitFailureLogic = PromiseActorLogic<void, AgentEvent[]>;
 
 const emptyQueues = (): Record<QueueName, AgentMessage[]> => ({ steering: [], followUp: [] });
 
@@ -125,17 +126,17 @@ export const sessionMachine = setup({
   actors: {
     run: runMachine,
     /** Resolves once the run's listeners have handled every event it produced. */
-    settleEvents: getPlaceholderFor<() => PromiseActorLogic<void>>("settleEvents"),
+    settleEvents: placeholderActor<SettleEventsLogic>("settleEvents"),
     /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
-    emitFailure: getPlaceholderFor<() => PromiseActorLogic<void, AgentEvent[]>>("emitFailure"),
+    emitFailure: placeholderActor<EmitFailureLogic>("emitFailure"),
   },
   actions: {
     /** Abort the current run's signal, which the listeners hold until the session is idle (R54). */
-    abortRun: notProvided("abortRun"),
+    abortRun: placeholderAction("abortRun"),
     /** R55: the run actor failed; close it with a failure message through its event queue. */
-    endAfterDefect: (_, _params: { error: unknown }) => notProvided("endAfterDefect")(),
+    endAfterDefect: placeholderAction<{ error: unknown }>("endAfterDefect"),
     /** The Agent is idle again: settle `prompt()`/`continue()` and `waitForIdle()`. */
-    finishRun: notProvided("finishRun"),
+    finishRun: placeholderAction("finishRun"),
     beginRun: assign(({ context, event }) => {
       assertEvent(event, "run.start");
       const approval = approvalsOf(context);
@@ -180,14 +181,20 @@ export const sessionMachine = setup({
       assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
-    // Appended in place, as the reference's `state.messages` is: a copy per message made the
-    // transcript O(n²) (issue 19). Whoever keeps a transcript beyond this session copies it
+    // The one in-place change of the session's context, kept out of every `assign` (which stays
+    // pure): the transcript grows in place, as the reference's `state.messages` does (the Agent's
+    // `state.messages` is one array across runs, test/agent/scale.test.ts), and a copy per message
+    // made it O(n²) (issue 19). Whoever keeps a transcript beyond this session copies it
     // (`Agent.getPersistedSnapshot`, restore); replacing it (reset, setMessages, compaction,
     // adopting a run's output) makes a new array.
-    appendMessage: assign(({ context, event }) => {
+    growTranscript: ({ context, event }) => {
       assertEvent(event, "run.messageEnd");
       context.messages.push(event.message);
-      return { usage: addMessageUsage(context.usage, event.message) };
+    },
+    addUsage: assign(({ context, event }) => {
+      assertEvent(event, "run.messageEnd");
+      const usage = addMessageUsage(context.usage, event.message);
+      return usage === context.usage ? {} : { usage };
     }),
     // The reference keeps the error of the last failed turn until the next run starts.
     recordTurnError: assign(({ context, event }) => {
@@ -235,7 +242,7 @@ export const sessionMachine = setup({
     "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages, runStart: -1 }) },
     "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
-    "run.messageEnd": { actions: "appendMessage" },
+    "run.messageEnd": { actions: ["growTranscript", "addUsage"] },
     "run.turnEnd": { actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
     // (A copy: the session's transcript grows in place, and the event's array is the run's.)

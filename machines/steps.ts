@@ -22,7 +22,7 @@
  * Event names follow one convention, `<subject>.<verb>`: `step.run`, `step.cancel`,
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
-import type { ActorLogic, AnyActorRef, Snapshot } from "xstate";
+import { enqueueActions, type ActorLogic, type AnyActorRef, type EventObject, type MachineContext, type Snapshot } from "xstate";
 import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/protocol/index.js";
 import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
@@ -216,3 +216,66 @@ export function currentStep<K extends StepName>(actor: AnyActorRef): K | undefin
   for (const entry of Object.values(meta)) if (entry?.step) return entry.step;
   return undefined;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The step plumbing, written once for every machine that has steps
+// ---------------------------------------------------------------------------------------------
+
+/** What each of a machine's steps asks for, read from its context. */
+export type StepInputs<TContext, TJob extends StepName> = { [J in TJob]: (context: TContext) => StepJobs[J]["input"] };
+
+/**
+ * A step state: asks for its job on entry (`requestStep`), cancels it if left before the reply
+ * (`cancelStep`), and names its job in `meta.step` so that `step.reissue` asks again for it (R13).
+ * Spread into the state's config; its transitions are written in the state.
+ */
+export const stepState = <TJob extends StepName>(job: TJob) =>
+  ({
+    entry: { type: "requestStep", params: { job } },
+    exit: "cancelStep",
+    meta: { step: job },
+  }) as const;
+
+/**
+ * The three step actions of a machine (`requestStep`, `cancelStep`, `reissueStep`), built from
+ * what its steps ask for. `worker` says where the machine's step worker is: its own `steps` child
+ * (the run, `runToolCall`'s host), or its parent's, reached through the parent (a tool call: the
+ * parent forwards `step.run`/`step.cancel` to its worker, see `forwardsStep`), so no machine reads
+ * XState's internals to find it and a restored call is wired again by its parent alone.
+ */
+export function stepActions<TContext extends MachineContext, TEvent extends EventObject, TJob extends StepName>(
+  inputs: StepInputs<TContext, TJob>,
+  worker: "child" | "parent",
+) {
+  type Enqueue = { sendTo(target: "steps", event: StepRequest | StepCancel): void; sendParent(event: StepRequest | StepCancel): void };
+  const send = (enqueue: Enqueue, event: StepRequest | StepCancel) => (worker === "child" ? enqueue.sendTo("steps", event) : enqueue.sendParent(event));
+  const request = (context: TContext, job: TJob, self: AnyActorRef, reissue: boolean) => stepRequest(job, inputs[job](context) as never, self, reissue);
+  return {
+    requestStep: enqueueActions<TContext, TEvent, { job: TJob }, TEvent, never, never, never, never, never>(({ context, event, self, enqueue }, { job }) =>
+      send(enqueue as unknown as Enqueue, request(context, job, self, event.type === "step.reissue")),
+    ),
+    cancelStep: enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ event, self, enqueue }) => {
+      if (!isStepReply(event)) send(enqueue as unknown as Enqueue, { type: "step.cancel", replyTo: self });
+    }),
+    // R13: a restored machine asks again for the job of the step it was waiting in.
+    reissueStep: enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ context, self, enqueue }) => {
+      const job = currentStep<TJob>(self);
+      if (job) send(enqueue as unknown as Enqueue, request(context, job, self, true));
+    }),
+  };
+}
+
+/** A step event a child sends through its parent (see `stepActions`). */
+export type ForwardedStep = StepRequest | StepCancel;
+
+/**
+ * The parent's side of a child's steps: `step.run`/`step.cancel` forwarded to its worker, only
+ * while the sender is still its child (a request a stopped call sent before it was stopped never
+ * starts a job).
+ */
+export const forwardStep = <TContext extends MachineContext, TEvent extends EventObject>() =>
+  enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ event, self, enqueue }) => {
+    const step = event as unknown as ForwardedStep;
+    const children = (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
+    if (children[step.replyTo.id] === step.replyTo) (enqueue as unknown as { sendTo(target: "steps", event: ForwardedStep): void }).sendTo("steps", step);
+  });

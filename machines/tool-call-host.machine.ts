@@ -1,14 +1,14 @@
 /**
  * `runToolCall`'s host (SPEC "Entry points"): one tool call outside a run, through the same steps
  * a model-issued call takes (R21–R26): the preflight (preparation, `beforeToolCall`), then the
- * tool-call machine. The host owns the step worker, as the run does, so the call finds it the same
- * way (its parent's `steps` child).
+ * tool-call machine. The host owns the step worker, as the run does, and forwards its call's step
+ * requests to it the same way.
  */
-import { assign, sendTo, setup } from "xstate";
+import { assign, setup } from "xstate";
 import type { ToolCall } from "../src/protocol/index.js";
-import { getPlaceholderFor } from "./placeholders.js";
+import { placeholderActor } from "./placeholders.js";
 import { toolCallMachine, type ToolCallOutput } from "./tool-call.machine.js";
-import { replyOutput, stepRequest, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
+import { forwardStep, replyOutput, stepActions, stepState, type ForwardedStep, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
 
 export interface ToolCallHostInput {
   toolCall: ToolCall;
@@ -25,17 +25,20 @@ export const toolCallHostMachine = setup({
   types: {
     input: {} as ToolCallHostInput,
     context: {} as ToolCallHostContext,
-    events: {} as StepReply | StepReissue,
+    events: {} as StepReply | StepReissue | ForwardedStep,
     output: {} as ToolCallOutput,
   },
   actors: {
-    steps: getPlaceholderFor<() => StepWorkerLogic>("steps"),
+    steps: placeholderActor<StepWorkerLogic>("steps"),
     toolCall: toolCallMachine,
   },
   actions: {
-    requestPreflight: sendTo("steps", ({ context, self, event }) =>
-      stepRequest("preflightCalls", { calls: [{ index: 0, toolCall: context.toolCall }], gate: context.hooks.beforeToolCall }, self, event.type === "step.reissue"),
+    ...stepActions<ToolCallHostContext, StepReply | StepReissue | ForwardedStep, "preflightCalls">(
+      { preflightCalls: (context) => ({ calls: [{ index: 0, toolCall: context.toolCall }], gate: context.hooks.beforeToolCall }) },
+      "child",
     ),
+    // The call's step requests and cancels, on their way to the worker.
+    forwardStep: forwardStep<ToolCallHostContext, StepReply | StepReissue | ForwardedStep>(),
   },
   guards: {
     isImmediate: ({ event }) => !replyOutput(event, "preflightCalls")[0].ready,
@@ -44,14 +47,19 @@ export const toolCallHostMachine = setup({
   id: "toolCallHost",
   context: ({ input }) => ({ ...input, args: undefined, output: null }),
   invoke: { id: "steps", src: "steps" },
+  on: {
+    // R13: a restored worker asks for the job of the step the host waits in.
+    "step.reissue": { actions: "reissueStep" },
+    // Its call's steps run on the host's worker. (The host never cancels its call, so the call
+    // never leaves a step before its reply: no `step.cancel` reaches the host.)
+    "step.run": { actions: "forwardStep" },
+  },
   initial: "preflighting",
   states: {
     // R21: preparation and beforeToolCall; an immediate result ends the call.
     preflighting: {
-      entry: "requestPreflight",
-      meta: { step: "preflightCalls" },
+      ...stepState("preflightCalls"),
       on: {
-        "step.reissue": { actions: "requestPreflight" },
         "step.preflightCalls.done": [
           {
             guard: "isImmediate",

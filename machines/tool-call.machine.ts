@@ -26,15 +26,16 @@
  * ran. No app code runs in a transition (R15). The output is the call's one result (R26); the run
  * reports its `tool_execution_end`.
  *
- * Context and input are plain data: the call finds the run's worker as its parent's `steps`
- * child, so a restored call is wired again without any actor reference in its context (R13).
+ * Context and input are plain data: the call asks for its jobs through its parent (the run, or
+ * `runToolCall`'s host), which forwards them to its `steps` worker, so a restored call is wired
+ * again without any actor reference in its context (R13), and reads no XState internals.
  */
-import { assertEvent, assign, sendParent, setup, type AnyActorRef } from "xstate";
+import { assertEvent, assign, sendParent, setup } from "xstate";
 import type { AgentToolResult, AssistantMessage, ToolCall } from "../src/protocol/index.js";
 import { abortedResult, applyAfterToolCall, errorResult, errorText, siblingCancelledResult } from "../src/protocol/tool-results.js";
 import { rejectedResult } from "./approval.helpers.js";
-import type { ToolCallOutcome } from "./run.types.js";
-import { currentStep, isStepReply, replyOutput, stepRequest, timeOf, type ExecutionOutcome, type PreflightApproval, type StepJobs, type StepReissue, type StepReply } from "./steps.js";
+import type { ToolCallOutcome } from "./run/types.js";
+import { replyOutput, stepActions, stepState, timeOf, type ExecutionOutcome, type PreflightApproval, type StepInputs, type StepReissue, type StepReply } from "./steps.js";
 
 export interface ToolCallInput {
   /** Position in the batch; also the child id suffix, so ids stay bounded. */
@@ -124,7 +125,7 @@ export type ToolCallEvent = StepReply | StepReissue | CallCancel | CallApprovalE
 
 type ToolStepName = "executeToolCall" | "finalizeToolCall" | "checkToolCall" | "preflightToolCall";
 
-const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJobs[K]["input"] } = {
+const toolStepInput: StepInputs<ToolCallContext, ToolStepName> = {
   executeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, startedAt: context.startedAt, ...(context.validateArgs ? { validate: true } : {}) }),
   finalizeToolCall: (context) => ({ toolCall: context.toolCall, args: context.args, result: context.result!, isError: context.isError }),
   checkToolCall: (context) => ({ toolCall: context.toolCall, sequential: context.streamed!.sequential }),
@@ -136,23 +137,6 @@ const toolStepInput: { [K in ToolStepName]: (context: ToolCallContext) => StepJo
   }),
 };
 
-/** The run's step worker: the parent's `steps` child (the run, or `runToolCall`'s host). */
-export function stepsWorkerOf(self: AnyActorRef): AnyActorRef {
-  const worker = (self._parent?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.steps;
-  if (!worker) throw new Error("tool-call machine: no step worker (a tool call runs inside a run or runToolCall's host)");
-  return worker;
-}
-
-/** A step state: asks for its job on entry (again on `step.reissue`), cancels it if left before the reply. */
-const step = <K extends ToolStepName>(job: K) =>
-  ({
-    entry: { type: "requestStep", params: { job } },
-    exit: "cancelStep",
-    meta: { step: job },
-  }) as const;
-
-const reply = replyOutput;
-
 export const toolCallMachine = setup({
   types: {
     input: {} as ToolCallInput,
@@ -161,18 +145,8 @@ export const toolCallMachine = setup({
     output: {} as ToolCallOutput,
   },
   actions: {
-    // Sent when the action executes, not when it is resolved: a call created while its host
-    // initializes finds the worker once it starts.
-    requestStep: ({ context, self, event }, { job }: { job: ToolStepName }) =>
-      stepsWorkerOf(self).send(stepRequest(job, toolStepInput[job](context) as never, self, event.type === "step.reissue")),
-    cancelStep: ({ event, self }) => {
-      if (!isStepReply(event)) stepsWorkerOf(self).send({ type: "step.cancel", replyTo: self });
-    },
-    // R13: a restored call asks again for the job of the step it was in.
-    reissueStep: ({ context, self }) => {
-      const job = currentStep<ToolStepName>(self);
-      if (job) stepsWorkerOf(self).send(stepRequest(job, toolStepInput[job](context) as never, self, true));
-    },
+    // The call's steps run on its parent's worker, asked through the parent (`step.run`/`step.cancel`).
+    ...stepActions<ToolCallContext, ToolCallEvent, ToolStepName>(toolStepInput, "parent"),
     settleWithThrown: assign(({ context, event }) => ({
       result: errorResult(errorText((event as { error?: unknown }).error)),
       isError: true,
@@ -206,7 +180,7 @@ export const toolCallMachine = setup({
     // R82, R29: an abort settles a waiting call at once.
     settleAsAborted: assign(({ context, event }) => ({ result: abortedResult(), isError: true, settledAt: timeOf(event, context.startedAt) })),
     // R70: the check goes to the run, which starts calls in source order.
-    recordCheck: assign({ safe: ({ event }) => reply(event, "checkToolCall") }),
+    recordCheck: assign({ safe: ({ event }) => replyOutput(event, "checkToolCall") }),
     reportCheck: sendParent(({ context }): CallChecked => ({ type: "call.checked", index: context.index, safe: context.safe === true })),
     recordStart: assign(({ event }) => {
       assertEvent(event, "call.start");
@@ -224,19 +198,19 @@ export const toolCallMachine = setup({
     // a restored waiting call reports again (the report may have been in flight at the snapshot).
     reportApprovalNeeded: sendParent(({ context }): CallApprovalNeeded => ({ type: "call.approvalNeeded", index: context.index, args: context.args, reason: context.approvalReason! })),
     applyAfterToolCall: assign(({ context, event }) => ({
-      ...applyAfterToolCall(context.result!, context.isError, reply(event, "finalizeToolCall")),
+      ...applyAfterToolCall(context.result!, context.isError, replyOutput(event, "finalizeToolCall")),
       settledAt: timeOf(event, context.startedAt),
     })),
   },
   guards: {
     // R23, R29, R13: only a call that executed is finalized.
-    isFinalized: ({ context, event }) => context.afterToolCall && reply(event, "executeToolCall").executed,
+    isFinalized: ({ context, event }) => context.afterToolCall && replyOutput(event, "executeToolCall").executed,
     awaitsApproval: ({ context }) => context.approval !== undefined,
     isStreamed: ({ context }) => context.streamed !== null,
-    preflightPassed: ({ event }) => reply(event, "preflightToolCall").ready,
+    preflightPassed: ({ event }) => replyOutput(event, "preflightToolCall").ready,
     waitsAsStreamed: ({ context }) => context.approvalReason !== undefined,
     preflightAsksApproval: ({ event }) => {
-      const preflight = reply(event, "preflightToolCall");
+      const preflight = replyOutput(event, "preflightToolCall");
       return preflight.ready && preflight.approval !== undefined;
     },
   },
@@ -284,7 +258,7 @@ export const toolCallMachine = setup({
     // ── R70: streaming mode only ────────────────────────────────────────────────────────────
     // The check, reported to the run (`call.checked`).
     checking: {
-      ...step("checkToolCall"),
+      ...stepState("checkToolCall"),
       on: { "step.checkToolCall.done": { target: "waitingToStart", actions: ["recordCheck", "reportCheck"] } },
     },
     // Until the run starts it: calls start in source order, an unsafe call alone (R70). R13: a
@@ -294,7 +268,7 @@ export const toolCallMachine = setup({
     },
     // R21: preparation and beforeToolCall, after the run's tool_execution_start reached the sink.
     preflighting: {
-      ...step("preflightToolCall"),
+      ...stepState("preflightToolCall"),
       on: {
         "step.preflightToolCall.done": [
           { guard: "preflightAsksApproval", target: "awaitingApproval", actions: ["recordPreflight", "reportApprovalNeeded"] },
@@ -307,18 +281,18 @@ export const toolCallMachine = setup({
     // ── end of R70 ──────────────────────────────────────────────────────────────────────────
     // R22: execute, forwarding updates; durationMs on the injected monotonic clock.
     executing: {
-      ...step("executeToolCall"),
+      ...stepState("executeToolCall"),
       on: {
         "step.executeToolCall.done": [
-          { guard: "isFinalized", target: "finalizing", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
-          { target: "settled", actions: { type: "recordExecution", params: ({ event }) => reply(event, "executeToolCall") } },
+          { guard: "isFinalized", target: "finalizing", actions: { type: "recordExecution", params: ({ event }) => replyOutput(event, "executeToolCall") } },
+          { target: "settled", actions: { type: "recordExecution", params: ({ event }) => replyOutput(event, "executeToolCall") } },
         ],
         "call.cancel": { target: "settled", actions: "settleAsCancelled" },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
     finalizing: {
-      ...step("finalizeToolCall"),
+      ...stepState("finalizeToolCall"),
       on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" }, "call.cancel": { target: "settled", actions: "settleAsCancelled" } },
     },
     // R22, R26: exactly one result.

@@ -17,7 +17,7 @@
  */
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildGraph, isMachine, toJson, type MachineLike } from "./diagram/graph.js";
 import { layoutDiagram } from "./diagram/layout.js";
@@ -42,26 +42,40 @@ export interface LoadedMachine {
   machine: MachineLike;
 }
 
-/** Every machine exported by `machines/*.machine.ts`, in file order. */
+/**
+ * Every machine exported by `machines/*.machine.ts` and `machines/<folder>/*.machine.ts`, in file
+ * order. A machine re-exported from another file (`machines/run.machine.ts` keeps the run
+ * machine's old import path) is shown once, from the file in its own folder that defines it.
+ */
 export async function loadMachines(dir = MACHINES_DIR): Promise<{ machines: LoadedMachine[]; notes: string[] }> {
-  const files = (await readdir(dir)).filter((file) => /\.machine\.ts$/.test(file)).sort();
-  const machines: LoadedMachine[] = [];
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested: string[] = [];
+  for (const entry of entries.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const file of (await readdir(join(dir, entry.name))).filter((name) => /\.machine\.ts$/.test(name)).sort()) nested.push(join(entry.name, file));
+  }
+  const topLevel = entries.filter((e) => e.isFile() && /\.machine\.ts$/.test(e.name)).map((e) => e.name).sort();
+  const loaded: (LoadedMachine & { order: string })[] = [];
+  const seen = new Set<unknown>();
   const notes: string[] = [];
-  for (const file of files) {
-    const base = file.replace(/\.ts$/, "");
+  for (const file of [...nested, ...topLevel]) {
+    const base = basename(file).replace(/\.ts$/, "");
     const source = relative(ROOT, join(dir, file)).split("\\").join("/");
     const module = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
-    const found = Object.keys(module)
+    const exported = Object.keys(module)
       .sort()
       .filter((name) => isMachine(module[name]));
-    if (found.length === 0) {
+    const found = exported.filter((name) => !seen.has(module[name]));
+    if (exported.length === 0) {
       notes.push(`${source}: exports no state machine, skipped`);
       continue;
     }
     for (const exportName of found) {
-      machines.push({ name: found.length === 1 ? base : `${base}.${exportName}`, source, machine: module[exportName] as MachineLike });
+      seen.add(module[exportName]);
+      loaded.push({ name: found.length === 1 ? base : `${base}.${exportName}`, source, machine: module[exportName] as MachineLike, order: base });
     }
   }
+  // In the order of their file names, wherever the file lives (as before machines had folders).
+  const machines = loaded.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0)).map(({ order: _order, ...machine }) => machine);
   return { machines, notes };
 }
 

@@ -204,7 +204,8 @@ export function tracer(trace: RunTrace, coverage?: Coverage): (event: Inspection
     const machine = machineOf(event.actorRef, [runMachine, toolCallMachine]);
     if (!machine) return;
     const step = { event: event.event.type, value: (event.snapshot as unknown as { value: StateValue }).value };
-    if (machine.id === runMachine.id) return void trace.run.push(step);
+    // A tool call's step requests pass through the run on their way to the worker; they leave the run's state as it was.
+    if (machine.id === runMachine.id) return void (step.event === "step.run" || step.event === "step.cancel" || trace.run.push(step));
     let steps = current.get(event.actorRef);
     if (!steps) {
       steps = [];

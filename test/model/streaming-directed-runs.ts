@@ -192,6 +192,45 @@ export const streamingDirectedRuns: Record<string, Directed> = {
     ]),
   ),
 
+  // R72, R29: aborted while the response streams: the running call settles `Operation aborted`
+  // (and cancels nothing), a call reported afterwards is checked but never starts.
+  async "R72: the run is aborted while the response streams"(coverage) {
+    const started = deferred();
+    const firstEnded = deferred();
+    let actor: AnyActorRef | undefined;
+    const tools = [
+      mk("slow", (_id, _args, signal) => {
+        started.resolve();
+        // Aborted once it executes (the abort reaches it through its signal, R29).
+        queueMicrotask(() => actor!.send({ type: "run.abort" }));
+        return new Promise<AgentToolResult>((resolve) => signal?.addEventListener("abort", () => resolve(ok("stopped"))));
+      }, {
+        ...safe,
+        cancelSiblingsOnError: true,
+      }),
+    ];
+    return checked(
+      coverage,
+      {
+        prompts: [user("hi")],
+        context: { messages: [], tools },
+        config: base,
+        onActor: (a) => (actor = a),
+        onEvent: (event) => {
+          if (event.type === "tool_execution_end" && event.toolCallId === "s1") firstEnded.resolve();
+        },
+        streamFn: handStream([{ steps: [{ call: call("s1", "slow") }, { wait: started.promise }, { wait: firstEnded.promise }, { call: call("s2", "slow") }], stopReason: "aborted" }]),
+      },
+      (run) => {
+        const ends = run.events.filter((event) => event.type === "tool_execution_end").map((event) => `${event.toolCallId}:${(event.result as AgentToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("")}`);
+        const starts = run.events.filter((event) => event.type === "tool_execution_start").map((event) => event.toolCallId);
+        const problems = ends.join() === "s1:Operation aborted" && starts.join() === "s1" ? [] : [`R72: starts ${starts.join()}, ends ${ends.join()}`];
+        if (run.messages.some((m) => m.role === "toolResult")) problems.push("R72: a result message after an aborted response");
+        return problems;
+      },
+    );
+  },
+
   // R72: a length response with a started call: its end and result carry R28's text.
   async "R72: a length response while a call runs"(coverage) {
     const started = deferred();

@@ -169,7 +169,26 @@ describe("R13: restore at any point", () => {
       Object.keys(node.states).length === 0 ? [path] : Object.entries(node.states as Record<string, never>).flatMap(([key, child]) => leaves(child, [...path, key]));
     const all = leaves(runMachine.root as never, []).map((path) => path.join("."));
     // Transient states (eventless transitions only) and the final one never stand in a snapshot of a running run.
-    const transient = new Set(["starting", "turn.injectingMessages", "turn.rejectingTruncatedCalls", "turn.endingTurn", "choosingNextStep", "choosingAfterFollowUps", "continuingAsDecided", "recoveringOutputLimit", "failing", "done"]);
+    const transient = new Set([
+      "starting",
+      "turn.openingNextTurn",
+      "turn.injectingMessages",
+      "turn.requesting.startingRequest",
+      "turn.requesting.sendingRequest",
+      "turn.requesting.openingStream",
+      "turn.requesting.routingResponse",
+      "turn.handlingResponse",
+      "turn.abortingStreamedCalls",
+      "turn.rejectingTruncatedCalls",
+      "turn.closingTurn",
+      "turn.endingTurn",
+      "choosingNextStep",
+      "choosingAfterFollowUps",
+      "continuingAsDecided",
+      "recoveringOutputLimit",
+      "failing",
+      "done",
+    ]);
     const seen = new Set(visited.flatMap((state) => leavesOf(JSON.parse(state))));
     expect(all.filter((state) => !transient.has(state) && !seen.has(state))).toEqual([]);
   });

@@ -178,14 +178,14 @@ describe("generated diagrams", async () => {
   // The run machine is laid out several times over to find its narrowest layout (layout.ts ATTEMPTS).
   it("issue 14 item 8: the layout is deterministic (same machine, byte-identical SVG)", { timeout: 30_000 }, async () => {
     const run = all.find((m) => m.file === "run.machine")!;
-    const graph = () => buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts");
+    const graph = () => buildGraph(run.machine as never, "run.machine", "machines/run/run.machine.ts");
     // The committed file was laid out by another process (npm run visualize).
     expect(toSvg(await layoutDiagram(graph()))).toBe(readFileSync(join(OUT, "run.machine.svg"), "utf8"));
   });
 
   it("issue 14 item 8: the run diagram is narrow enough for 11 px state names in a 900 px column", { timeout: 30_000 }, async () => {
     const run = all.find((m) => m.file === "run.machine")!;
-    const diagram = await layoutDiagram(buildGraph(run.machine as never, "run.machine", "machines/run.machine.ts"));
+    const diagram = await layoutDiagram(buildGraph(run.machine as never, "run.machine", "machines/run/run.machine.ts"));
     expect(MAX_WIDTH).toBe(Math.floor((900 * STYLE.stateFont) / 11));
     expect(diagram.width).toBeLessThanOrEqual(MAX_WIDTH);
   });

@@ -1,0 +1,231 @@
+/** Pure helpers of the run machine: its initial context and the questions its guards ask. */
+import type { AgentMessage, AssistantMessage, ToolCall } from "../../src/protocol/index.js";
+import { emptyUsage } from "../../src/protocol/usage.js";
+import { estimateTokens } from "../../src/protocol/token-estimate.js";
+import { initialApprovals } from "../approval.helpers.js";
+import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnSnapshot, TurnState } from "./types.js";
+
+export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
+
+export const idleRecovery: RecoveryState = {
+  failedAttempts: 0,
+  overloads: 0,
+  retry: null,
+  maxTokens: null,
+  recoveries: 0,
+  compacted: false,
+  compaction: null,
+  overflow: null,
+  overflowed: false,
+  compactedLength: 0,
+  proactiveOff: false,
+};
+
+/**
+ * R60–R62: a response was accepted (or surfaced): the request's retries and compaction are over.
+ * (R61's escalated limit stays for the rest of the run: escalation happens once.)
+ */
+export function settledRequest(recovery: RecoveryState, message: AssistantMessage): RecoveryState {
+  const overloads = message.stopReason === "error" ? recovery.overloads : 0;
+  // The common case, nothing to reset, keeps the object (no copy per response).
+  if (recovery.failedAttempts === 0 && recovery.retry === null && !recovery.compacted && recovery.overloads === overloads) return recovery;
+  return { ...recovery, failedAttempts: 0, overloads, retry: null, compacted: false };
+}
+
+/** R60: the ceiling of the next backoff: `baseDelayMs · 2^(failed attempts − 1)`, at most `maxDelayMs` (the draw is below it). */
+export function backoffCeiling(context: RunContext): number {
+  const { baseDelayMs, maxDelayMs } = context.settings.recovery.retry!;
+  return Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, context.recovery.failedAttempts - 1));
+}
+
+/**
+ * R61: the limit of the one escalated attempt, if it is above what the truncated request had (its
+ * `maxTokens` option, or failing that the tokens the response reached).
+ */
+export function escalatedLimit(context: RunContext, truncated: AssistantMessage): number | undefined {
+  const limit = context.settings.recovery.outputLimit;
+  if (limit === null || context.recovery.maxTokens !== null) return undefined;
+  const target = limit.escalatedMaxTokens ?? context.model.maxTokens;
+  const current = context.settings.recovery.requestMaxTokens ?? truncated.usage?.output ?? 0;
+  return target > current ? target : undefined;
+}
+
+/** R61: the turn's answer was cut off and asked for nothing (calls get R28's results instead). */
+export const endedTruncated = (context: RunContext): boolean =>
+  context.turn.assistant?.stopReason === "length" && toolCallsOf(context.turn.assistant).length === 0;
+
+/** R62: the transcript's estimated size (the usage of a message kept by a compaction no longer counts). */
+export const estimatedTokens = (context: RunContext): number => estimateTokens(context.messages, { usageFrom: context.recovery.compactedLength });
+
+export const closedTurn: TurnState = { open: false, assistant: null, toolResults: [], batch: null, decision: null };
+
+export function initialRunContext(input: RunInput): RunContext {
+  return {
+    // The run's own transcript, never the caller's array (which the caller may change during the
+    // run). A run with prompts appends them in its first transition (`injectPending`), which makes
+    // the copy; any other run copies now. (One O(transcript) copy per run: each copy of a long
+    // transcript lives as long as the run and is promoted by the collections it outlives.)
+    messages: input.prompts !== null && input.prompts.length > 0 ? input.messages : input.messages.slice(),
+    newMessages: [],
+    declared: [],
+    toolSet: { tools: input.tools, sequentialTools: input.sequentialTools, siblingCancellingTools: input.siblingCancellingTools },
+    model: input.model,
+    thinkingLevel: input.thinkingLevel,
+    settings: {
+      mode: input.prompts === null ? "continue" : "prompt",
+      toolExecution: input.toolExecution,
+      hooks: input.hooks,
+      skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+      forwardEvents: input.forwardEvents ?? false,
+      budget: input.budget ?? {},
+      recovery: input.recovery ?? noRecovery,
+      streamingTools: input.streamingTools ?? null,
+    },
+    pending: input.prompts ?? [],
+    prepared: [],
+    turn: closedTurn,
+    request: { messages: null, llmMessages: null },
+    aborted: false,
+    spent: { turns: 0, tokens: 0, cost: 0 },
+    recovery: idleRecovery,
+    endReason: "completed",
+    failure: null,
+    startedAt: input.startedAt,
+    approval: initialApprovals(input.approval),
+  };
+}
+
+/**
+ * Appends `messages` to the transcript and to what this run added. Spread it last in an update
+ * (`{ turn, ...appended(context, messages) }`): on Node 20's V8, an object literal that begins with
+ * a spread and then adds keys gets a hidden class of its own every time it is built.
+ */
+export const appended = (context: RunContext, messages: AgentMessage[]) => ({
+  messages: context.messages.concat(messages),
+  newMessages: context.newMessages.concat(messages),
+});
+
+export const toolCallsOf = (message: AssistantMessage): ToolCall[] =>
+  message.content.filter((block): block is ToolCall => block.type === "toolCall");
+
+export const isFailedResponse = (message: AssistantMessage | null): boolean =>
+  message !== null && (message.stopReason === "error" || message.stopReason === "aborted");
+
+/** R27: a batch whose every finalized result says `terminate` does not itself ask for another request. */
+export function batchTerminates(batch: ToolBatch | null): boolean {
+  if (batch === null || batch.outcomes.length === 0) return false;
+  return batch.outcomes.every((outcome) => outcome?.result.terminate === true);
+}
+
+/** R20: sequential when configured, or when any call targets a sequential tool. */
+export function runsSequentially(context: RunContext, calls: ToolCall[]): boolean {
+  if (context.settings.toolExecution === "sequential") return true;
+  return calls.some((call) => context.toolSet.sequentialTools.includes(call.name));
+}
+
+/** R56: the assistant message that closes a failed run (R67: `aborted` when a step was abandoned). */
+export function failureMessage(
+  context: Pick<RunContext, "model" | "thinkingLevel">,
+  errorMessage: string,
+  at: number,
+  stopReason: "error" | "aborted" = "error",
+): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: context.model.api,
+    provider: context.model.provider,
+    model: context.model.id,
+    usage: emptyUsage(),
+    stopReason,
+    errorMessage,
+    timestamp: at,
+    thinkingLevel: context.thinkingLevel,
+  };
+}
+
+/** The turn hooks' input. */
+export function turnSnapshot(context: RunContext): TurnSnapshot {
+  return {
+    message: context.turn.assistant!,
+    toolResults: context.turn.toolResults,
+    messages: context.messages,
+    newMessages: context.newMessages,
+  };
+}
+
+/** R63: what a completed turn used: its assistant message's and tool results' usage. */
+export function turnSpend(turn: TurnState): { tokens: number; cost: number } {
+  let tokens = 0;
+  let cost = 0;
+  for (const message of [turn.assistant, ...turn.toolResults]) {
+    const usage = message?.usage;
+    if (!usage) continue;
+    tokens += (usage.input ?? 0) + (usage.output ?? 0);
+    cost += usage.cost?.total ?? 0;
+  }
+  return { tokens, cost };
+}
+
+// ---------------------------------------------------------------------------------------------
+// R70–R73: tools that start while the model streams
+// ---------------------------------------------------------------------------------------------
+
+export const emptyStreamedBatch = (): ToolBatch => ({
+  calls: [],
+  mode: "parallel",
+  cursor: 0,
+  outcomes: [],
+  streamed: { safe: [], started: [], ended: false, cancelledBy: null },
+});
+
+/** The batch with `calls` appended (each unchecked, not started, unsettled). */
+export function withStreamedCalls(batch: ToolBatch, calls: ToolCall[]): ToolBatch {
+  if (calls.length === 0) return batch;
+  const streamed = batch.streamed!;
+  return {
+    ...batch,
+    calls: batch.calls.concat(calls),
+    outcomes: batch.outcomes.concat(calls.map(() => null)),
+    streamed: { ...streamed, safe: streamed.safe.concat(calls.map(() => null)), started: streamed.started.concat(calls.map(() => false)) },
+  };
+}
+
+/** The batch with `outcome` recorded for a call that settled without its actor (R72, R73): it counts as started. */
+export function settledStreamed(batch: ToolBatch, outcome: ToolCallOutcome): ToolBatch {
+  const outcomes = batch.outcomes.slice();
+  outcomes[outcome.index] = outcome;
+  const started = batch.streamed!.started.slice();
+  started[outcome.index] = true;
+  return { ...batch, outcomes, streamed: { ...batch.streamed!, started } };
+}
+
+/**
+ * R70: the calls that may start now, in source order. Calls start in order, so the started ones
+ * are a prefix: from the first call not started, each checked safe call starts while fewer than
+ * `maxConcurrent` run and no unsafe call runs; an unsafe call starts only when nothing runs, and
+ * runs alone. The first call that must wait (unchecked, unsafe, or over the limit) holds back
+ * every later one.
+ */
+export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] {
+  const { safe, started } = batch.streamed!;
+  let running = 0;
+  for (let index = 0; index < batch.calls.length; index++) {
+    if (!started[index] || batch.outcomes[index] !== null) continue;
+    if (safe[index] === false) return [];
+    running++;
+  }
+  const starting: number[] = [];
+  for (let index = started.indexOf(false); index !== -1 && index < batch.calls.length; index++) {
+    if (started[index]) continue;
+    const check = safe[index];
+    if (check === null) break;
+    if (check === false) {
+      if (running === 0 && starting.length === 0) starting.push(index);
+      break;
+    }
+    if (running + starting.length >= maxConcurrent) break;
+    starting.push(index);
+  }
+  return starting;
+}
