@@ -1,7 +1,7 @@
 /**
  * A browser bundle of one entry (Vite library mode, browser conditions, every dependency
  * bundled), recording each import of a Node built-in module instead of failing (Vite only warns
- * about those and swaps in an empty stub). test/web/core-bundle.test.ts does the same for the core.
+ * about those and swaps in an empty stub). Used by test/web/core-bundle.test.ts and the MCP bundle test.
  */
 import { builtinModules } from "node:module";
 import { dirname, relative, resolve } from "node:path";
