@@ -52,7 +52,7 @@ export function extractSnippets(file: string, markdown: string): Snippet[] {
 export function packagePaths(root = REPO): Record<string, string[]> {
   const shims = readFileSync(path.join(root, "scripts/entry-shims.mjs"), "utf8");
   const paths: Record<string, string[]> = {};
-  for (const [, name, target] of shims.matchAll(/^\s*(\w+): "\.\/(src\/[^"]+)\.js",?$/gm)) {
+  for (const [, name, target] of shims.matchAll(/^\s*"?([\w-]+)"?: "\.\/(src\/[^"]+)\.js",?$/gm)) {
     paths[name === "index" ? "xstate-agent-loop" : `xstate-agent-loop/${name}`] = [path.join(root, `${target}.ts`)];
   }
   if (!paths["xstate-agent-loop"]) throw new Error("scripts/entry-shims.mjs: no index entry found");
