@@ -13,6 +13,7 @@ export const README_SCREENSHOTS = {
   "viewer-screenshot.png": "test/visual/viewer.test.ts",
   "web-chat.png": "test/web/web-chat.test.ts",
   "react-chat.png": "test/web/react-chat.test.ts",
+  "react-chat-agent.png": "test/web/react-chat.test.ts",
 } as const;
 
 /** The path a test saves `name` to (the folder is created). */

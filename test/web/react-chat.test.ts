@@ -163,4 +163,29 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
     expect(errors).toEqual([]);
     await page.screenshot({ path: screenshotPath("react-chat.png") });
   });
+
+  it("the same page with useAgent over an Agent in the page: approval card, state badge, stop", { timeout: 60_000 }, async () => {
+    const page = await chromium.context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`${url}&mode=agent`);
+    await page.waitForSelector("body[data-ready=true]");
+    await ask(page, "Write and deploy");
+    await page.waitForSelector('[data-tool="deploy"][data-state="approval-requested"]');
+    await page.waitForSelector('#state[data-state="awaitingApproval"]');
+    await page.click('[data-tool="write"] [data-action="approve"]');
+    await page.click('[data-tool="deploy"] [data-action="reject"]');
+    await page.waitForSelector('#state[data-state="idle"]');
+    expect(await tools(page)).toEqual(["write:output-available", "deploy:output-error"]);
+    expect(await assistantText(page)).toEqual(["Checking both.", "Wrote it; no deploy."]);
+    await ask(page, "Tell a long story");
+    await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").split(" ").length > 5);
+    expect(await page.getAttribute("#state", "data-state")).toBe("streaming");
+    await page.click("#stop");
+    await page.waitForSelector('#state[data-state="idle"]');
+    const story = (await assistantText(page)).at(-1)!;
+    expect(story.startsWith("word0 word1") && !story.includes("word399")).toBe(true);
+    expect(errors).toEqual([]);
+    await page.screenshot({ path: screenshotPath("react-chat-agent.png") });
+  });
 });

@@ -87,6 +87,12 @@ function Chat({ initial }: { initial: UIMessage[] }): ReactNode {
   );
 }
 
-const initial = (await (await fetch(`${API}/${encodeURIComponent(chatId)}/messages`)).json()) as UIMessage[];
-createRoot(document.getElementById("root")!).render(h(Chat, { initial }));
+// ?mode=agent: the same page over an Agent in the page, with the hooks of xstate-agent-loop/react.
+if (new URLSearchParams(location.search).get("mode") === "agent") {
+  const { InPageChat, createPageAgent } = await import("./in-page.js");
+  createRoot(document.getElementById("root")!).render(h(InPageChat, { agent: createPageAgent() }));
+} else {
+  const initial = (await (await fetch(`${API}/${encodeURIComponent(chatId)}/messages`)).json()) as UIMessage[];
+  createRoot(document.getElementById("root")!).render(h(Chat, { initial }));
+}
 document.body.dataset.ready = "true";
