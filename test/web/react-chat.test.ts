@@ -5,6 +5,7 @@
  * and a reload mid-run that resumes without duplicated or missing text (the final DOM against the
  * session's transcript).
  */
+import { spawnSync } from "node:child_process";
 import { createReadStream, existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -48,6 +49,16 @@ async function serveWeb(req: IncomingMessage, res: ServerResponse, handler: (req
 }
 
 const types: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".map": "application/json" };
+
+describe("react-chat example sources", () => {
+  it("type-check against the package's published types and the pinned ai@7 / @ai-sdk/react (Vite does not type-check)", { timeout: 180_000 }, async () => {
+    await ensureLibraryBuilt();
+    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+    const result = spawnSync(process.execPath, [tsc, "-p", "examples/react-chat/tsconfig.json"], { cwd: ROOT, encoding: "utf8" });
+    expect(result.stdout + result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+});
 
 describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the ui-stream route in Chromium", () => {
   let chromium: ChromiumSession;
