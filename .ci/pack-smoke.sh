@@ -8,8 +8,8 @@ trap 'rm -rf "$work"' EXIT
 tarball=$(npm pack --silent --pack-destination "$work" | tail -n 1)
 cd "$work"
 npm init -y >/dev/null
-# The optional peers an app adds to use the ./restate, ./mcp and ./otel subpaths.
-npm install --no-audit --no-fund --silent "./$tarball" xstate@5.33.3 rxjs@7.8.2 zod@4.6.7 @restatedev/restate-sdk@1.12.0 @modelcontextprotocol/sdk@1.32.2 @opentelemetry/api@1.9.1 >/dev/null
+# The optional peers an app adds to use the ./restate, ./mcp, ./otel and ./react subpaths.
+npm install --no-audit --no-fund --silent "./$tarball" xstate@5.33.3 rxjs@7.8.2 zod@4.6.7 @restatedev/restate-sdk@1.12.0 @modelcontextprotocol/sdk@1.32.2 @opentelemetry/api@1.9.1 react@19.3.1 >/dev/null
 cat > smoke.mjs <<'JS'
 import { agentLoop, scriptedStreamFn, scriptedModel, text, toolCall, defineTool } from "xstate-agent-loop";
 import * as anthropic from "xstate-agent-loop/anthropic";
@@ -21,9 +21,10 @@ import * as mcp from "xstate-agent-loop/mcp";
 import * as mcpNode from "xstate-agent-loop/mcp/node";
 import * as otel from "xstate-agent-loop/otel";
 import * as uiStream from "xstate-agent-loop/ui-stream";
+import * as react from "xstate-agent-loop/react";
 import { z } from "zod";
 
-for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate, mcp, "mcp/node": mcpNode, otel, "ui-stream": uiStream })) {
+for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate, mcp, "mcp/node": mcpNode, otel, "ui-stream": uiStream, react })) {
   if (Object.keys(mod).length === 0) throw new Error(`subpath ${name} exports nothing`);
 }
 const echo = defineTool({
@@ -63,6 +64,6 @@ const aiRun = agentLoop([{ role: "user", content: "hi", timestamp: Date.now() }]
 for await (const _ of aiRun);
 const aiMessages = await aiRun.result();
 if (aiMessages.at(-1).content[0].text !== "hi from v4") throw new Error("ai-sdk subpath: unexpected final message");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate, mcp, mcp/node, otel, ui-stream)`);
+console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate, mcp, mcp/node, otel, ui-stream, react)`);
 JS
 node smoke.mjs

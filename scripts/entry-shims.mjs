@@ -16,6 +16,7 @@ const entries = {
   testing: "./src/testing/index.js",
   otel: "./src/otel/index.js",
   "ui-stream": "./src/ui-stream/index.js",
+  react: "./src/react/index.js",
 };
 mkdirSync("dist", { recursive: true });
 for (const [name, target] of Object.entries(entries)) {

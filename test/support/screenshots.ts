@@ -12,6 +12,8 @@ export const SCREENSHOT_DIR = join(resolve(dirname(fileURLToPath(import.meta.url
 export const README_SCREENSHOTS = {
   "viewer-screenshot.png": "test/visual/viewer.test.ts",
   "web-chat.png": "test/web/web-chat.test.ts",
+  "react-chat.png": "test/web/react-chat.test.ts",
+  "react-chat-agent.png": "test/web/react-chat.test.ts",
 } as const;
 
 /** The path a test saves `name` to (the folder is created). */

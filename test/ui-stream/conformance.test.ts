@@ -172,6 +172,32 @@ describe("ui-stream: the route's output read by ai@7's reader", () => {
     route.close();
   });
 
+  it("R60/R66: a retry travels as a transient data-retry part; tool progress as preliminary output", async () => {
+    const progress = defineTool({
+      name: "progress",
+      description: "progress",
+      parameters: z.object({}),
+      execute: async (_id, _args, _signal, onUpdate) => {
+        onUpdate?.({ content: [{ type: "text", text: "half" }], details: {} });
+        return { content: [{ type: "text", text: "all" }], details: {} };
+      },
+    });
+    const agent = new Agent({
+      streamFn: scriptedStreamFn([{ failure: "overloaded" }, { content: [toolCall("progress", {}, "p1")] }, { content: [text("ok")] }]),
+      initialState: { model: scriptedModel, tools: [progress] },
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    const route = createChatRoute({ createAgent: () => agent });
+    const chunks = await chunksOf(await route.handle(prompt("Go")));
+    expect(chunks.filter((chunk) => chunk.type === "data-retry" || chunk.type === "tool-output-available")).toEqual([
+      { type: "data-retry", data: { attempt: 2, maxAttempts: 2, delayMs: expect.any(Number), errorMessage: "Scripted model: HTTP 529 overloaded_error: Overloaded" }, transient: true },
+      { type: "tool-output-available", toolCallId: "p1", output: { content: [{ type: "text", text: "half" }], details: {} }, dynamic: true, preliminary: true },
+      { type: "tool-output-available", toolCallId: "p1", output: { content: [{ type: "text", text: "all" }], details: {} }, dynamic: true },
+    ]);
+    expect(compactParts(await messageOf(chunks))).toEqual(["data-agent-state", "step-start", "progress:output-available", "step-start", "text:ok"]);
+    route.close();
+  });
+
   it("bad input gets a typed 4xx, never a crash", async () => {
     const route = createChatRoute({ createAgent: () => makeAgent() });
     const bodies: [unknown, number, string][] = [

@@ -274,6 +274,8 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       expect("Once upon a time, a statechart lived in a browser tab.".startsWith(last[1].text) || last[1].text.startsWith("Once upon a time")).toBe(true);
       expect(await page.textContent(".message.assistant:last-child .stop-reason")).toBe("aborted");
       expect(await page.textContent("#run-state")).toBe("–");
+      // Issue 38: a run that called no tool shows no tool-call rows (not the previous run's, as settled).
+      expect(await page.$$eval("#tool-actors li", (items) => items.length)).toBe(0);
 
       const received = await frame.evaluate(() => (window as unknown as { received: { type: string; name?: string; sessionId: string; parentId?: string }[] }).received);
       const actors = received.filter((event) => event.type === "@xstate.actor");
@@ -282,6 +284,12 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
       expect(session).toBeDefined();
       expect(run?.parentId).toBe(session!.sessionId);
       expect(received.some((event) => event.type === "@xstate.snapshot" && event.sessionId === run!.sessionId)).toBe(true);
+      // Issue 38: offline, the inspector's frame is blank; the page says why.
+      expect(await page.getAttribute("#inspector-note", "data-offline")).toBe("false");
+      await context.setOffline(true);
+      await page.waitForSelector('#inspector-note[data-offline="true"]');
+      expect(await page.textContent("#inspector-note")).toContain("Offline: the inspector's UI loads from https://stately.ai/inspect");
+      await context.setOffline(false);
       await page.uncheck("#inspector-toggle");
       expect(await page.isHidden("#inspector-pane")).toBe(true);
 

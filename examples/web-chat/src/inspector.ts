@@ -22,7 +22,7 @@ export class InspectorSwitch {
     if (this.inspector) return;
     const frame = document.createElement("iframe");
     frame.title = "Stately inspector";
-    pane.replaceChildren(frame);
+    pane.replaceChildren(offlineNote(), frame);
     pane.hidden = false;
     this.frame = frame;
     this.inspector = connectBrowserInspector({ iframe: frame });
@@ -52,4 +52,24 @@ function liveActors(session: SessionActor): AnyActorRef[] {
   };
   visit(session);
   return out;
+}
+
+/**
+ * The inspector's UI is stately.ai's page: offline (or with that site blocked) its frame stays
+ * blank, and nothing in the frame can say why, so the page does. The machine panel works offline.
+ */
+function offlineNote(): HTMLElement {
+  const note = document.createElement("p");
+  note.className = "inspector-note";
+  note.id = "inspector-note";
+  const render = () => {
+    note.dataset.offline = String(!navigator.onLine);
+    note.textContent = navigator.onLine
+      ? "The inspector loads from https://stately.ai/inspect; if this frame stays blank, that site is unreachable from here (the panels on the left work offline)."
+      : "Offline: the inspector's UI loads from https://stately.ai/inspect, so this frame stays blank until the network is back (the panels on the left work offline).";
+  };
+  addEventListener("online", render);
+  addEventListener("offline", render);
+  render();
+  return note;
 }

@@ -124,6 +124,9 @@ export function mountMachinePanel(session: SessionActor, el: PanelElements): () 
       return;
     }
     el.trail.replaceChildren();
+    // A new run: the previous run's tool-call rows go (a run that calls no tool would show them as its own).
+    syncTools({});
+    el.tools.replaceChildren();
     run = { ref, subscription: ref.subscribe({ next: () => renderRun(ref), error: () => {} }) };
     renderRun(ref);
   };

@@ -1,0 +1,50 @@
+// @vitest-environment happy-dom
+/** useAgent: the session's phase, pending approvals (R82) and queues (R53) in a component, and its actions. */
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { createElement as h } from "react";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Agent, defineTool } from "../../src/index.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/testing/index.js";
+import { useAgent } from "../../src/react/index.js";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = false;
+afterEach(cleanup);
+
+describe("react: useAgent", () => {
+  it("R82/R53: a card per pending approval; approve and reject from the page; a prompt during the run is steered, not a second run", async () => {
+    const tool = (name: string) =>
+      defineTool({ name, description: name, parameters: z.object({}), needsApproval: true, execute: async () => ({ content: [{ type: "text", text: `${name} ran` }], details: {} }) });
+    const streamFn = scriptedStreamFn([{ content: [toolCall("write", {}, "w"), toolCall("deploy", {}, "d")] }, { content: [text("Done.")] }]);
+    const agent = new Agent({ streamFn, initialState: { model: scriptedModel, tools: [tool("write"), tool("deploy")] } });
+    const phases: string[] = [];
+    function Chat() {
+      const chat = useAgent(agent, { schedule: (flush) => queueMicrotask(flush) });
+      if (phases.at(-1) !== chat.state.value) phases.push(chat.state.value);
+      return h(
+        "div",
+        null,
+        h("span", { "data-testid": "state" }, chat.state.value),
+        h("span", { "data-testid": "queued" }, String(chat.state.queues.steering.length)),
+        chat.state.pendingApprovals.map((request) =>
+          h("div", { key: request.approvalId }, request.toolName, h("button", { onClick: () => (request.toolName === "write" ? chat.approve(request.approvalId) : chat.reject(request.approvalId, "No")) }, `decide ${request.toolName}`)),
+        ),
+        h("button", { onClick: () => void chat.prompt("Also this") }, "send"),
+        h("ol", null, chat.transcript.map((message, index) => h("li", { key: index }, message.role))),
+      );
+    }
+    render(h(Chat));
+    const run = agent.prompt("Ship it");
+    await screen.findByText("decide deploy");
+    expect(screen.getByTestId("state").textContent).toBe("awaitingApproval");
+    fireEvent.click(screen.getByText("send"));
+    expect(screen.getByTestId("queued").textContent).toBe("1");
+    fireEvent.click(screen.getByText("decide write"));
+    fireEvent.click(screen.getByText("decide deploy"));
+    await run;
+    await screen.findByText("idle");
+    expect(phases).toEqual(["idle", "running", "streaming", "running", "executingTools", "awaitingApproval", "executingTools", "running", "streaming", "running", "idle"]);
+    expect([...screen.getAllByRole("listitem")].map((item) => item.textContent)).toEqual(["system", "user", "assistant", "toolResult", "toolResult", "user", "assistant"]);
+    expect(agent.state.messages.filter((message) => message.role === "toolResult").map((message) => (message as { isError: boolean }).isError)).toEqual([false, true]);
+  });
+});
