@@ -3,6 +3,9 @@
  * slowly (1 ms per event, real timers) while its calls run: two replay-safe reads (concurrency-
  * safe) and a write that is neither concurrency-safe nor replay-safe; reads take a few ms, so
  * snapshots catch calls checking, waiting, preflighting and executing while the response streams.
+ * The write outlasts the stream by construction (it waits for the first response to end), so the
+ * run always rests in `response.ended` with a call still running, however late timers fire on a
+ * loaded machine; a restored run that streams nothing again gets a bounded fallback.
  */
 import type { AgentLoopConfig, AgentTool, AgentToolResult, ScriptedResponse } from "../../src/index.js";
 import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
@@ -40,13 +43,20 @@ export function scenarioDOptions(world: World): AgentRunOptions {
       label: "write",
       description: "write a file",
       parameters: { type: "object", properties: { path: { type: "string" } } },
-      execute: async (id) => (counted(id), await after(30), ok("written")),
+      execute: async (id) => (counted(id), await Promise.race([firstResponseEnded, after(100)]), await after(3), ok("written")),
     },
   ];
   const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: defaultConvertToLlm, streamingToolExecution: true };
-  const streamFn = scriptedStreamFn((request) => {
+  let endFirstResponse = () => {};
+  const firstResponseEnded = new Promise<void>((resolve) => (endFirstResponse = resolve));
+  const scripted = scriptedStreamFn((request) => {
     const answered = request.context.messages.filter((message) => message.role === "assistant").length;
     return responses[Math.min(answered, responses.length - 1)];
   });
+  const streamFn: typeof scripted = Object.assign((...args: Parameters<typeof scripted>) => {
+    const stream = scripted(...args);
+    void Promise.resolve(stream).then((events) => events.result()).then(endFirstResponse, endFirstResponse);
+    return stream;
+  }, scripted);
   return { streamFn, tools, config, clock: fixedClock };
 }
