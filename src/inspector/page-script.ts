@@ -5,7 +5,7 @@
  */
 export const PAGE_SCRIPT = String.raw`
 "use strict";
-var app = { sessions: new Map(), selected: null, pinned: false, step: null, actor: null, frames: 0, applied: 0 };
+var app = { sessions: new Map(), selected: null, pinned: false, step: null, event: null, actor: null, frames: 0, applied: 0 };
 var queue = [];
 var scheduled = false;
 window.__inspector = app;
@@ -112,7 +112,7 @@ function renderSessions() {
     list.append(el("li", {
       "data-session": id,
       class: id === app.selected ? "selected" : "",
-      onclick: function () { app.selected = id; app.pinned = true; app.step = null; app.actor = null; render(); },
+      onclick: function () { app.selected = id; app.pinned = true; app.step = null; app.event = null; app.actor = null; render(); },
     }, [el("b", { text: id }), el("small", { text: " " + session.kind + " · " + session.actors.size + " actors" })]));
   });
   if (!app.sessions.size) list.append(el("li", { class: "empty", text: "waiting for a run…" }));
@@ -188,11 +188,20 @@ function renderLog(session) {
     var actor = session.actors.get(m.a);
     list.append(el("li", {
       "data-n": String(m.n),
-      class: app.step === m.n ? "selected" : "",
-      onclick: function () { app.step = m.n; app.actor = m.a; render(); },
+      class: app.event === m.n ? "selected" : "",
+      onclick: function () { selectEvent(session, m); },
     }, [el("small", { text: "#" + m.n + " " + (actor ? actor.id : m.a) + " ← " }), el("span", { text: m.type })]));
   });
   if (app.step === null) list.scrollTop = list.scrollHeight;
+}
+/** An event selects the step its target reached by it: that actor's next snapshot (XState reports the event first). */
+function selectEvent(session, m) {
+  var actor = session.actors.get(m.a);
+  var after = actor && actor.snaps.find(function (snap) { return snap.n > m.n; });
+  app.event = m.n;
+  app.step = after ? after.n : m.n;
+  app.actor = m.a;
+  render();
 }
 function renderContext(session) {
   var box = $("context");
@@ -208,7 +217,7 @@ function renderContext(session) {
   box.textContent = snap ? JSON.stringify(snap.context, null, 2) : "";
 }
 
-$("live").onclick = function () { app.step = null; render(); };
+$("live").onclick = function () { app.step = null; app.event = null; render(); };
 var source = new EventSource("/events" + location.search);
 source.addEventListener("reset", function (event) {
   app.sessions.clear();
