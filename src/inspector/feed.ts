@@ -79,12 +79,18 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
     attach(root) {
       let session: string | undefined;
       let step = 0;
+      // Actors announced: one attached after its actors started (the CLI's) learns them from their first step.
+      const known = new Set<string>();
       return (inspection: InspectionEvent) => {
         session ??= startSession(root);
         const s = session;
         const ref = inspection.actorRef as unknown as ActorLike;
-        if (inspection.type === "@xstate.actor") queue({ t: "actor", s, n: step++, ref });
-        else if (inspection.type === "@xstate.snapshot") queue({ t: "snap", s, n: step++, ref, snapshot: inspection.snapshot });
+        if (!known.has(ref.sessionId)) {
+          known.add(ref.sessionId);
+          queue({ t: "actor", s, n: step++, ref });
+        }
+        if (inspection.type === "@xstate.actor") return;
+        if (inspection.type === "@xstate.snapshot") queue({ t: "snap", s, n: step++, ref, snapshot: inspection.snapshot });
         else if (inspection.type === "@xstate.event") {
           queue({ t: "event", s, n: step++, ref, from: inspection.sourceRef as unknown as ActorLike | undefined, event: inspection.event });
         }
