@@ -38,6 +38,9 @@ export interface LiveInspector {
   close(): Promise<void>;
 }
 
+/** Bytes a page may leave unread before it is dropped (it reconnects). */
+const MAX_CLIENT_BUFFER = 8 * 1024 * 1024;
+
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\./.test(host);
@@ -56,7 +59,14 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
     const batch = feed.drain();
     if (batch.length === 0 || clients.size === 0) return;
     const frame = `data: ${JSON.stringify(batch)}\n\n`;
-    for (const client of clients) client.write(frame);
+    for (const client of clients) {
+      // A page that cannot keep up (a background tab, a stalled socket) would grow this process's
+      // memory without bound: it is dropped, and its EventSource reconnects to a fresh history.
+      if (client.writableLength > MAX_CLIENT_BUFFER) {
+        clients.delete(client);
+        client.end();
+      } else client.write(frame);
+    }
   };
   feed.onPending(() => {
     timer ??= setTimeout(flush, flushMs);
