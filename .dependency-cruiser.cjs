@@ -4,7 +4,7 @@
  * had were made of them, and a checker that drops them saw none.
  */
 /** Integrations the core never loads: Node-only code, engines, stores, providers, adapters. */
-const INTEGRATIONS = "^src/(node/|restate/|store/sqlite/|sqlite\\.ts$|mcp/|otel/|ui-stream/|react/|providers/[^/]+/)";
+const INTEGRATIONS = "^src/(node/|inspector/|restate/|store/sqlite/|sqlite\\.ts$|mcp/|otel/|ui-stream/|react/|providers/[^/]+/)";
 
 module.exports = {
   forbidden: [

@@ -15,6 +15,7 @@ import { agentLoop, scriptedStreamFn, scriptedModel, text, toolCall, defineTool 
 import * as anthropic from "xstate-agent-loop/anthropic";
 import * as aiSdk from "xstate-agent-loop/ai-sdk";
 import * as inspect from "xstate-agent-loop/inspect";
+import * as inspector from "xstate-agent-loop/inspector";
 import * as node from "xstate-agent-loop/node";
 import * as restate from "xstate-agent-loop/restate";
 import * as mcp from "xstate-agent-loop/mcp";
@@ -24,7 +25,7 @@ import * as uiStream from "xstate-agent-loop/ui-stream";
 import * as react from "xstate-agent-loop/react";
 import { z } from "zod";
 
-for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, node, restate, mcp, "mcp/node": mcpNode, otel, "ui-stream": uiStream, react })) {
+for (const [name, mod] of Object.entries({ anthropic, "ai-sdk": aiSdk, inspect, inspector, node, restate, mcp, "mcp/node": mcpNode, otel, "ui-stream": uiStream, react })) {
   if (Object.keys(mod).length === 0) throw new Error(`subpath ${name} exports nothing`);
 }
 const echo = defineTool({
@@ -64,6 +65,11 @@ const aiRun = agentLoop([{ role: "user", content: "hi", timestamp: Date.now() }]
 for await (const _ of aiRun);
 const aiMessages = await aiRun.result();
 if (aiMessages.at(-1).content[0].text !== "hi from v4") throw new Error("ai-sdk subpath: unexpected final message");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, node, restate, mcp, mcp/node, otel, ui-stream, react)`);
+// ./inspector finds the package's own diagrams and serves its page on the loopback.
+const live = await inspector.createLiveInspector({ port: 0 });
+const page = await (await fetch(live.url)).text();
+await live.close();
+if (!page.includes('data-machine="run"')) throw new Error("inspector subpath: the page has no run diagram");
+console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, inspector, node, restate, mcp, mcp/node, otel, ui-stream, react)`);
 JS
 node smoke.mjs

@@ -7,6 +7,7 @@ const entries = {
   anthropic: "./src/providers/anthropic/index.js",
   "ai-sdk": "./src/providers/ai-sdk/index.js",
   inspect: "./src/inspect/index.js",
+  inspector: "./src/inspector/index.js",
   mcp: "./src/mcp/index.js",
   "mcp-node": "./src/mcp/node.js",
   node: "./src/node/index.js",

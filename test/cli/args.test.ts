@@ -12,6 +12,20 @@ describe("argument parsing", () => {
     });
   });
 
+  it("--inspect: the live inspector; --inspect=live the same; --inspect=stately the Stately relay; anything else an error", () => {
+    const inspectOf = (argv: string[]) => {
+      const parsed = parseCliArgs(argv);
+      return parsed.kind === "run" ? { inspect: parsed.options.inspect, inspectWith: parsed.options.inspectWith } : parsed;
+    };
+    expect([["--inspect", "hi"], ["--inspect=live", "hi"], ["--inspect=stately", "hi"], ["hi"]].map(inspectOf)).toEqual([
+      { inspect: true, inspectWith: undefined },
+      { inspect: true, inspectWith: undefined },
+      { inspect: true, inspectWith: "stately" },
+      { inspect: false, inspectWith: undefined },
+    ]);
+    expect(parseCliArgs(["--inspect=cloud"])).toEqual({ kind: "error", message: 'Unknown inspector "cloud" (--inspect, --inspect=live or --inspect=stately).' });
+  });
+
   it("no prompt: the interactive session", () => {
     expect(parseCliArgs([])).toEqual({ kind: "run", options: { offline: false, thinking: "off", yes: false, inspect: false, otel: false, ...RECOVERY_DEFAULTS } });
   });

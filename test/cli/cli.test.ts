@@ -206,7 +206,7 @@ describe("issue 16: --inspect never sends into the void", () => {
     try {
       const { io, stdout } = fakeIO(root);
       io.inspector = { url: `ws://127.0.0.1:${port}`, startRelay: () => Promise.reject(new Error("must not start one")) };
-      expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+      expect(await runCli(["--offline", "--inspect=stately", "summarize this repository"], io)).toBe(0);
       expect(stdout()).toContain(`inspector: sending the session, its runs and tool calls to the relay at ws://127.0.0.1:${port}`);
       expect(relay.messages.length).toBeGreaterThan(10);
     } finally {
@@ -228,7 +228,7 @@ describe("issue 16: --inspect never sends into the void", () => {
           return { stop: () => void relay!.stop() };
         },
       };
-      expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+      expect(await runCli(["--offline", "--inspect=stately", "summarize this repository"], io)).toBe(0);
       expect(started).toEqual([port]);
       expect(stdout()).toContain(`to a relay started at ws://127.0.0.1:${port}, as none was running: open http://127.0.0.1:${port}`);
       expect(relay!.messages.length).toBeGreaterThan(10);
@@ -237,11 +237,21 @@ describe("issue 16: --inspect never sends into the void", () => {
     }
   });
 
+  it("--inspect (default): the live local inspector, its URL printed, gets the session's run and tool calls", async () => {
+    const { io, stdout } = fakeIO(root);
+    let live: import("../../src/inspector/index.js").LiveInspector | undefined;
+    io.inspector = { live: { port: 0, onStart: (inspector) => (live = inspector) } };
+    expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+    expect(stdout()).toContain(`inspector: watch the session live at http://127.0.0.1:${live!.port}/`);
+    const machines = new Set(live!.messages().flatMap((m) => (m.t === "actor" && m.machine ? [m.machine] : [])));
+    expect([...machines].sort()).toEqual(["run", "session", "toolCall"]);
+  });
+
   it("no relay and none can start: a warning, and the run goes on without the inspector", async () => {
     const port = await freePort();
     const { io, stdout } = fakeIO(root);
     io.inspector = { url: `ws://127.0.0.1:${port}`, startRelay: () => Promise.reject(new Error("EADDRINUSE")) };
-    expect(await runCli(["--offline", "--inspect", "summarize this repository"], io)).toBe(0);
+    expect(await runCli(["--offline", "--inspect=stately", "summarize this repository"], io)).toBe(0);
     expect(stdout()).toContain(`inspector: nothing listens on ws://127.0.0.1:${port} and a relay could not be started there (EADDRINUSE); continuing without the inspector.`);
     expect(stdout()).toContain("Here is what I found");
   });

@@ -80,7 +80,7 @@ describe("R110: --otel", () => {
       });
       const relayPort = (relay.address() as AddressInfo).port;
       io.inspector = { url: `ws://127.0.0.1:${relayPort}`, startRelay: () => Promise.reject(new Error("must not start one")) };
-      expect(await runCli(["--offline", "--otel", "--inspect", "--trace", tracePath, "summarize this repository"], io)).toBe(0);
+      expect(await runCli(["--offline", "--otel", "--inspect=stately", "--trace", tracePath, "summarize this repository"], io)).toBe(0);
       expect(stdout()).toContain(`otel: exporting the session's spans by OTLP/HTTP to http://127.0.0.1:${receiver.port}/v1/traces`);
 
       // The exporter's wire: OTLP/HTTP JSON on /v1/traces, with the configured headers and service.

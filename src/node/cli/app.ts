@@ -15,7 +15,7 @@ import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
 import { formatCount } from "./format.js";
-import { connectInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
+import { connectInspector, connectLiveInspector, type Inspector, type InspectorRelay, type InspectorSetup } from "./inspector.js";
 import { TerminalInput, type InputAction, type KeyboardStream } from "./input.js";
 import type { ModelChoice } from "./model.js";
 import { chooseSessionModel } from "./provider-model.js";
@@ -827,7 +827,7 @@ class CliSession {
 
   private async connectInspector(): Promise<void> {
     if (!this.options.inspect) return;
-    const connection = await connectInspector(this.io.inspector);
+    const connection = await (this.options.inspectWith === "stately" ? connectInspector : connectLiveInspector)(this.io.inspector);
     this.inspector = connection.inspector;
     this.relay = connection.relay;
     this.renderer.notice(connection.notice, connection.tone);

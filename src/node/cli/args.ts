@@ -22,6 +22,8 @@ export interface CliOptions {
   yes: boolean;
   trace?: string;
   inspect: boolean;
+  /** `--inspect=stately`: the Stately inspector's relay instead of the live local page. */
+  inspectWith?: "stately";
   /** `--otel`: export OpenTelemetry spans by OTLP/HTTP (src/node/cli/otel.ts). */
   otel: boolean;
   /** Working directory the tools are confined to. */
@@ -63,6 +65,12 @@ export type ParsedArgs =
   | { kind: "error"; message: string };
 
 export function parseCliArgs(argv: readonly string[]): ParsedArgs {
+  // `--inspect` takes an optional value (`--inspect=stately`); parseArgs has no optional values.
+  const inspectValue = argv.find((arg) => arg.startsWith("--inspect="))?.slice("--inspect=".length);
+  if (inspectValue !== undefined && inspectValue !== "live" && inspectValue !== "stately") {
+    return { kind: "error", message: `Unknown inspector "${inspectValue}" (--inspect, --inspect=live or --inspect=stately).` };
+  }
+  argv = argv.map((arg) => (arg.startsWith("--inspect=") ? "--inspect" : arg));
   let parsed;
   try {
     parsed = parseArgs({
@@ -148,6 +156,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
       yes: values.yes === true,
       ...(values.trace !== undefined ? { trace: values.trace } : {}),
       inspect: values.inspect === true,
+      ...(inspectValue === "stately" ? { inspectWith: "stately" as const } : {}),
       otel: values.otel === true,
       ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
       ...(typeof maxTurns === "number" ? { maxTurns } : {}),
@@ -233,7 +242,8 @@ Options:
   -y, --yes            Approve write_file and MCP tool calls, and the project's MCP servers, up
                        front (without it each asks; without a terminal to ask, they are refused)
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
-      --inspect        Stream the session to the Stately inspector's relay on ws://localhost:8080
+      --inspect        Watch the session live on a local page (loopback, offline; its URL is printed)
+      --inspect=stately  Stream it to the Stately inspector's relay on ws://localhost:8080 instead
                        (started, with its page opened, when none is running)
       --otel           Export OpenTelemetry spans by OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
                        (default http://localhost:4318; the standard OTEL_* variables apply)

@@ -1,10 +1,15 @@
 /**
- * `--inspect`: streams the session to the Stately inspector through its WebSocket relay. Sending
+ * `--inspect`: the live local inspector (xstate-agent-loop/inspector), its URL printed.
+ * `--inspect=stately`: streams the session to the Stately inspector through its WebSocket relay. Sending
  * into a port nobody listens on would lose every event without a word, so the relay is looked for
  * first and started when absent (@statelyai/inspect's `createInspectorServer`, which also opens
  * its page in the browser); when that fails too, the CLI says so and runs without the inspector.
  */
 import { connect } from "node:net";
+import type { InspectionEvent } from "xstate";
+import type { LiveInspector } from "../../inspector/index.js";
+
+export const DEFAULT_LIVE_INSPECTOR_PORT = 4180;
 
 export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
@@ -18,6 +23,8 @@ export interface InspectorRelay {
 }
 
 export interface InspectorSetup {
+  /** The live inspector's address (default 127.0.0.1, port 4180, or a free one when that is taken). */
+  live?: { port?: number; host?: string; onStart?: (inspector: LiveInspector) => void };
   /** The relay's WebSocket URL (default ws://localhost:8080). */
   url?: string;
   /** Starts a relay on `port` (default: `createInspectorServer`, which opens the inspector page). */
@@ -29,7 +36,7 @@ export interface InspectorConnection {
   relay?: InspectorRelay;
   /** What happened, for the user. */
   notice: string;
-  tone: "dim" | "warn";
+  tone: "dim" | "warn" | "info";
 }
 
 /** Resolves whether something accepts TCP connections on `host:port` (within `timeoutMs`). */
@@ -86,4 +93,31 @@ export async function connectInspector(setup: InspectorSetup = {}): Promise<Insp
     relay?.stop();
     return { notice: `Inspector support is not installed (${(error as Error).message.split("\n")[0]}); continuing without it.`, tone: "warn" };
   }
+}
+
+/** `--inspect`: starts the live inspector page; the session is attached to it on its first step. */
+export async function connectLiveInspector(setup: InspectorSetup = {}): Promise<InspectorConnection> {
+  const { createLiveInspector } = await import("../../inspector/index.js");
+  const host = setup.live?.host;
+  const port = setup.live?.port ?? DEFAULT_LIVE_INSPECTOR_PORT;
+  let live: LiveInspector;
+  try {
+    live = await createLiveInspector({ port, host });
+  } catch (error) {
+    // The default port is taken (another CLI is inspecting): any free port will do, the URL is printed.
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || setup.live?.port !== undefined) {
+      return { notice: `inspector: the live inspector could not start (${(error as Error).message}); continuing without it.`, tone: "warn" };
+    }
+    live = await createLiveInspector({ port: 0, host });
+  }
+  setup.live?.onStart?.(live);
+  let attached: ((event: InspectionEvent) => void) | undefined;
+  const inspector: Inspector = {
+    next(event) {
+      const next = (attached ??= live.observer.attach({ kind: "session" }) ?? (() => {}));
+      next(event as InspectionEvent);
+    },
+    close: () => live.close(),
+  };
+  return { inspector, notice: `inspector: watch the session live at ${live.url}`, tone: "info" };
 }

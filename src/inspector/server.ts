@@ -1,0 +1,148 @@
+/**
+ * `createLiveInspector`: a local HTTP server (node:http) with one self-contained page and a
+ * Server-Sent Events channel, fed by an inspection observer. Loopback by default; bound anywhere
+ * else, every request needs the random token in the URL. On loopback the Host header must name
+ * the loopback too, so a web page cannot reach the inspector through DNS rebinding.
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { AttachableObserver } from "../boundary/inspect-observer.js";
+import type { SanitizeOptions } from "../inspect/sanitize.js";
+import { findDiagramsDir, loadDiagrams } from "./diagrams.js";
+import { createInspectorFeed, type WireMessage } from "./feed.js";
+import { renderPage } from "./page.js";
+
+export interface LiveInspectorOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Default 127.0.0.1. Any other address requires the token (in the printed URL). */
+  host?: string;
+  /** How values are sanitized (secrets to redact, sizes); the defaults of `xstate-agent-loop/inspect`. */
+  sanitize?: SanitizeOptions;
+  /** Where the *.machine.svg diagrams are (default: the package's visualizations/). */
+  diagramsDir?: string;
+  /** How often observed steps are sent, at most (default 16 ms: one frame). */
+  flushMs?: number;
+}
+
+export interface LiveInspector {
+  /** The page's URL (with the token when one is required). */
+  url: string;
+  host: string;
+  port: number;
+  /** Pass in `inspect: [inspector.observer]` (composes with other observers). */
+  observer: AttachableObserver;
+  /** Everything observed so far, sanitized (what a page that connects now receives first). */
+  messages(): WireMessage[];
+  close(): Promise<void>;
+}
+
+/** Bytes a page may leave unread before it is dropped (it reconnects). */
+const MAX_CLIENT_BUFFER = 8 * 1024 * 1024;
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\./.test(host);
+
+export async function createLiveInspector(options: LiveInspectorOptions): Promise<LiveInspector> {
+  const host = options.host ?? "127.0.0.1";
+  const token = isLoopback(host) ? undefined : randomBytes(18).toString("base64url");
+  const feed = createInspectorFeed({ sanitize: options.sanitize });
+  const diagrams = loadDiagrams(options.diagramsDir ?? findDiagramsDir());
+  const clients = new Set<ServerResponse>();
+  const flushMs = options.flushMs ?? 16;
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    const batch = feed.drain();
+    if (batch.length === 0 || clients.size === 0) return;
+    const frame = `data: ${JSON.stringify(batch)}\n\n`;
+    for (const client of clients) {
+      // A page that cannot keep up (a background tab, a stalled socket) would grow this process's
+      // memory without bound: it is dropped, and its EventSource reconnects to a fresh history.
+      if (client.writableLength > MAX_CLIENT_BUFFER) {
+        clients.delete(client);
+        client.end();
+      } else client.write(frame);
+    }
+  };
+  feed.onPending(() => {
+    timer ??= setTimeout(flush, flushMs);
+    // A pending flush must not keep a finished CLI or test process alive.
+    timer.unref?.();
+  });
+
+  const allowed = (req: IncomingMessage, url: URL): boolean => {
+    if (token) return url.searchParams.get("token") === token;
+    const hostHeader = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+    return isLoopback(hostHeader);
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const headers = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
+    if (!allowed(req, url)) {
+      res.writeHead(403, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("forbidden\n");
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, headers).end();
+      return;
+    }
+    if (url.pathname === "/") {
+      const nonce = randomBytes(16).toString("base64");
+      res.writeHead(200, {
+        ...headers,
+        "content-type": "text/html; charset=utf-8",
+        // Nothing but this page's own inline script and style, and its own origin for the channel.
+        "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'`,
+      });
+      res.end(renderPage({ nonce, diagrams }));
+      return;
+    }
+    if (url.pathname === "/events") {
+      res.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
+      flush(); // what is pending goes to the others first, so history and live do not overlap
+      res.write(`event: reset\ndata: ${JSON.stringify(feed.history())}\n\n`);
+      clients.add(res);
+      req.once("close", () => clients.delete(res));
+      return;
+    }
+    if (url.pathname === "/messages.json") {
+      flush();
+      res.writeHead(200, { ...headers, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(feed.history()));
+      return;
+    }
+    res.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}/${token ? `?token=${token}` : ""}`,
+    host: address.address,
+    port: address.port,
+    observer: feed.observer,
+    messages: () => {
+      flush();
+      return feed.history();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (timer) clearTimeout(timer);
+        for (const client of clients) client.end();
+        clients.clear();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,109 @@
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Agent, defineTool } from "../../src/index.js";
+import { createLiveInspector, type LiveInspector } from "../../src/inspector/index.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/testing/index.js";
+import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
+
+/** A tool that runs until the test lets it finish, so the page can be read mid-turn. */
+function gatedTool(name: string, gate: Promise<void>) {
+  return defineTool({
+    name,
+    description: `a gated tool (${name})`,
+    parameters: z.object({}),
+    execute: async () => {
+      await gate;
+      return { content: [{ type: "text", text: `${name} done` }], details: {} };
+    },
+  });
+}
+
+/** What the page shows: the highlighted leaf states of each visible chart, and the actor tree. */
+async function view(page: Page) {
+  return page.evaluate(() => ({
+    leaves: Array.from(document.querySelectorAll(".chart:not([hidden]) g.active-leaf")).map((node) => node.id).sort(),
+    actors: Array.from(document.querySelectorAll<HTMLElement>("#actors li")).map((li) => `${li.dataset.actorId} ${li.dataset.machine} ${li.dataset.state}`),
+  }));
+}
+
+describe.skipIf(skipWithoutChromium)("live inspector page in Chromium", () => {
+  let browser: ChromiumSession | undefined;
+  let context: BrowserContext;
+  let inspector: LiveInspector | undefined;
+
+  beforeAll(async () => {
+    browser = await launchChromium({ width: 1400, height: 900 });
+    context = browser.context;
+  }, 120_000);
+  afterAll(async () => {
+    await inspector?.close();
+    await browser?.close();
+  });
+
+  it("highlights the active states through a turn with parallel tools, shows the actor tree, loads nothing external", { timeout: 60_000 }, async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    const page = await context.newPage();
+    const requests: string[] = [];
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
+    await page.route("**/*", (route) => {
+      const url = route.request().url();
+      requests.push(url);
+      return url.startsWith(inspector!.url) ? route.continue() : route.abort();
+    });
+    await page.goto(inspector.url);
+    await page.waitForSelector("#sessions li.empty");
+
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const agent = new Agent({
+      sessionId: "demo",
+      streamFn: scriptedStreamFn([{ content: [toolCall("search"), toolCall("fetch")] }, { content: [text("done")] }]),
+      initialState: { systemPrompt: "terse", model: scriptedModel, tools: [gatedTool("search", gate), gatedTool("fetch", gate)] },
+      inspect: [inspector.observer],
+    });
+    const prompt = agent.prompt("go");
+
+    // Mid-turn: both tool calls run in parallel, each in its own actor under the run.
+    await page.waitForFunction(() => document.querySelectorAll('#actors li[data-machine="toolCall"][data-state="executing"]').length === 2);
+    expect(await view(page)).toEqual({
+      leaves: ["run.turn.executingTools.runningInParallel", "session.busy.running.active", "toolCall.executing"],
+      // Depth-first: the session, its run, and the run's children (its I/O step actor, then the tool calls).
+      actors: [
+        "session session busy.running.active",
+        "run run turn.executingTools.runningInParallel",
+        "steps  ",
+        "tool:0 toolCall executing",
+        "tool:1 toolCall executing",
+      ],
+    });
+    expect(await page.textContent("#sessions")).toContain("demo");
+
+    release();
+    await prompt;
+    await page.waitForFunction(() => document.querySelector('#actors li[data-machine="run"]')?.getAttribute("data-state") === "done");
+    const after = await view(page);
+    expect(after.leaves).toEqual(expect.arrayContaining(["run.done", "toolCall.settled"]));
+    expect(after.actors.filter((line) => line.includes("toolCall"))).toEqual(["tool:0 toolCall settled", "tool:1 toolCall settled"]);
+
+    // Updates are applied per animation frame: far fewer frames than messages.
+    const { frames, applied } = await page.evaluate(() => (window as unknown as { __inspector: { frames: number; applied: number } }).__inspector);
+    expect(frames).toBeLessThan(applied);
+
+    // Selecting an event shows the step its target reached by it: the charts and the context go back there.
+    await page.click('#log li:has-text("step.preflightCalls.done")'); // the run then runs the two calls
+    expect(await page.textContent("#mode")).toMatch(/^step \d+$/);
+    expect(await page.textContent("#context-title")).toMatch(/^context of run at #\d+$/);
+    expect(JSON.parse((await page.textContent("#context"))!)).toMatchObject({ messages: { count: 3, last: { role: "assistant", preview: "[toolCall search] [toolCall fetch]" } } });
+    expect(await view(page)).toMatchObject({ leaves: expect.arrayContaining(["run.turn.executingTools.runningInParallel"]) });
+    await page.click("#live");
+    expect(await page.textContent("#mode")).toBe("live");
+
+    expect(errors).toEqual([]);
+    expect(requests.every((url) => url.startsWith(inspector!.url))).toBe(true);
+    expect(new Set(requests.map((url) => new URL(url).pathname))).toEqual(new Set(["/", "/events"]));
+    await page.close();
+  });
+});

@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Agent, defineTool } from "../../src/index.js";
+import { createLiveInspector, type LiveInspector, type WireMessage } from "../../src/inspector/index.js";
+import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/testing/index.js";
+
+// An Anthropic-key-shaped string: the sanitizer redacts it by shape wherever it appears.
+const SECRET = "sk-ant-api03-" + "A".repeat(40);
+
+let inspector: LiveInspector | undefined;
+afterEach(async () => {
+  await inspector?.close();
+  inspector = undefined;
+});
+
+function lookup(name: string) {
+  return defineTool({
+    name,
+    description: `looks something up (${name})`,
+    parameters: z.object({ key: z.string() }),
+    execute: async () => ({ content: [{ type: "text", text: `${name} done` }], details: {} }),
+  });
+}
+
+/** Reads the SSE channel until `done(messages)` holds. */
+async function readChannel(url: string, done: (messages: WireMessage[]) => boolean): Promise<{ reset: WireMessage[]; live: WireMessage[] }> {
+  const response = await fetch(new URL("/events", url));
+  expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let reset: WireMessage[] = [];
+  const live: WireMessage[] = [];
+  for (;;) {
+    const { value, done: ended } = await reader.read();
+    if (ended) throw new Error("the channel closed");
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = JSON.parse(frame.replace(/^(event: \w+\n)?data: /, "")) as WireMessage[];
+      if (frame.startsWith("event: reset")) reset = data;
+      else live.push(...data);
+    }
+    if (done([...reset, ...live])) {
+      await reader.cancel();
+      return { reset, live };
+    }
+  }
+}
+
+describe("live inspector (Node): the channel carries the actor tree, active states and events, sanitized", () => {
+  it("streams an Agent run with parallel tools, binds the loopback, and sends no secret", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    expect(inspector.host).toBe("127.0.0.1");
+    expect(inspector.url).toBe(`http://127.0.0.1:${inspector.port}/`);
+
+    const agent = new Agent({
+      streamFn: scriptedStreamFn([
+        { content: [toolCall("search", { key: SECRET }), toolCall("fetch", { key: "b" })] },
+        { content: [text("done")] },
+      ]),
+      initialState: { systemPrompt: "terse", model: scriptedModel, tools: [lookup("search"), lookup("fetch")] },
+      inspect: [inspector.observer],
+    });
+    // A page connected before the run sees it live.
+    const reading = readChannel(inspector.url, (messages) => messages.some((m) => m.t === "snap" && m.value === "done"));
+    await agent.prompt("go");
+    // Whatever happened before the page connected came in its opening (reset) message.
+    const { reset, live: after } = await reading;
+    const live = [...reset, ...after];
+
+    const actors = live.filter((m) => m.t === "actor");
+    const machineOf = new Map(actors.map((m) => [m.a, m]));
+    // The tree: session → run → the two tool calls.
+    const tree = actors.map((m) => ({ id: m.id, machine: m.machine, parent: m.parent === null ? null : machineOf.get(m.parent)?.id ?? "?" }));
+    expect(tree).toEqual(
+      expect.arrayContaining([
+        { id: expect.any(String), machine: "session", parent: null },
+        { id: "run", machine: "run", parent: expect.any(String) },
+        { id: "tool:0", machine: "toolCall", parent: "run" },
+        { id: "tool:1", machine: "toolCall", parent: "run" },
+      ]),
+    );
+    // The run's active states as they changed (consecutive repeats folded).
+    const run = actors.find((m) => m.machine === "run")!.a;
+    const states = live.flatMap((m) => (m.t === "snap" && m.a === run ? [JSON.stringify(m.value)] : [])).filter((v, i, all) => v !== all[i - 1]);
+    expect(states).toContain(JSON.stringify({ turn: { executingTools: "runningInParallel" } }));
+    expect(states.at(-1)).toBe('"done"');
+    expect(states.indexOf(JSON.stringify({ turn: { executingTools: "runningInParallel" } }))).toBeGreaterThan(
+      states.findIndex((s) => s.includes("requesting")),
+    );
+    // Events are logged with their target actor.
+    expect(live.some((m) => m.t === "event" && m.a === run)).toBe(true);
+    // The secret was in a tool argument: it is nowhere on the channel, nor in what a late page gets.
+    const wire = JSON.stringify(live) + JSON.stringify(inspector.messages());
+    expect(wire).toContain("[redacted]");
+    expect(wire).not.toContain(SECRET);
+    expect(wire).not.toContain("sk-ant-");
+  });
+
+  it("gives a page that connects later the whole history, and lists each session", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    for (const id of ["first", "second"]) {
+      const agent = new Agent({
+        sessionId: id,
+        streamFn: scriptedStreamFn([{ content: [text("hi")] }]),
+        initialState: { systemPrompt: "terse", model: scriptedModel, tools: [] },
+        inspect: inspector.observer,
+      });
+      await agent.prompt("hello");
+    }
+    const { reset } = await readChannel(inspector.url, () => true);
+    expect(reset.filter((m) => m.t === "session").map((m) => m.s)).toEqual(["first", "second"]);
+    expect(reset.some((m) => m.s === "second" && m.t === "snap" && m.value === "done")).toBe(true);
+  });
+
+  it("refuses a request whose Host is not the loopback (DNS rebinding), and requires the token off the loopback", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    const { request } = await import("node:http");
+    const status = (path: string, host: string) =>
+      new Promise<number>((resolve, reject) => {
+        request({ host: "127.0.0.1", port: inspector!.port, path, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on("error", reject)
+          .end();
+      });
+    expect([await status("/", `127.0.0.1:${inspector.port}`), await status("/", "evil.example:80"), await status("/nope", "localhost")]).toEqual([200, 403, 404]);
+    await inspector.close();
+
+    // Bound to every interface (as in a container): the URL carries a token, and nothing is served without it.
+    inspector = await createLiveInspector({ port: 0, host: "0.0.0.0" });
+    const url = new URL(inspector.url);
+    const token = url.searchParams.get("token");
+    expect(token).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const at = (search: string) => fetch(`http://127.0.0.1:${inspector!.port}/${search}`).then((r) => r.status);
+    expect([await at(""), await at("?token=wrong"), await at(`?token=${token}`)]).toEqual([403, 403, 200]);
+  });
+});
