@@ -72,7 +72,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       const settings = settingsFor(root);
       if (root.kind === "run") {
         // The run span now: the app's active context is the one `agentLoop` was called in.
-        const span = startRunSpan(settings, context.active(), root.replaying !== undefined);
+        const span = startRunSpan(settings, context.active(), root.replaying?.() === true);
         if (!span.isRecording() && !metrics) {
           span.end(hrNow());
           return undefined;
