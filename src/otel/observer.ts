@@ -134,7 +134,11 @@ class SystemTrace {
       const snapshot = event.snapshot as unknown as { status: string; value: unknown; context: RunContext; error?: unknown };
       if (run) {
         run.snapshot(snapshot);
-        if (snapshot.status !== "active") this.runs.delete(id);
+        if (snapshot.status !== "active") {
+          this.runs.delete(id);
+          // Calls stopped without a final snapshot of their own (R72, R73) go with their run.
+          for (const [toolId, tool] of this.toolActors) if (tool.run === run) this.toolActors.delete(toolId);
+        }
         return;
       }
       const tool = this.toolActors.get(id);
