@@ -72,7 +72,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       const settings = settingsFor(root);
       if (root.kind === "run") {
         // The run span now: the app's active context is the one `agentLoop` was called in.
-        const span = startRunSpan(settings, context.active(), root.replaying !== undefined);
+        const span = startRunSpan(settings, context.active(), root.replaying?.() === true);
         if (!span.isRecording() && !metrics) {
           span.end(hrNow());
           return undefined;
@@ -134,7 +134,11 @@ class SystemTrace {
       const snapshot = event.snapshot as unknown as { status: string; value: unknown; context: RunContext; error?: unknown };
       if (run) {
         run.snapshot(snapshot);
-        if (snapshot.status !== "active") this.runs.delete(id);
+        if (snapshot.status !== "active") {
+          this.runs.delete(id);
+          // Calls stopped without a final snapshot of their own (R72, R73) go with their run.
+          for (const [toolId, tool] of this.toolActors) if (tool.run === run) this.toolActors.delete(toolId);
+        }
         return;
       }
       const tool = this.toolActors.get(id);

@@ -34,10 +34,16 @@ import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 import type { Json, StoredRecord } from "../store/run-store.js";
+import { guardedInspect, type InspectOption } from "../boundary/inspect-observer.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
   /** The session object's name in Restate (default `agentSession`); its inbox is `<name>Inbox`. */
   readonly name?: string;
+  /**
+   * Inspection observers of each run (e.g. `otelObserver`). They are told when an attempt replays
+   * Restate's journal (R90, R83), so a step traced by an earlier attempt is not traced again.
+   */
+  readonly inspect?: InspectOption;
 }
 
 type Queue = "steer" | "followUp";
@@ -96,7 +102,7 @@ const recordKey = (seq: number) => `record:${seq}`;
  * are the inbox's (`steer` and `followUp` queue there); an app's own are not used.
  */
 export function agentSessionObjects(options: AgentSessionObjectOptions) {
-  const { name = "agentSession", ...run } = options;
+  const { name = "agentSession", inspect, ...run } = options;
   const queued = (queue: Queue) => `queue:${queue}`;
 
   const inbox = restate.object({
@@ -145,7 +151,10 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const approvalRuns = ((await ctx.get<number>(APPROVAL_RUNS)) ?? 0) + 1;
     ctx.set(APPROVAL_RUNS, approvalRuns);
     const rules = (await ctx.get<ApprovalRule[]>(APPROVAL_RULES)) ?? [];
-    const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } } });
+    // The replay indicator Restate's own `ctx.console` uses (telemetry only, never control flow).
+    const processing = (ctx as unknown as Partial<restate.internal.ContextInternal>).isProcessing?.bind(ctx);
+    const observe = guardedInspect(inspect, { kind: "run", ...(processing ? { replaying: () => !processing() } : {}) });
+    const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } }, ...(observe ? { inspect: observe } : {}) });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
     const subscription = agentEvents(actor).subscribe((event) => {

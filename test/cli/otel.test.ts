@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { runCli } from "../../src/node/cli/app.js";
-import { otlpHeaders, tracesUrl } from "../../src/node/cli/otel.js";
+import { OTEL_INSTALL_HINT, otlpHeaders, startOtelExport, tracesUrl } from "../../src/node/cli/otel.js";
 import { checkTrace, fakeIO, makeRepo } from "./fixture.js";
 
 let root: string;
@@ -63,6 +63,13 @@ describe("R110: --otel", () => {
     expect(otlpHeaders({ OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20abc, x-team=ai", OTEL_EXPORTER_OTLP_TRACES_HEADERS: "x-team=agents,broken" })).toEqual({
       authorization: "Bearer abc",
       "x-team": "agents",
+    });
+  });
+
+  it("without the SDK installed: an error naming the packages to install, never a crash", async () => {
+    const missing = Object.assign(new Error("Cannot find package '@opentelemetry/sdk-trace-base' imported from cli\nmore"), { code: "ERR_MODULE_NOT_FOUND" });
+    expect(await startOtelExport({}, [], () => Promise.reject(missing))).toEqual({
+      error: `--otel needs the OpenTelemetry SDK (Cannot find package '@opentelemetry/sdk-trace-base' imported from cli): ${OTEL_INSTALL_HINT}`,
     });
   });
 

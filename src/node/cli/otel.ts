@@ -46,16 +46,23 @@ export function otlpHeaders(env: Record<string, string | undefined>): Record<str
   return headers;
 }
 
-/** Starts the export, or says why it cannot (the packages are missing). */
-export async function startOtelExport(env: Record<string, string | undefined>, secrets: readonly string[]): Promise<OtelExport | { error: string }> {
-  let modules;
+const loadModules = () =>
+  Promise.all([
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("../../otel/index.js"),
+  ]);
+
+/** Starts the export, or says why it cannot (the packages are missing). `load` is for tests. */
+export async function startOtelExport(
+  env: Record<string, string | undefined>,
+  secrets: readonly string[],
+  load: () => Promise<unknown> = loadModules,
+): Promise<OtelExport | { error: string }> {
+  let modules: Awaited<ReturnType<typeof loadModules>>;
   try {
-    modules = await Promise.all([
-      import("@opentelemetry/sdk-trace-base"),
-      import("@opentelemetry/exporter-trace-otlp-http"),
-      import("@opentelemetry/resources"),
-      import("../../otel/index.js"),
-    ]);
+    modules = (await load()) as typeof modules;
   } catch (error) {
     return { error: `--otel needs the OpenTelemetry SDK (${(error as Error).message.split("\n")[0]}): ${OTEL_INSTALL_HINT}` };
   }
