@@ -173,7 +173,7 @@ describe("issue 20 item 5: --resume", () => {
     try {
       const second = fakeIO(root, { env });
       expect(await runCli(["--offline", "--resume", "last", "more"], second.io)).toBe(2);
-      expect(second.stderr()).toContain(`--resume: session ${session!.sessionId} is in use by another process`);
+      expect(second.stderr()).toBe(`error: --resume: session ${session!.sessionId} is open in another process (pid ${process.pid}); quit it there first, or resume another session (--sessions lists them)\n`);
       expect(second.stdout()).toBe("");
     } finally {
       writer.release();
