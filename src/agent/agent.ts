@@ -63,6 +63,7 @@ import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js
 import { queuesAfter } from "../durable/queue-records.js";
 import { asJson, jsonCopy, type QueueRecord } from "../durable/records.js";
 import type { EventDelivery, LedgerDelivery } from "../durable/delivery.js";
+import type { Json, SessionWriter } from "../store/run-store.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
 
@@ -145,6 +146,8 @@ export class Agent {
   private endReason: AgentEndReason | undefined;
   /** R80: where the runs are journaled, if anywhere. */
   private readonly durable: AgentOptions["durable"];
+  /** R84: the durable session's writer, held from the Agent's first use of the session until `release()` (or the process ends). */
+  private writer: SessionWriter | undefined;
 
   /**
    * SPEC R13: an Agent from a snapshot taken with `getPersistedSnapshot()` (JSON round trips are
@@ -360,12 +363,34 @@ export class Agent {
   private journalQueue(record: QueueRecord): void {
     const durable = this.durable;
     if (!durable || this.runtime.journalQueue(record)) return;
-    const writer = durable.store.openSession(durable.sessionId);
-    try {
-      writer.append(asJson(jsonCopy(record)));
-    } finally {
-      writer.release();
-    }
+    this.sessionWriter(true).append(asJson(jsonCopy(record)));
+  }
+
+  /**
+   * R84: the durable session's writer: opened (its lock taken) at the Agent's first use of the
+   * session and held until `release()`, so no other process can write the session meanwhile (a
+   * second one gets `SessionLockedError` at once, and no run of either is ever dropped).
+   */
+  private sessionWriter(create: boolean): SessionWriter {
+    const durable = this.durable!;
+    return (this.writer ??= durable.store.openSession(durable.sessionId, { create }));
+  }
+
+  /**
+   * R84: gives up the durable session (its writer lock): another process may open it now. Throws
+   * while a run is active. The Agent opens the session again when it next uses it.
+   */
+  release(): void {
+    if (this.busy) throw new Error("Agent is already processing. Wait for completion before releasing the session.");
+    const writer = this.writer;
+    this.writer = undefined;
+    writer?.release();
+  }
+
+  /** R80: the durable session's free-form meta (a title, the working directory), written with the Agent's own lock. */
+  setSessionMeta(meta: Json): void {
+    if (!this.durable) throw new Error("Agent.setSessionMeta(): this Agent has no store (options.durable)");
+    this.sessionWriter(true).setMeta(meta);
   }
   hasQueuedMessages(): boolean {
     const { queues } = this.context;
@@ -528,7 +553,8 @@ export class Agent {
     const durable = this.durable;
     if (!durable) throw new Error("Agent.resume(): this Agent has no store (options.durable)");
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resuming.");
-    const reader = durable.store.readSession(durable.sessionId);
+    // R84: the session is this Agent's from now on (a live holder elsewhere: SessionLockedError).
+    const reader = this.sessionWriter(false);
     const stored = reader.snapshot();
     const quiet = stored?.snapshot as QuietPointSnapshot | undefined;
     if (quiet?.kind === "agent") this.adopt(quiet.snapshot);
@@ -583,7 +609,7 @@ export class Agent {
       drain: (queue) => this.drain(queue),
     });
     return {
-      ...(this.durable ? { durable: this.durable } : {}),
+      ...(this.durable ? { durable: this.durable, writer: this.sessionWriter(true) } : {}),
       config,
       streamFn: this.streamFunction,
       tools: this.tools,

@@ -18,7 +18,8 @@ import { registerRunHost } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
-import { journalRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
+import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
+import type { SessionWriter } from "../store/run-store.js";
 import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
 
@@ -42,6 +43,8 @@ export interface RunPlan {
   dequeue?: { queue: QueueName; count: number };
   /** R80: journal the run into this store session. */
   durable?: DurableOptions;
+  /** R84: the session's writer the Agent holds (the run journals with it and leaves it held). */
+  writer?: SessionWriter;
   /**
    * R81: the run is the stored session's unfinished one: its journaled input and the records after
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
@@ -333,10 +336,12 @@ function given(run: ActiveRun, event: AgentEvent): void {
 
 /** R80, R81: the run's journal: a new one for a durable plan, or the stored session's for a resumed run. */
 function journaledRun(run: ActiveRun): JournaledRun | undefined {
-  const { durable, resumed } = run.plan;
+  const { durable, resumed, writer } = run.plan;
   if (!durable) return undefined;
-  if (!resumed) return journalRun(durable, run.input, run.plan.config);
-  return resumedRun(durable.store.openSession(durable.sessionId, { create: false }), resumed.run, resumed.records, { after: resumed.after, onLive: resumed.onLive });
+  // The Agent's own writer, lent to the run: the run's end does not give the session up (R84).
+  const lent = writer ? { ...writer, release: () => {} } : undefined;
+  if (!resumed) return lent ? newJournaledRun(lent, run.input, run.plan.config) : journalRun(durable, run.input, run.plan.config);
+  return resumedRun(lent ?? durable.store.openSession(durable.sessionId, { create: false }), resumed.run, resumed.records, { after: resumed.after, onLive: resumed.onLive });
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */

@@ -4,7 +4,8 @@
  * sqlite/checksum.ts). The session id and the sequence number are covered too: a record served
  * under another session or number is as changed as one whose bytes changed.
  */
-import * as CRC32C from "crc-32/crc32c.js";
+// The default import: Node loads this UMD file as CommonJS, whose named exports it cannot see.
+import CRC32C from "crc-32/crc32c.js";
 
 /** The text a checksum covers: the session, the sequence number (a snapshot's `atSeq`), the JSON. */
 export const checkedText = (sessionId: string, seq: number, json: string): string => `${sessionId}\n${seq}\n${json}`;

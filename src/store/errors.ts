@@ -3,8 +3,12 @@
 /** Another live writer holds the session (R84). */
 export class SessionLockedError extends Error {
   override name = "SessionLockedError";
-  constructor(readonly sessionId: string, message = `session ${sessionId} is open for writing elsewhere (another live process holds its lock)`) {
-    super(message);
+  constructor(
+    readonly sessionId: string,
+    /** The process that holds the session, when the store knows it. */
+    readonly pid?: number,
+  ) {
+    super(`session ${sessionId} is open in another ${pid !== undefined ? `process (pid ${pid})` : "writer (a live process holds its lock)"}`);
   }
 }
 

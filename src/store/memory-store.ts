@@ -112,6 +112,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): RunStore {
         },
       };
     },
+    holderOf(sessionId: string): { pid?: number } | undefined {
+      checkOpen();
+      return locked.has(sessionId) ? {} : undefined;
+    },
     readSession(sessionId: string): SessionReader {
       checkOpen();
       checkSessionId(sessionId);

@@ -58,6 +58,11 @@ export interface RunStore {
    * Keep the writer reachable until then: one the program drops may be closed when collected.
    */
   openSession(sessionId: string, options?: OpenSessionOptions): SessionWriter;
+  /**
+   * R84: who holds the session's writer lock now: `undefined` when nobody does (it can be opened),
+   * else the holder's pid when the store knows it. Only a probe: the answer may change at once.
+   */
+  holderOf?(sessionId: string): { pid?: number } | undefined;
   /** Reads a session without taking its lock (for listing, export and replay). */
   readSession(sessionId: string): SessionReader;
   hasSession(sessionId: string): boolean;

@@ -71,6 +71,8 @@ describe("R80: a durable Agent's queue arrivals", () => {
       { k: "queue", op: "push", queue: "followUp", message: steered as unknown as Json },
       { k: "queue", op: "clear", queue: "steering" },
     ]);
+    // R84: the first Agent holds the session until it gives it up (a process that exits does).
+    first.release();
     const second = durableAgent(store);
     expect(await second.resume()).toBe(false);
     expect(second.peekQueuedMessages()).toEqual([steered]);
@@ -78,6 +80,7 @@ describe("R80: a durable Agent's queue arrivals", () => {
     await second.continue();
     expect(userTexts(second.state.messages)).toEqual(["check a", "also check b"]);
     expect(second.hasQueuedMessages()).toBe(false);
+    second.release();
     const third = durableAgent(store);
     expect(await third.resume()).toBe(false);
     expect(third.hasQueuedMessages()).toBe(false);

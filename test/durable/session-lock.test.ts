@@ -1,8 +1,11 @@
-/** R84 through the Agent: a session another writer holds is refused when the prompt starts, with nothing written. */
+/**
+ * R84 through the Agent: an Agent holds its durable session from its first use until `release()`;
+ * another writer is refused with nothing written, even while the holder is idle.
+ */
 import { expect, it } from "vitest";
 import { Agent, SessionLockedError, createMemoryStore, scriptedModel, scriptedStreamFn, text, toolCall, type AgentTool } from "../../src/index.js";
 
-it("R84: a second Agent on a session held by a running one rejects its prompt with SessionLockedError; the first finishes; nothing was written by the second", async () => {
+it("R84: a second Agent on a session another Agent holds rejects its prompt with SessionLockedError, running or idle; once the first releases it, the second goes on from the whole transcript", async () => {
   const store = createMemoryStore();
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
@@ -28,7 +31,14 @@ it("R84: a second Agent on a session held by a running one rejects its prompt wi
   release();
   await run;
   expect(first.state.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "first done" }] });
-  // Once the first is idle, the second may write (the lock is per run).
+  // Idle, the first still holds the session: no run of it can be dropped by a second writer.
+  await expect(second.prompt("still me")).rejects.toBeInstanceOf(SessionLockedError);
+  const transcript = store.readSession("shared").snapshot();
+  first.release();
+  // The second resumes the stored session (the first's run in it), then runs.
+  expect(await second.resume()).toBe(false);
   await second.prompt("now");
+  expect(second.state.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]);
   expect(second.state.messages.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "text", text: "never" }] });
+  expect(transcript?.snapshot).toMatchObject({ kind: "agent" });
 });

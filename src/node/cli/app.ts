@@ -9,7 +9,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import { SessionLockedError, StoreEngineUnavailableError, type RunStore } from "../../store/index.js";
+import { SessionLockedError, StoreEngineUnavailableError, type Json, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
 import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
@@ -28,7 +28,7 @@ import { ansiStyle, plainStyle, useAnsi, type Style } from "./style.js";
 import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
 import { startOtelExport, type OtelExport } from "./otel.js";
-import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, writeMeta, type SessionMeta } from "./sessions.js";
+import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, type SessionMeta } from "./sessions.js";
 import { showTranscript } from "./transcript.js";
 import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
 import { McpConfigError, readMcpServers, type CliMcpServer } from "./mcp-config.js";
@@ -84,7 +84,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     const listed = openStore(storeFile, io);
     if (!listed || listed === "no engine") return 2;
     try {
-      io.stdout.write(formatSessionList(listed.listSessions(), storeFile));
+      const sessions = listed.listSessions();
+      // R84: which sessions another process has open now.
+      const open = new Map(sessions.flatMap((info) => {
+        const holder = listed.holderOf?.(info.sessionId);
+        return holder ? [[info.sessionId, holder.pid] as const] : [];
+      }));
+      io.stdout.write(formatSessionList(sessions, storeFile, open));
     } finally {
       listed.close();
     }
@@ -204,7 +210,9 @@ function sessionInUse(store: RunStore, sessionId: string, io: CliIO): boolean {
     return false;
   } catch (error) {
     if (!(error instanceof SessionLockedError)) throw error;
-    io.stderr.write(`error: --resume: session ${sessionId} is in use by another process (${error.message})\n`);
+    io.stderr.write(
+      `error: --resume: session ${sessionId} is open in another process${error.pid !== undefined ? ` (pid ${error.pid})` : ""}; quit it there first, or resume another session (--sessions lists them)\n`,
+    );
     return true;
   }
 }
@@ -409,7 +417,8 @@ class CliSession {
     if (!sessions) return;
     const meta: SessionMeta = { cwd: this.cwd, firstPrompt: sessions.firstPrompt, messages: this.agent.state.messages.length, running };
     try {
-      writeMeta(sessions.store, sessions.sessionId, meta);
+      // R84: with the Agent's own lock (it holds the session from its first use until the CLI exits).
+      this.agent.setSessionMeta(meta as unknown as Json);
       sessions.created = true;
     } catch (error) {
       // Another process holds the session (R84): say so; this run cannot journal either.

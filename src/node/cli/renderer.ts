@@ -184,7 +184,8 @@ export class Renderer {
         else note(`  ↻ ${retryLine(event, event.delayMs)}`);
         return;
       case "message_discarded":
-        this.messages--;
+        // R81: a retraction after a crash takes back what never ended (no message to uncount).
+        if (event.reason !== "interrupted") this.messages--;
         note(`  ↳ ${describeRuntimeEvent(event)}`);
         return;
       case "transcript_replaced":

@@ -63,13 +63,14 @@ export function writeMeta(store: RunStore, sessionId: string, meta: SessionMeta)
 }
 
 /** `--sessions`: one line per session, newest first. */
-export function formatSessionList(sessions: readonly SessionInfo[], storeFile: string): string {
+export function formatSessionList(sessions: readonly SessionInfo[], storeFile: string, open: ReadonlyMap<string, number | undefined> = new Map()): string {
   if (sessions.length === 0) return `No saved sessions for this directory (store: ${storeFile}).\n`;
   const rows = sessions.map((info) => {
     const meta = metaOf(info);
     const when = new Date(info.updatedAt).toISOString().replace("T", " ").slice(0, 19);
     const count = `${formatCount(meta.messages ?? 0)} msg${meta.messages === 1 ? "" : "s"}`;
-    const state = meta.running ? " (interrupted)" : "";
+    // R84: a session another process has open (its pid when known) cannot be resumed until it quits.
+    const state = open.has(info.sessionId) ? ` (open${open.get(info.sessionId) !== undefined ? ` in pid ${open.get(info.sessionId)}` : ""})` : meta.running ? " (interrupted)" : "";
     return `${info.sessionId}  ${when}  ${count.padStart(8)}${state}  ${JSON.stringify(meta.firstPrompt ?? "")}`;
   });
   return `Sessions for this directory, newest first (store: ${storeFile}; --resume [id] continues one):\n${rows.join("\n")}\n`;

@@ -33,6 +33,8 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
   const tool: ReturnType<typeof listFilesTool> = defineTool({
     name: "list_files",
     label: "List files",
+    // R13, R81: it only reads, so a resume runs it again rather than answering "interrupted".
+    replay: "safe",
     description:
       "List the files and directories under a directory of the working directory (directories end with /). " +
       "Use recursive for a whole tree; node_modules and .git are never entered. Symbolic links end with @ and are not followed.",

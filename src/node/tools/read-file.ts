@@ -38,6 +38,8 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
   const tool: ReturnType<typeof readFileTool> = defineTool({
     name: "read_file",
     label: "Read file",
+    // R13, R81: it only reads, so a resume runs it again rather than answering "interrupted".
+    replay: "safe",
     description:
       "Read a text file of the working directory. Lines are returned numbered (`  12│ text`). " +
       `Give startLine/endLine (1-based, inclusive) to read part of a long file; at most ${MAX_READ_LINES} lines per call.`,

@@ -61,6 +61,8 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
   const tool: ReturnType<typeof searchTextTool> = defineTool({
     name: "search_text",
     label: "Search text",
+    // R13, R81: it only reads, so a resume runs it again rather than answering "interrupted".
+    replay: "safe",
     description:
       "Search the text files of the working directory for a regular expression (RE2 syntax) or literal text, like ripgrep. " +
       "Returns matching lines as path:line: text. node_modules, .git and symbolic links are skipped; results are capped at maxResults.",

@@ -8,7 +8,7 @@
  * lock file another process has open would let two writers lock two different files.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionLockedError } from "../errors.js";
 import { type Connection, type Connector, SQLITE_BUSY, SQLITE_LOCKED, sqliteCode } from "./engine.js";
@@ -18,6 +18,15 @@ export interface SessionLock {
 }
 
 /** The directory of a store's lock files: beside the database, `<file>.locks/`. */
+function holderPid(lockFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(`${lockFile}.pid`, "utf8"));
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function lockDirectory(databasePath: string): string {
   return `${databasePath}.locks`;
 }
@@ -35,8 +44,14 @@ export function acquireSessionLock(connect: Connector, databasePath: string, ses
   } catch (error) {
     connection.close();
     const code = sqliteCode(error);
-    if (code === SQLITE_BUSY || code === SQLITE_LOCKED) throw new SessionLockedError(sessionId);
+    if (code === SQLITE_BUSY || code === SQLITE_LOCKED) throw new SessionLockedError(sessionId, holderPid(file));
     throw error;
+  }
+  // Who holds it, for the message a refused process shows (read only while the lock is held).
+  try {
+    writeFileSync(`${file}.pid`, String(process.pid));
+  } catch {
+    // Without it a refusal names no pid.
   }
   let held = true;
   return {

@@ -256,6 +256,18 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
         };
       });
     },
+    holderOf: (sessionId: string) =>
+      guard(() => {
+        checkSessionId(sessionId);
+        if (writers.has(sessionId)) return { pid: process.pid };
+        try {
+          acquireSessionLock(connect, path, sessionId).release();
+          return undefined;
+        } catch (error) {
+          if (error instanceof SessionLockedError) return error.pid !== undefined ? { pid: error.pid } : {};
+          throw error;
+        }
+      }),
     readSession: (sessionId: string) =>
       guard(() => {
         checkSessionId(sessionId);
