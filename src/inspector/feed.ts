@@ -17,16 +17,15 @@ export type WireMessage =
   | { t: "event"; s: string; n: number; a: string; from: string | null; type: string; event: unknown };
 
 type Pending =
-  | { t: "actor"; s: string; n: number; ref: ActorLike }
+  | { t: "actor"; s: string; n: number; ref: ActorLike; parent?: string }
   | { t: "snap"; s: string; n: number; ref: ActorLike; snapshot: unknown }
   | { t: "event"; s: string; n: number; ref: ActorLike; from: ActorLike | undefined; event: AnyEventObject };
 
-/** What the feed reads of an XState actor ref (its `_parent` and `logic` are internal, so read defensively). */
+/** What the feed reads of an XState actor ref (its `logic` is internal, so read defensively). */
 interface ActorLike {
   sessionId: string;
   id: string;
   systemId?: string;
-  _parent?: { sessionId?: string };
   logic?: { id?: unknown; config?: unknown };
 }
 
@@ -80,18 +79,22 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
       let session: string | undefined;
       let step = 0;
       // Actors announced: one attached after its actors started (the CLI's) learns them from their first step.
-      const known = new Set<string>();
+      const known = new Map<string, Extract<Pending, { t: "actor" }>>();
       return (inspection: InspectionEvent) => {
         session ??= startSession(root);
         const s = session;
         const ref = inspection.actorRef as unknown as ActorLike;
         if (!known.has(ref.sessionId)) {
-          known.add(ref.sessionId);
-          queue({ t: "actor", s, n: step++, ref });
+          const announced: Extract<Pending, { t: "actor" }> = { t: "actor", s, n: step++, ref };
+          known.set(ref.sessionId, announced);
+          queue(announced);
         }
         if (inspection.type === "@xstate.actor") return;
         if (inspection.type === "@xstate.snapshot") queue({ t: "snap", s, n: step++, ref, snapshot: inspection.snapshot });
         else if (inspection.type === "@xstate.event") {
+          // XState names who started an actor on its `xstate.init` event (`sourceRef`): its parent.
+          // The announcement is sent with the next batch, so it still takes the parent.
+          if (inspection.event.type === "xstate.init" && inspection.sourceRef) known.get(ref.sessionId)!.parent = inspection.sourceRef.sessionId;
           queue({ t: "event", s, n: step++, ref, from: inspection.sourceRef as unknown as ActorLike | undefined, event: inspection.event });
         }
       };
@@ -104,7 +107,7 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
       const logic = item.ref.logic;
       const machine = logic && typeof logic.id === "string" && logic.config ? logic.id : null;
       const text = (value: unknown) => (typeof value === "string" ? (sanitizeValue(value, sanitize) as string) : null);
-      return { t: "actor", s: item.s, n: item.n, a, id: text(item.ref.id) ?? a, parent: item.ref._parent?.sessionId ?? null, machine, system: text(item.ref.systemId) };
+      return { t: "actor", s: item.s, n: item.n, a, id: text(item.ref.id) ?? a, parent: item.parent ?? null, machine, system: text(item.ref.systemId) };
     }
     if (item.t === "snap") {
       const clean = sanitizeSnapshot(item.snapshot, sanitize);

@@ -26,7 +26,7 @@ describe("the core in a browser bundle", () => {
     for (const dependency of ["/node_modules/xstate/", "/node_modules/rxjs/", "/node_modules/@cfworker/json-schema/"]) {
       expect(bundle.modules.some((id) => id.includes(dependency)), dependency).toBe(true);
     }
-    for (const file of ["dist/src/agent/agent.js", "dist/machines/run.machine.js", "dist/machines/session.machine.js"]) {
+    for (const file of ["dist/src/agent/agent.js", "dist/machines/run/run.machine.js", "dist/machines/session.machine.js"]) {
       expect(bundle.modules, file).toContain(join(ROOT, file));
     }
   });
