@@ -11,12 +11,6 @@ import MarkdownIt from "markdown-it";
 import { describe, expect, it } from "vitest";
 import { REPO } from "./snippets.js";
 
-/**
- * Pages other branches of this wave write (issue 34 lists them): linked from the table of contents
- * already. Tolerated only while the file does not exist here; once it does, it must ship.
- */
-const WRITTEN_ELSEWHERE = new Set(["docs/guides/mcp.md", "docs/guides/telemetry.md", "docs/guides/providers.md", "docs/reference/durable-delivery.md", "docs/architecture-machines.md"]);
-
 /** The relative targets of a markdown text's links and images, without their `#fragment`. */
 export function relativeTargets(markdown: string): string[] {
   return relativeLinks(markdown).map((link) => link.file).filter((file) => file !== "");
@@ -69,8 +63,7 @@ describe("links in the packed markdown", () => {
       for (const target of relativeTargets(readFileSync(path.join(REPO, file), "utf8"))) {
         const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(file), target));
         const ok = target.endsWith("/") ? [...shipped].some((f) => f.startsWith(resolved)) : shipped.has(resolved);
-        const pending = WRITTEN_ELSEWHERE.has(resolved) && !existsSync(path.join(REPO, resolved));
-        if (!ok && !pending) broken.push(`${file}: ${target}`);
+        if (!ok) broken.push(`${file}: ${target}`);
       }
     }
     expect(broken).toEqual([]);
