@@ -22,7 +22,7 @@
  * Event names follow one convention, `<subject>.<verb>`: `step.run`, `step.cancel`,
  * `step.reissue`, `step.<job>.done`, `step.failed`, `run.abort`, `grace.expire`; the session's `run.start`, `queue.steer`, …
  */
-import { enqueueActions, type ActorLogic, type AnyActorRef, type EventObject, type MachineContext, type Snapshot } from "xstate";
+import { enqueueActions, sendParent, sendTo, type ActionFunction, type ActorLogic, type AnyActorRef, type EventObject, type MachineContext, type Snapshot } from "xstate";
 import type { AfterToolCallResult, AgentMessage, AgentToolResult, ApprovalRule, AssistantMessage, Message, Model, ThinkingLevel, ToolCall } from "../src/protocol/index.js";
 import type { StateUpdate, StreamedResponse, TurnSnapshot, TurnUpdate } from "./run.types.js";
 
@@ -250,10 +250,22 @@ export function stepActions<TContext extends MachineContext, TEvent extends Even
   type Enqueue = { sendTo(target: "steps", event: StepRequest | StepCancel): void; sendParent(event: StepRequest | StepCancel): void };
   const send = (enqueue: Enqueue, event: StepRequest | StepCancel) => (worker === "child" ? enqueue.sendTo("steps", event) : enqueue.sendParent(event));
   const request = (context: TContext, job: TJob, self: AnyActorRef, reissue: boolean) => stepRequest(job, inputs[job](context) as never, self, reissue);
+  // Every step state's entry: a plain sendTo/sendParent, not enqueueActions (which builds its
+  // `enqueue` object of closures on every call), as the run had before machines/run/.
+  const toRequest = ({ context, event, self }: { context: TContext; event: TEvent; self: AnyActorRef }, { job }: { job: TJob }) =>
+    request(context, job, self, event.type === "step.reissue");
   return {
-    requestStep: enqueueActions<TContext, TEvent, { job: TJob }, TEvent, never, never, never, never, never>(({ context, event, self, enqueue }, { job }) =>
-      send(enqueue as unknown as Enqueue, request(context, job, self, event.type === "step.reissue")),
-    ),
+    requestStep: (worker === "child" ? sendTo("steps", toRequest as never) : sendParent(toRequest as never)) as unknown as ActionFunction<
+      TContext,
+      TEvent,
+      TEvent,
+      { job: TJob },
+      never,
+      never,
+      never,
+      never,
+      never
+    >,
     cancelStep: enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ event, self, enqueue }) => {
       if (!isStepReply(event)) send(enqueue as unknown as Enqueue, { type: "step.cancel", replyTo: self });
     }),
