@@ -95,7 +95,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
     const actor: RunActor = createActor(hostedRunMachine(), {
       input,
-      inspect: guardedInspect(options?.inspect, { kind: "run", ...(args.resumed ? { replaying: () => !args.resumed!.run.journal.isLive } : {}) }),
+      inspect: guardedInspect(options?.inspect, { kind: "run", ...(args.resumed ? { replaying: () => args.resumed!.run.journal.replaying } : {}) }),
     });
     const runtime = createRunRuntime({
       owner: actor,

@@ -19,8 +19,8 @@ export interface ObservedRoot {
   /** The Agent's session id (its `sessionId` option, or its durable session's). */
   sessionId?: string;
   /**
-   * R81: true while a resumed run replays its journal: the steps it observes then happened before
-   * the crash (and were observed then).
+   * R81: true while a resumed run's steps are answered from its journal (before it goes live, and
+   * a response whose record outlived its reply): they happened before the crash (and were observed then).
    */
   replaying?: () => boolean;
 }

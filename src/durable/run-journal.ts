@@ -89,6 +89,16 @@ export class RunJournal implements JobJournal {
     return this.live;
   }
 
+  /**
+   * R81: whether the run's steps are answered from its records: before it goes live, and just after,
+   * while a response whose record outlived its reply is answered from that record (a step an
+   * observer saw traced before the crash, not made again). Observers trace only what runs live (R110).
+   */
+  get replaying(): boolean {
+    return !this.live || this.answering;
+  }
+  private answering = false;
+
   /** R81: a job's output is not in a record yet: what is pushed now is provisional. */
   get uncovered(): boolean {
     return this.live && this.open !== undefined;
@@ -329,7 +339,13 @@ export class RunJournal implements JobJournal {
           const reply = { type: "step.streamResponse.done", output: endedResponse(message), at } as StepReply;
           this.append({ k: "job", path: this.pathOf(job), job: job.name, digest: this.digestOf(job), reply: serializeReply(reply) });
           this.hooks.onTime?.(at);
-          job.replay([], reply);
+          // (The pump runs outside any actor's step, so the run takes the reply within this call.)
+          this.answering = true;
+          try {
+            job.replay([], reply);
+          } finally {
+            this.answering = false;
+          }
         }
         for (const job of rest) {
           this.goingLive(job);
