@@ -259,25 +259,21 @@ export const runMachine = setup({
               ...stepState("convertToLlm"),
               on: { "step.convertToLlm.done": { target: "sendingRequest", actions: "recordConverted" } },
             },
-            // R40: the key is resolved for every request (into the runtime, never into the machine);
-            // then a shared request limiter's slot, when configured; R70: streaming mode runs calls meanwhile.
+            // R40: the key is resolved for every request (into the runtime, never into the machine).
             sendingRequest: {
+              always: [{ guard: "hasGetApiKey", target: "resolvingApiKey" }, { target: "openingStream" }],
+            },
+            resolvingApiKey: {
+              ...stepState("resolveApiKey"),
+              on: { "step.resolveApiKey.done": { target: "openingStream" } },
+            },
+            // A shared request limiter first, when configured; R70: streaming mode runs calls meanwhile.
+            openingStream: {
               always: [
-                { guard: "hasGetApiKey", target: "resolvingApiKey" },
                 { guard: "hasRequestLimiter", target: "awaitingRequestSlot" },
                 { guard: "streamsTools", target: "streamingWithTools" },
                 { target: "streaming" },
               ],
-            },
-            resolvingApiKey: {
-              ...stepState("resolveApiKey"),
-              on: {
-                "step.resolveApiKey.done": [
-                  { guard: "hasRequestLimiter", target: "awaitingRequestSlot" },
-                  { guard: "streamsTools", target: "streamingWithTools" },
-                  { target: "streaming" },
-                ],
-              },
             },
             // The request waits for its slot (held until its response ended).
             awaitingRequestSlot: {

@@ -175,6 +175,7 @@ describe("R13: restore at any point", () => {
       "turn.injectingMessages",
       "turn.requesting.startingRequest",
       "turn.requesting.sendingRequest",
+      "turn.requesting.openingStream",
       "turn.requesting.routingResponse",
       "turn.handlingResponse",
       "turn.abortingStreamedCalls",
