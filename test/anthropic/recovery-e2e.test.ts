@@ -146,7 +146,8 @@ describe("issue 17 acceptance: recovery through the real SDK against the local S
     expect(agentEnd(retried.events).messages.map(comparable)).toEqual(clean.messages.map(comparable));
     expect(typesOf(piEvents(retried.events))).toEqual(typesOf(clean.events));
     expect(agentEnd(retried.events).reason).toBe("completed");
-    const piText = JSON.stringify(piEvents(retried.events));
+    // Timings left out: a duration such as 21.52943 would "contain" 529.
+    const piText = JSON.stringify(piEvents(retried.events), (key, value) => (key === "durationMs" || key === "timestamp" ? undefined : value));
     for (const needle of ["529", "verloaded", "errorMessage", '"stopReason":"error"']) expect(piText).not.toContain(needle);
 
     // Exactly two retry events, in order, between the prompt and the answer.
