@@ -4,20 +4,13 @@
  * loads `@ai-sdk/provider` at run time (an `instanceof` would need its classes, and a second copy of
  * the package would defeat it anyway).
  */
-import type { RetryClassification, TransientFailureKind } from "../../types.js";
 import { classifyErrorText } from "../../loop/classify-failure.js";
 import { retryAfterFromHeaders } from "../retry-after.js";
+import { notRetryable, transient, type ProviderFailure } from "../failure.js";
+import type { TransientFailureKind } from "../../types.js";
 
-export interface AiSdkFailure {
-  retry: RetryClassification;
-  /** Only ever `true`: absent means the prompt fit. */
-  contextOverflow?: true;
-}
-
-export const notRetryable = (): AiSdkFailure => ({ retry: { retryable: false } });
-export const transient = (kind: TransientFailureKind, afterMs?: number): AiSdkFailure => ({
-  retry: { retryable: true, kind, ...(afterMs !== undefined ? { afterMs } : {}) },
-});
+export { notRetryable, transient };
+export type AiSdkFailure = ProviderFailure;
 
 /** The fields of the AI SDK's `APICallError` this module reads. */
 export interface ApiCallErrorLike {

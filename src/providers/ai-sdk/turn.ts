@@ -2,6 +2,7 @@ import type { LanguageModelV4FinishReason, LanguageModelV4StreamPart, LanguageMo
 import type { AssistantMessage, Model, TextContent, ThinkingContent, ToolCall } from "../../types.js";
 import { emptyUsage, monotonicNow, type PushAssistantStream } from "../assistant-stream.js";
 import { priceUsage } from "../pricing.js";
+import { settleFailed } from "../failure.js";
 import { redactSecrets } from "../retry-after.js";
 import { parseToolArguments } from "../tool-arguments.js";
 import { notRetryable, transient, type AiSdkFailure } from "./classify.js";
@@ -182,14 +183,7 @@ export class AiSdkTurn {
     this.texts.clear();
     this.reasoning.clear();
     this.tools.clear();
-    this.output.stopReason = reason;
-    this.output.errorMessage = redactSecrets(message, this.secrets);
-    if (reason === "error") {
-      const { kind } = failure.retry;
-      this.output.retry = this.output.content.length > 0 ? { retryable: false, ...(kind ? { kind } : {}) } : failure.retry;
-      if (failure.contextOverflow) this.output.contextOverflow = true;
-    }
-    this.output.durationMs = monotonicNow() - this.startedAt;
+    settleFailed(this.output, reason, redactSecrets(message, this.secrets), failure, this.startedAt, monotonicNow());
     this.stream.push({ type: "error", reason, error: this.output });
   }
 

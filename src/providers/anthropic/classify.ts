@@ -5,18 +5,11 @@
  */
 import { APIConnectionError, APIError } from "@anthropic-ai/sdk";
 import { retryAfterFromHeaders } from "../retry-after.js";
-import type { RetryClassification, TransientFailureKind } from "../../types.js";
+import { notRetryable, transient, type ProviderFailure } from "../failure.js";
+import type { TransientFailureKind } from "../../types.js";
 
-export interface AnthropicFailure {
-  retry: RetryClassification;
-  /** Only ever `true`: absent means the prompt fit. */
-  contextOverflow?: true;
-}
-
-export const notRetryable = (): AnthropicFailure => ({ retry: { retryable: false } });
-export const transient = (kind: TransientFailureKind, afterMs?: number): AnthropicFailure => ({
-  retry: { retryable: true, kind, ...(afterMs !== undefined ? { afterMs } : {}) },
-});
+export { notRetryable, transient };
+export type AnthropicFailure = ProviderFailure;
 
 /** The API's error types that say "try again" (SSE `error` events carry a type, no status). */
 const TRANSIENT_TYPES: Readonly<Record<string, TransientFailureKind>> = {

@@ -4,6 +4,7 @@ import { emptyUsage, monotonicNow, type PushAssistantStream } from "../assistant
 import { redact } from "./errors.js";
 import { notRetryable, type AnthropicFailure } from "./classify.js";
 import { priceUsage } from "../pricing.js";
+import { settleFailed } from "../failure.js";
 import { isObject, parseToolArguments } from "../tool-arguments.js";
 
 export { parseToolArguments };
@@ -131,14 +132,7 @@ export class AnthropicTurn {
       if (open.kind === "toolCall") Object.assign(open.block, parseToolArguments(open.json));
     }
     this.open.clear();
-    this.output.stopReason = reason;
-    this.output.errorMessage = redact(message, this.secret);
-    if (reason === "error") {
-      const { kind } = failure.retry;
-      this.output.retry = this.output.content.length > 0 ? { retryable: false, ...(kind ? { kind } : {}) } : failure.retry;
-      if (failure.contextOverflow) this.output.contextOverflow = true;
-    }
-    this.output.durationMs = monotonicNow() - this.startedAt;
+    settleFailed(this.output, reason, redact(message, this.secret), failure, this.startedAt, monotonicNow());
     this.stream.push({ type: "error", reason, error: this.output });
   }
 
