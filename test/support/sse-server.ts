@@ -12,7 +12,7 @@
  * ```
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { listenOnLoopback } from "./loopback-server.js";
 
 // ---------------------------------------------------------------------------------------------
 // Scripted responses
@@ -256,7 +256,6 @@ const pause = (ms: number): Promise<void> =>
 export async function startSseServer(): Promise<SseServer> {
   const queue: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
   let requestCount = 0;
 
   const writeChunked = async (res: ServerResponse, text: string, delayMs: number): Promise<boolean> => {
@@ -327,16 +326,10 @@ export async function startSseServer(): Promise<SseServer> {
     }
   };
 
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     script: (...responses) => queue.push(...responses),
     clear: () => {
@@ -344,10 +337,6 @@ export async function startSseServer(): Promise<SseServer> {
       requests.length = 0;
       requestCount = 0;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const socket of sockets) socket.destroy();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: listening.close,
   };
 }

@@ -13,7 +13,7 @@
  * ```
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { listenOnLoopback } from "./loopback-server.js";
 
 /** One SSE frame: `event:` (optional) and `data:` (JSON-encoded unless a string). */
 export interface Frame {
@@ -83,7 +83,6 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => (ms > 0 ? 
 export async function startWireServer(): Promise<WireServer> {
   const queue: WireResponse[] = [];
   const requests: WireRequest[] = [];
-  const sockets = new Set<Socket>();
 
   const writeChunked = async (res: ServerResponse, text: string, delayMs: number): Promise<boolean> => {
     for (const chunk of byteChunks(text)) {
@@ -134,25 +133,16 @@ export async function startWireServer(): Promise<WireServer> {
       void respond(res, scripted);
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenOnLoopback(server);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     requests,
     script: (...responses) => queue.push(...responses),
     clear: () => {
       queue.length = 0;
       requests.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const socket of sockets) socket.destroy();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: listening.close,
   };
 }
