@@ -36,7 +36,7 @@ import type {
 import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionInput } from "../../machines/session.machine.js";
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
-import { bindSession, providedSessionMachine } from "./provided-session.js";
+import { rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
@@ -203,20 +203,22 @@ export class Agent {
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
 
-    const input: SessionInput = {
-      messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
-      model: initial.model ?? unknownModel,
-      thinkingLevel: initial.thinkingLevel ?? "off",
-      steeringMode: options.steeringMode,
-      followUpMode: options.followUpMode,
-    };
     this.runtime = new SessionRuntime(
+      sessionHosting().sessions,
       undefined,
       (event, signal, delivery) => this.deliver(event, signal, delivery),
       () => this.view.clear(),
       options.clock,
       options.random,
     );
+    const input: SessionInput = {
+      host: this.runtime.key,
+      messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
+      model: initial.model ?? unknownModel,
+      thinkingLevel: initial.thinkingLevel ?? "off",
+      steeringMode: options.steeringMode,
+      followUpMode: options.followUpMode,
+    };
     this.state = stateView(this);
     if (restored === undefined && !this.pinned) {
       this.parked = initialSessionContext(input);
@@ -241,13 +243,13 @@ export class Agent {
   /** A session actor, from a snapshot or input (the parked context when neither is given), bound to this Agent's runtime; started unless `start` is false. */
   private wake(from: { snapshot: Snapshot<unknown>; input: SessionInput } | { input: SessionInput } | undefined, start = true): SessionActor {
     const parked = this.parked;
-    const session = createActor(providedSessionMachine(), {
+    const session = createActor(sessionHosting().machine, {
       id: "session",
       input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
-      ...(from && "snapshot" in from ? { snapshot: from.snapshot } : {}),
+      // R13: a persisted session is served by this Agent's runtime.
+      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key) } : {}),
       ...(this.inspect ? { inspect: this.inspect } : {}),
     });
-    bindSession(session, this.runtime);
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     session.subscribe({ error: (error) => this.runtime.crash(error) });
@@ -522,7 +524,7 @@ export class Agent {
    */
   getPersistedSnapshot(): Snapshot<unknown> {
     // A parked session is persisted by an actor made for it and never started.
-    const session = this.live ?? createActor(providedSessionMachine(), { id: "session", input: { context: this.parked } as SessionInput });
+    const session = this.live ?? createActor(sessionHosting().machine, { id: "session", input: { context: this.parked } as SessionInput });
     return detachedSnapshot(session.getPersistedSnapshot());
   }
 
