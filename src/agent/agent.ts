@@ -53,7 +53,7 @@ import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
-import { guardedInspect } from "../boundary/inspect-observer.js";
+import { guardedInspect, TraceOrigins } from "../boundary/inspect-observer.js";
 import { checkedApproveOptions, checkedReason, issuedBy, pendingApprovalsOf, waitingCall, type ApprovalScope } from "./approvals.js";
 import { ruleOf } from "../../machines/approval.helpers.js";
 import { approvalsOf } from "../../machines/session.machine.js";
@@ -134,6 +134,8 @@ export class Agent {
   /** The actor lives for good: an inspector watches it, or the app holds it. */
   private pinned: boolean;
   private readonly inspect: ((event: InspectionEvent) => void) | undefined;
+  /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
+  private readonly origins = new TraceOrigins();
   private readonly runtime: SessionRuntime;
   /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
   private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean }>();
@@ -198,7 +200,7 @@ export class Agent {
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
     const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
-    this.inspect = guardedInspect(options.inspect, { kind: "session", ...(typeof sessionId === "string" ? { sessionId } : {}) });
+    this.inspect = guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
     this.pinned = this.inspect !== undefined;
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
@@ -533,7 +535,10 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
-    return this.runtime.start(this.runPlan(plan)).finally(() => this.idleAgain());
+    const runPlan = this.runPlan(plan);
+    const trace = this.origins.next();
+    if (trace) runPlan.trace = trace;
+    return this.runtime.start(runPlan).finally(() => this.idleAgain());
   }
 
   /**

@@ -10,7 +10,7 @@ import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
 import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
-import type { RunContext, RunInput } from "../../machines/run.types.js";
+import type { RunContext, RunInput, TraceOrigin } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
@@ -52,6 +52,8 @@ export interface RunPlan {
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
   resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: () => void; after?: number | "journal" };
+  /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
+  trace?: TraceOrigin;
 }
 
 /** The session actor as the runtime uses it. */
@@ -173,6 +175,7 @@ export class SessionRuntime implements SessionServices {
       startedAt: this.clock.now(),
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
     });
+    if (plan.trace && !plan.resumed) input.trace = plan.trace;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
