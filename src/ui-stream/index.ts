@@ -10,3 +10,5 @@ export { uiMessagesOf, type ChatUIMessage, type ChatUIPart } from "./ui-messages
 export { UIStreamRequestError, type UIStreamErrorCode } from "./errors.js";
 export { UI_MESSAGE_STREAM_HEADERS } from "./sse.js";
 export type { UIStreamChunk, AgentPhase, AgentStateData, FinishReason } from "./chunks.js";
+export { streamAgentEvents, statusOf, type AgentStreamSession, type AgentStreamRequest } from "./agent-stream.js";
+export { toWireEvent, type AgentStreamFrame, type WireAgentEvent, type RemoteSessionStatus } from "./agent-frames.js";

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createReadStream, existsSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,33 +20,13 @@ import { createChatRoute, uiMessagesOf } from "../../src/ui-stream/index.js";
 import { ensureLibraryBuilt } from "../../scripts/example-web.js";
 import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
 import { screenshotPath } from "../support/screenshots.js";
+import { serveWeb } from "../support/web-handler.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const EXAMPLE = join(ROOT, "examples/react-chat");
 const OUT = join(EXAMPLE, "dist");
 const STORY = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
 const FAST = "Okay, faster: " + Array.from({ length: 60 }, (_, i) => `n${i}`).join(" ");
-
-/** Node's request as a Web Request (its signal aborts when the client goes away), and a Web Response back. */
-async function serveWeb(req: IncomingMessage, res: ServerResponse, handler: (request: Request) => Promise<Response>): Promise<void> {
-  const controller = new AbortController();
-  res.on("close", () => controller.abort());
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks);
-  const response = await handler(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body, signal: controller.signal }));
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  const reader = response.body.getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) res.write(next.value);
-  } catch {
-    // the client went away
-  }
-  res.end();
-}
 
 const types: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".map": "application/json" };
 
