@@ -31,12 +31,12 @@ li.selected > span, li.selected > b, #log li.selected { background: var(--accent
 .chart g.cluster.active > path, .chart g.cluster.active > polygon { stroke: var(--accent); stroke-width: 2.5px; fill: var(--accent-soft); }
 `;
 
-export function renderPage({ nonce, diagrams }: { nonce: string; diagrams: readonly Diagram[] }): string {
+export function renderPage({ nonce, diagrams, actionToken }: { nonce: string; diagrams: readonly Diagram[]; actionToken: string }): string {
   const charts = diagrams
     .map((diagram) => `<div class="chart" data-machine="${diagram.machine}" hidden><div class="chart-state"></div>${diagram.svg}</div>`)
     .join("\n");
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>xstate-agent-loop live inspector</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="inspector-token" content="${actionToken}"><title>xstate-agent-loop live inspector</title>
 <style nonce="${nonce}">${STYLE}</style></head>
 <body>
 <header><h1>Live inspector</h1><small id="connection">connecting…</small><small id="mode">live</small><button id="live" type="button">follow live</button></header>
