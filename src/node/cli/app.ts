@@ -843,7 +843,7 @@ class CliSession {
   }
 
   private announceOtel(): void {
-    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}`, "info");
+    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}, its metrics to ${this.otel.metricsUrl}`, "info");
   }
 
   private async finish(): Promise<void> {
