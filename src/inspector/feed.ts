@@ -15,6 +15,8 @@ export type WireMessage =
   | { t: "actor"; s: string; n: number; a: string; id: string; parent: string | null; machine: string | null; system: string | null }
   | { t: "snap"; s: string; n: number; a: string; status: string; value: unknown; context: unknown }
   | { t: "event"; s: string; n: number; a: string; from: string | null; type: string; event: unknown }
+  /** Session `s` can be forked (the page then asks for its points). */
+  | { t: "forkable"; s: string }
   /** A fork of session `s` started (time travel, forks.ts): `fork` is its session. */
   | { t: "fork"; s: string; fork: string; seq: number; label: string; edited: boolean }
   /** A call of fork `s` waits for the page's approval, or was decided. */
@@ -87,7 +89,13 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
 
   const startSession = (root: ObservedRoot): string => {
     let id = root.sessionId ?? `${root.kind}-${++count}`;
-    if (reserved.delete(id) && sessions.has(id)) return id;
+    if (reserved.delete(id) && sessions.has(id)) {
+      // A listed recorded session is being watched live now: it says so.
+      const opening: WireMessage = { t: "session", s: id, kind: root.kind, at: Date.now() };
+      sessions.get(id)![0] = opening;
+      announced.push(opening);
+      return id;
+    }
     if (sessions.has(id)) id = `${id}#${++count}`;
     while (sessions.size >= maxSessions) sessions.delete(sessions.keys().next().value as string);
     const opening: WireMessage = { t: "session", s: id, kind: root.kind, at: Date.now() };

@@ -57,15 +57,18 @@ export function scriptedFrom(message: AssistantMessage): ScriptedResponse {
   return { content, ...(stopReason === "error" || stopReason === "aborted" ? { stopReason, errorMessage: message.errorMessage ?? stopReason } : {}) };
 }
 
-function labelOf(next: JournalRecord, request: number): string {
+/** A record of a model response: its write-ahead `response`, or what its stream emitted before another record came between (`out`). */
+const isStreamRecord = (record: JournalRecord | undefined): boolean => record !== undefined && (record.k === "response" || (record.k === "out" && record.job === "streamResponse"));
+
+function labelOf(next: JournalRecord, request: number, streaming: boolean): string {
+  if (isStreamRecord(next)) return streaming ? `during request ${request}` : `before request ${request}`;
+  const during = streaming ? `, during request ${request}` : "";
   switch (next.k) {
-    case "response":
-      return `before request ${request}`;
     case "intent":
-      return `before ${next.toolName} runs (${next.toolCallId})`;
+      return `before ${next.toolName} runs (${next.toolCallId})${during}`;
     case "job":
     case "out":
-      return `before ${next.job}${next.path === "run" ? "" : ` of ${next.path}`}`;
+      return `before ${next.job}${next.path === "run" ? "" : ` of ${next.path}`}${during}`;
     case "input":
       return next.input === "decision" ? `before the approval decision (${next.event.type.replace("approval.", "")})` : `before the ${next.input}`;
     case "end":
@@ -77,26 +80,36 @@ function labelOf(next: JournalRecord, request: number): string {
   }
 }
 
-/** Every point of the session's journal a fork can start from, in order. */
+/**
+ * Every point of the session's journal a fork can start from, in order. A request's stream may be
+ * journaled in pieces (tools that start while it streams, R70, write their records in between): the
+ * point before its first piece is "before request N", the only one where its response can be edited.
+ */
 export function forkPoints(stored: readonly { seq: number; record: Json }[]): ForkPoint[] {
   const entries = entriesOf(stored);
   const points: ForkPoint[] = [];
   let run = 0;
   let open = false;
   let request = 0;
+  /** A request's stream has begun (a piece of it is journaled) and its response record is still to come. */
+  let streaming = false;
   for (let i = 0; i < entries.length; i++) {
     const { record, seq } = entries[i];
     if (record.k === "run") {
       run++;
       open = true;
       request = 0;
+      streaming = false;
     } else if (record.k === "end") open = false;
+    else if (record.k === "response") streaming = false;
+    else if (isStreamRecord(record)) streaming = true;
     const next = entries[i + 1]?.record;
     // A point must leave a run unfinished (else there is nothing to run), and something to come.
     if (!open || !next) continue;
-    if (next.k === "response") request++;
-    const point: ForkPoint = { seq, run, label: labelOf(next, request) };
-    const message = responseMessage(next);
+    const starts = isStreamRecord(next) && !streaming;
+    if (starts) request++;
+    const point: ForkPoint = { seq, run, label: labelOf(next, request, streaming) };
+    const message = starts ? responseMessage(entries.slice(i + 1).find((entry) => entry.record.k === "response")?.record ?? next) : undefined;
     if (message) {
       point.beforeResponse = {
         request,

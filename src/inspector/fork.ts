@@ -91,9 +91,9 @@ export function forkStreamFn(first: ScriptedResponse | undefined, then: StreamFn
   };
 }
 
-/** A stand-in model for a recording: its responses after the point, in order. */
-export function recordingStreamFn(source: ForkSource, seq: number): StreamFn {
-  const responses = recordedResponsesAfter(source.store.readSession(source.sessionId).records(), seq);
+/** A stand-in model for a recording: its responses after the point, in order (`skip`: those an edit replaced). */
+export function recordingStreamFn(source: ForkSource, seq: number, skip = 0): StreamFn {
+  const responses = recordedResponsesAfter(source.store.readSession(source.sessionId).records(), seq).slice(skip);
   return scriptedStreamFn((_call, index) => responses[index] ?? { stopReason: "error", errorMessage: "The recording holds no further response for this fork." });
 }
 

@@ -87,6 +87,7 @@ export function createForkManager(options: {
     addSource(source) {
       sources.set(source.sessionId, source);
       options.reserve(source.sessionId);
+      options.note({ t: "forkable", s: source.sessionId });
     },
     points(session) {
       const source = sourceOf(session);
@@ -101,17 +102,17 @@ export function createForkManager(options: {
       do sessionId = `${session}~fork${++count}`;
       while (source.store.hasSession(sessionId));
       seedFork(source.store, session, seq, sessionId);
-      // A fork is forkable too, with its original's implementations.
-      sources.set(sessionId, { ...source, sessionId });
       forks.set(sessionId, { of: session, seq });
       options.note({ t: "fork", s: session, fork: sessionId, seq, label: point.label, edited: edit !== undefined });
+      // A fork is forkable too, with its original's implementations.
+      manager.addSource({ ...source, sessionId });
       const first = edit ? editedResponse(point, edit) : undefined;
       const done = source
         .run({
           sessionId,
           durable: { store: source.store, sessionId },
           point,
-          streamFn: (base) => forkStreamFn(first, base ?? recordingStreamFn(source, seq)),
+          streamFn: (base) => forkStreamFn(first, base ?? recordingStreamFn(source, seq, first ? 1 : 0)),
           tools: (tools) =>
             tools.map((tool) =>
               tool.replay === "safe" || tool.needsApproval === true
