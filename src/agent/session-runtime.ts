@@ -19,7 +19,7 @@ import { registerRunHost } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
-import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
+import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun, type LiveAt } from "../durable/durable-run.js";
 import type { SessionWriter } from "../store/run-store.js";
 import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
@@ -51,7 +51,7 @@ export interface RunPlan {
    * R81: the run is the stored session's unfinished one: its journaled input and the records after
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
-  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: () => void; after?: number | "journal" };
+  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: (live: LiveAt) => void; after?: number | "journal" };
   /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
   trace?: TraceOrigin;
 }

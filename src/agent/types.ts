@@ -26,7 +26,7 @@ import type {
   CompactSettings,
 } from "../types.js";
 import type { Clock, RandomSource } from "../loop/clock.js";
-import type { DurableOptions } from "../durable/durable-run.js";
+import type { DurableOptions, LiveAt } from "../durable/durable-run.js";
 import type { RequestLimiter } from "../loop/request-limiter.js";
 
 /**
@@ -136,8 +136,8 @@ export interface SubscribeFromOptions {
 
 /** `Agent.resume(options)` (R81). */
 export interface AgentResumeOptions {
-  /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`). */
-  onLive?: () => void;
+  /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`); `seq`: its first live event's number. */
+  onLive?: (live: LiveAt) => void;
   /**
    * SPEC R81: the last sequence number your listeners processed (a listener's third argument):
    * every later event of the resumed run reaches them exactly once, in order. Without it, delivery

@@ -39,7 +39,7 @@ export class JournaledRun {
     /** The session's event count before this run, and the first sequence number the sink gets. */
     numbering: { base: number; deliverFrom: number },
     /** R81: the app's callback for the moment a resumed run goes live (`Agent.resume({ onLive })`). */
-    private readonly onLive?: () => void,
+    private readonly onLive?: (live: LiveAt) => void,
   ) {
     this.ledger = new DeliveryLedger(numbering.base, numbering.deliverFrom);
   }
@@ -84,7 +84,7 @@ export class JournaledRun {
     if (!this.onLive || this.notified) return;
     this.notified = true;
     try {
-      this.onLive();
+      this.onLive({ seq: this.ledger.nextSeq });
     } catch (error) {
       console.warn(`xstate-agent-loop: the resume's onLive callback threw (${error instanceof Error ? error.message : String(error)}); the run goes on`);
     }
@@ -217,7 +217,12 @@ export interface ResumePoint {
    * journal (from the moment the run goes live, a retraction included).
    */
   after?: number | "journal";
-  onLive?: () => void;
+  onLive?: (live: LiveAt) => void;
+}
+
+/** R81: where a resumed run went live: `seq` is the number of its first live event (those below it were replayed from the journal). */
+export interface LiveAt {
+  readonly seq: number;
 }
 
 /**

@@ -3,7 +3,7 @@
  * (`RunOptions.durable`, `AgentOptions.durable`), resume it after a crash, replay it offline,
  * export it as a trace. The record format is in records.ts and docs/guides/durable-sessions.md ("Durable runs").
  */
-export type { DurableOptions, QuietPointSnapshot } from "./durable-run.js";
+export type { DurableOptions, QuietPointSnapshot, LiveAt } from "./durable-run.js";
 export type { EventDelivery } from "./delivery.js";
 export { readSessionEvents, type SequencedDelivery } from "./stored-events.js";
 export { resumeAgentLoop, type ResumeOptions, type ResumeResult } from "./resume.js";
