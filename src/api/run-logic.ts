@@ -21,7 +21,8 @@ import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
 import type { RunInput } from "../../machines/run.types.js";
-import { journalRun, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
+import { journalRun, numberEvents, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
+import { DeliveryLedger, type EventDelivery } from "../durable/delivery.js";
 import type { JournalWriter } from "../durable/run-journal.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { provideRunMachine } from "../actors/implementations.js";
@@ -87,7 +88,29 @@ export interface DurableRunOptions extends AgentRunOptions {
    * resume (a durable-execution engine keeps those; the Restate session object writes them into its
    * state). A writer that throws stops the run actor.
    */
-  journalTo?: JournalWriter;
+  journalTo?: JournalTarget;
+}
+
+/** Where a `journalTo` run records: a writer, and the session's event count before the run (R81's numbering continues from it). */
+export interface JournalTarget extends JournalWriter {
+  readonly eventBase?: number;
+}
+
+/** R81 for a `journalTo` run: its events' numbering, as the embedded store numbers them. */
+export interface RecordedRunDelivery {
+  /** The event being delivered now (call it from the event's subscriber). */
+  current(): EventDelivery;
+  /** The number the next event gets. */
+  nextSeq(): number;
+  /** Retracts the provisional events from `fromSeq` on (a response re-requested after a crash): journaled, then `message_discarded`. */
+  retract(fromSeq: number): void;
+}
+
+const recordedRuns = new WeakMap<AnyActorRef, RecordedRunDelivery>();
+
+/** The numbering of a run actor made from logic with `journalTo` (undefined for any other run). */
+export function recordedRunDelivery(ref: AnyActorRef): RecordedRunDelivery | undefined {
+  return recordedRuns.get(ref);
 }
 
 /** The resolved input of each embedded run actor (weak: it goes with its actor), for its journal's `run` record. */
@@ -156,10 +179,22 @@ function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
 }
 
 /** R80: records an embedded run into `writer` from its first step to its `end` record. */
-function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, writer: JournalWriter, input: RunInput): void {
-  const journal = recordingJournal(writer, input, options.config ?? {});
+function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, writer: JournalTarget, input: RunInput): void {
+  const base = writer.eventBase ?? 0;
+  const journal = recordingJournal(writer, input, options.config ?? {}, base);
   journal.attach(runtime, owner);
   bindJobJournal(runtime, journal);
+  // R81: numbered, flagged and retracted as the embedded store's runs are.
+  const ledger = new DeliveryLedger(base, base + 1);
+  numberEvents(runtime, journal, ledger, false);
+  recordedRuns.set(owner, {
+    current: () => {
+      const { seq, provisional } = ledger.current();
+      return { seq, provisional };
+    },
+    nextSeq: () => ledger.nextSeq,
+    retract: (fromSeq) => journal.retract(fromSeq),
+  });
   journal.hooks.onFailure = () => owner.stop();
   owner.subscribe({
     complete: () => {

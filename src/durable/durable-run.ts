@@ -145,13 +145,16 @@ export class JournaledRun {
   }
 }
 
-/** R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to retract (a replay's journal too). */
-export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger): void {
+/**
+ * R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to
+ * retract (a replay's journal too). `trackDelivery: false` for a journal whose records must be the
+ * same on every attempt (Restate's): it notes no `d`, which depends on the sink's pace.
+ */
+export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger, trackDelivery = true): void {
   ledger.wrap(runtime.events, () => journal.uncovered);
-  journal.hooks.delivered = () => ledger.deliveredSeq;
+  if (trackDelivery) journal.hooks.delivered = () => ledger.deliveredSeq;
   journal.hooks.eventCount = () => ledger.lastSeq;
-  journal.hooks.retraction = () => {
-    const fromSeq = ledger.nextSeq;
+  journal.hooks.retraction = (fromSeq = ledger.nextSeq) => {
     // A consumer whose `after` fell inside what is retracted resumes from the retraction.
     ledger.resumeAt(fromSeq);
     return { type: "message_discarded", reason: "interrupted", fromSeq };
