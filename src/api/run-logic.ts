@@ -14,7 +14,7 @@
  *   are issued again (see `machines/steps.ts`).
  */
 import { NEVER, Observable, Subject } from "rxjs";
-import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
+import type { Actor, AnyActorLogic, AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AnyAgentEvent, AgentMessage, ApprovalRule } from "../types.js";
 import { AgentInputError } from "../boundary/errors.js";
 import type { runMachine } from "../../machines/run.machine.js";
@@ -144,7 +144,7 @@ function checkedApprovalInput(approval: AgentRunInput["approval"]): RunInput["ap
 
 function embeddedRuntime(owner: AnyActorRef, channel: Subject<AnyAgentEvent>, options: DurableRunOptions, input: RunInput | undefined) {
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
-  const forward = context.settings.forwardEvents ? owner._parent : undefined;
+  const forward = context.settings.forwardEvents ? invokerOf(owner) : undefined;
   const relay = (event: AnyAgentEvent) => {
     channel.next(event);
     forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
@@ -161,6 +161,14 @@ function embeddedRuntime(owner: AnyActorRef, channel: Subject<AnyAgentEvent>, op
   if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
   else if (options.journalTo && input) recordEmbedded(owner, runtime, options, options.journalTo, input);
   return runtime;
+}
+
+/**
+ * The actor that invoked or spawned `run` (`forwardEvents`): the `parent` option XState created it
+ * with (public `ActorOptions.parent`, kept in `actor.options`), not the internal `_parent`.
+ */
+function invokerOf(run: AnyActorRef): AnyActorRef | undefined {
+  return (run as Partial<Pick<Actor<AnyActorLogic>, "options">>).options?.parent;
 }
 
 /** R80: records an embedded run into `writer` from its first step to its `end` record. */
