@@ -43,6 +43,11 @@ export interface TraceOrigin {
 
 /** What a run starts from. Built by `runInput` (src/api/run-input.ts) from the caller's config. */
 export interface RunInput extends ToolSetData {
+  /**
+   * The key under which the run's runtime (hooks, tools, sink) is served in this process
+   * (`RunHosts`, src/api/run-hosts.ts), set by its host; given to its step worker.
+   */
+  host?: string;
   /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
   prompts: AgentMessage[] | null;
   /** The transcript so far (the run never mutates it, and copies it before its caller could: `initialRunContext`). */
@@ -202,6 +207,8 @@ export interface TurnState {
  * object of ~20 or more keys built that way into a slow dictionary.
  */
 export interface RunContext {
+  /** The key of the run's runtime in this process (`RunInput.host`); a host that restores the run gives it its own. */
+  host: string;
   /** The working transcript: `context.messages` of the hooks. */
   messages: AgentMessage[];
   /** What this run added (R12). */

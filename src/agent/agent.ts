@@ -215,7 +215,7 @@ export class Agent {
     this.tail = this.durable && sessionTail(this.durable);
 
     this.runtime = new SessionRuntime(
-      sessionHosting().sessions,
+      sessionHosting(),
       undefined,
       (event, signal, delivery) => this.deliver(event, signal, delivery),
       () => this.view.clear(),
@@ -258,7 +258,7 @@ export class Agent {
       id: "session",
       input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
       // R13: a persisted session is served by this Agent's runtime.
-      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key) } : {}),
+      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key, sessionHosting().runs) } : {}),
       ...(this.inspect ? { inspect: this.inspect } : {}),
     });
     this.runtime.attach(session);

@@ -5,14 +5,16 @@
  */
 import type { MachineImplementationsFrom, Snapshot } from "xstate";
 import { sessionMachine } from "../../machines/session.machine.js";
-import { hostedRunMachine } from "../api/start-run.js";
+import type { runMachine } from "../../machines/run.machine.js";
+import { hostedRuns } from "../api/start-run.js";
+import { rehostedRun, type RunHosts } from "../api/run-hosts.js";
 import { createEmitFailureActor, createSettleEventsActor, SessionHosts } from "./session-actors.js";
 
 /** The session machine's implementations: each finds its session's runtime in `sessions` by `context.host`. */
-export function createSessionImplementations(sessions: SessionHosts): MachineImplementationsFrom<typeof sessionMachine> {
+export function createSessionImplementations(sessions: SessionHosts, run: typeof runMachine): MachineImplementationsFrom<typeof sessionMachine> {
   return {
     actors: {
-      run: hostedRunMachine(),
+      run,
       settleEvents: createSettleEventsActor(sessions),
       emitFailure: createEmitFailureActor(sessions),
     },
@@ -24,10 +26,11 @@ export function createSessionImplementations(sessions: SessionHosts): MachineImp
   };
 }
 
-/** The provided session machine and the session runtimes its implementations serve. */
+/** The provided session machine, the session runtimes its implementations serve, and its runs' runtimes. */
 export interface SessionHosting {
   machine: typeof sessionMachine;
   sessions: SessionHosts;
+  runs: RunHosts;
 }
 
 let shared: SessionHosting | undefined;
@@ -36,21 +39,23 @@ let shared: SessionHosting | undefined;
 export function sessionHosting(): SessionHosting {
   if (!shared) {
     const sessions = new SessionHosts();
-    shared = { machine: sessionMachine.provide(createSessionImplementations(sessions)), sessions };
+    const runs = hostedRuns();
+    shared = { machine: sessionMachine.provide(createSessionImplementations(sessions, runs.machine)), sessions, runs: runs.hosts };
   }
   return shared;
 }
 
 /**
  * R13: a persisted session (of this process or another) served by the runtime keyed `host`: its
- * context and the input of its actors in flight name that key (a snapshot from before keys
- * existed gets them). The snapshot is not changed; its copy shares everything else.
+ * context and the input of its actors in flight name that key, and its run in flight a new key in
+ * `runs` (a snapshot from before keys existed gets them). The snapshot is not changed; its copy
+ * shares everything else.
  */
-export function rehostedSession(snapshot: Snapshot<unknown>, host: string): Snapshot<unknown> {
+export function rehostedSession(snapshot: Snapshot<unknown>, host: string, runs: RunHosts): Snapshot<unknown> {
   const persisted = snapshot as { context?: object; children?: Record<string, PersistedChild> };
   if (!persisted.context) return snapshot;
   const children: Record<string, PersistedChild> = {};
-  for (const [id, child] of Object.entries(persisted.children ?? {})) children[id] = rehostedChild(child, host);
+  for (const [id, child] of Object.entries(persisted.children ?? {})) children[id] = rehostedChild(child, host, runs);
   return { ...persisted, context: { ...persisted.context, host }, children } as unknown as Snapshot<unknown>;
 }
 
@@ -59,8 +64,9 @@ interface PersistedChild {
   snapshot?: { input?: unknown };
 }
 
-function rehostedChild(child: PersistedChild, host: string): PersistedChild {
+function rehostedChild(child: PersistedChild, host: string, runs: RunHosts): PersistedChild {
   const input = child.snapshot?.input;
+  if (child.src === "run") return { ...child, snapshot: rehostedRun(child.snapshot, runs.newKey()) };
   if (child.src === "settleEvents") return { ...child, snapshot: { ...child.snapshot, input: { host } } };
   // (Before keys, its input was the events alone.)
   if (child.src === "emitFailure") return { ...child, snapshot: { ...child.snapshot, input: { host, events: Array.isArray(input) ? input : (input as { events: unknown }).events } } };

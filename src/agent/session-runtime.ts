@@ -4,7 +4,7 @@
  * placeholders, and the promise `prompt()`/`continue()` return. One run at a time: the machine
  * takes `run.start` only when idle. While a run is in progress the runtime is served in
  * `SessionHosts` under its key (`context.host` of its session), where the session machine's actions
- * and actors find it (R14).
+ * and actors find it, and the run's runtime in `RunHosts` under the run's key (R14).
  */
 import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
@@ -15,7 +15,7 @@ import { initialRunContext } from "../../machines/run.helpers.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
-import { registerRunHost } from "../api/run-hosts.js";
+import type { RunHosts } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
@@ -63,7 +63,10 @@ export interface SessionHost extends AnyActorRef {
 
 interface ActiveRun {
   plan: RunPlan;
+  /** The run's input as journaled (its key, `host`, is given to the actor only). */
   input: RunInput;
+  /** The run's key in `RunHosts`. */
+  host: string;
   /** The tools the input was built from; the run's runtime resolves calls with the same. */
   registry: ToolRegistry;
   /** Created when the run's worker starts; until then an abort is remembered. */
@@ -93,10 +96,11 @@ export class SessionRuntime implements SessionServices {
   private readonly clock: Clock;
 
   private host: SessionHost | undefined;
-  private readonly hostRuntime = (owner: AnyActorRef): RunRuntime => this.runtimeFor(owner);
+  private readonly sessions: SessionHosts;
+  private readonly runs: RunHosts;
 
   constructor(
-    private readonly sessions: SessionHosts,
+    hosts: { sessions: SessionHosts; runs: RunHosts },
     host: SessionHost | undefined,
     private readonly dispatch: AgentDispatch,
     /** Called when the session is idle again, before `prompt()` settles. */
@@ -105,14 +109,15 @@ export class SessionRuntime implements SessionServices {
     private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
-    this.key = sessions.newKey();
+    this.sessions = hosts.sessions;
+    this.runs = hosts.runs;
+    this.key = this.sessions.newKey();
     if (host) this.attach(host);
   }
 
   /** The session actor this runtime serves from now on (an Agent makes a new one when it wakes from idle). */
   attach(host: SessionHost): void {
     this.host = host;
-    registerRunHost(host, this.hostRuntime);
   }
 
   /** The session actor is dropped (an idle Agent keeps none). */
@@ -151,7 +156,8 @@ export class SessionRuntime implements SessionServices {
       this.retire();
       return Promise.reject(error);
     }
-    this.session.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    const { input, host } = this.active!;
+    this.session.send({ type: "run.start", input: { ...input, host }, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
   }
 
@@ -160,12 +166,13 @@ export class SessionRuntime implements SessionServices {
    * `messages` are what it added before the snapshot (as if delivered here).
    */
   resume(plan: RunPlan, messages: AgentMessage[]): Promise<void> {
-    const done = this.activate(plan);
+    // The restored run's key, given to it by `rehostedSession`.
+    const done = this.activate(plan, (this.runActor()?.getSnapshot() as { context?: RunContext } | undefined)?.context?.host);
     this.active!.ended.push(...messages);
     return done;
   }
 
-  private activate(plan: RunPlan): Promise<void> {
+  private activate(plan: RunPlan, host = this.runs.newKey()): Promise<void> {
     const registry = new ToolRegistry(plan.tools);
     const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
@@ -178,13 +185,21 @@ export class SessionRuntime implements SessionServices {
     if (plan.trace && !plan.resumed) input.trace = plan.trace;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
+    this.active = { plan, input, host, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
     this.sessions.serve(this.key, this);
+    this.runs.serve(host, () => this.runtimeFor(this.runActor()!));
     return done;
+  }
+
+  /** The session's run actor (its invoked child `run`), if it has one. */
+  private runActor(): AnyActorRef | undefined {
+    return (this.host?.getSnapshot() as { children?: { run?: AnyActorRef } } | undefined)?.children?.run;
   }
 
   /** No run in progress: the session machine's implementations have nothing to find here. */
   private retire(): void {
+    // (The run's worker closed its key when it stopped; a run that never started has one still.)
+    if (this.active) this.runs.close(this.active.host);
     this.active = undefined;
     this.sessions.retire(this.key);
   }

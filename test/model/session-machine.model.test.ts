@@ -50,7 +50,7 @@ const faultyMachines = {
 function faultySession(coverage: Coverage, machine: keyof typeof faultyMachines, failingListener: boolean) {
   const delivered: AnyAgentEvent[] = [];
   const runtime = new SessionRuntime(
-    sessionHosting().sessions,
+    sessionHosting(),
     undefined,
     async (event) => {
       delivered.push(event);
