@@ -80,6 +80,7 @@ export function initialRunContext(input: RunInput): RunContext {
       budget: input.budget ?? {},
       recovery: input.recovery ?? noRecovery,
       streamingTools: input.streamingTools ?? null,
+      output: input.output ?? null,
     },
     pending: input.prompts ?? [],
     prepared: [],
@@ -92,6 +93,7 @@ export function initialRunContext(input: RunInput): RunContext {
     failure: null,
     startedAt: input.startedAt,
     approval: initialApprovals(input.approval),
+    output: { attempts: 0, answer: null },
   };
 }
 

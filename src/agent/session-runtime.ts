@@ -11,6 +11,7 @@ import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentToo
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
 import type { RunContext, RunInput } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
+import { answerToolOf } from "../loop/output-tool.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
@@ -158,7 +159,7 @@ export class SessionRuntime {
   }
 
   private activate(plan: RunPlan): Promise<void> {
-    const registry = new ToolRegistry(plan.tools);
+    const registry = new ToolRegistry(plan.tools, answerToolOf(plan.config));
     const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,
