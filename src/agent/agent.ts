@@ -734,7 +734,8 @@ const stateProperties: PropertyDescriptorMap = {
   errorMessage: { get: function (this: object) { return agentOf(this)["context"].errorMessage ?? undefined; } },
   output: { get: function (this: object) { return agentOf(this)["lastOutput"]; } },
 };
-for (const descriptor of Object.values(stateProperties)) Object.assign(descriptor, { enumerable: true, configurable: true });
+// R100's `output` is additive: not enumerable, so the state's keys stay the reference's.
+for (const [key, descriptor] of Object.entries(stateProperties)) Object.assign(descriptor, { enumerable: key !== "output", configurable: true });
 
 /**
  * `Agent.state`: own enumerable accessors, as the reference's object literal has, but shared
