@@ -213,6 +213,29 @@ describe("R100: structured final output", () => {
     expect((messages as { output?: unknown }).output).toEqual({ ok: true });
   });
 
+  it("R100, R70, R60: with streaming tools and retries on, a retried request's answer ends the run the same way", async () => {
+    const safeLookup = tool("lookup", async () => ok("2.1M"), { isConcurrencySafe: () => true });
+    const { events } = await run(
+      { output: { schema: answerSchema }, streamingToolExecution: true, retry: { baseDelayMs: 0, maxDelayMs: 0 } },
+      [
+        { setupError: "Anthropic API error 529 overloaded_error: Overloaded" },
+        { content: [toolCall("lookup", {}), toolCall("final_answer", { city: "Paris", population: 2100000 })] },
+      ],
+      [safeLookup],
+    );
+    expect(projected(events).filter((e) => /^(tool_|turn_|agent_end)/.test(e))).toEqual([
+      "turn_start",
+      // R70: the lookup starts while the response streams; the answer tool is not concurrency-safe, so it runs alone after it.
+      "tool_start:lookup",
+      "tool_end:lookup",
+      "tool_start:final_answer",
+      "tool_end:final_answer",
+      "turn_end+2",
+      'agent_end:completed:{"city":"Paris","population":2100000}',
+    ]);
+    expect(events.filter((e) => e.type === "message_end" && e.message.role === "assistant")).toHaveLength(1);
+  });
+
   it("R100: settings no run could use are a typed error at the call", async () => {
     const call = (output: unknown) => agentLoop([user("x")], { messages: [], tools: [] }, baseConfig({ output: output as never }), undefined, scriptedStreamFn([]));
     expect(() => call({ schema: z.string() })).toThrow(AgentInputError);
