@@ -65,6 +65,7 @@ export {
 } from "./providers/scripted.js";
 export { PushAssistantStream, emptyUsage } from "./providers/assistant-stream.js";
 export { Agent, unknownModel, defaultConvertToLlm, type SessionActor } from "./agent/index.js";
+export { promptForOutput, OutputError, type OutputOf } from "./agent/index.js";
 // R82: per-call approval, for the Agent and for runs driven directly.
 export { ApprovalError, approveToolCall, rejectToolCall, pendingApprovalsOf, type ApprovalErrorCode, type DecisionTime } from "./agent/index.js";
 export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions, AgentResumeOptions, SubscribeFromOptions } from "./agent/index.js";

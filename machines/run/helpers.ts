@@ -82,6 +82,7 @@ export function initialRunContext(input: RunInput): RunContext {
       recovery: input.recovery ?? noRecovery,
       streamingTools: input.streamingTools ?? null,
       trace: input.trace ?? null,
+      output: input.output ?? null,
     },
     pending: input.prompts ?? [],
     prepared: [],
@@ -94,6 +95,7 @@ export function initialRunContext(input: RunInput): RunContext {
     failure: null,
     startedAt: input.startedAt,
     approval: initialApprovals(input.approval),
+    output: { attempts: 0, answer: null },
   };
 }
 

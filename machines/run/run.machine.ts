@@ -1,5 +1,5 @@
 /**
- * One run of the agent loop (SPEC R1–R12, R20–R30, R40–R42, R56, R60–R63, R70–R73, R82), from
+ * One run of the agent loop (SPEC R1–R12, R20–R30, R40–R42, R56, R60–R63, R70–R73, R82, R100), from
  * `agent_start` to `agent_end`. Every lifecycle step is a state; every decision between steps is a
  * small state of guarded `always` transitions (`closingTurn`, `openingNextTurn`, `routingResponse`,
  * `handlingResponse`, `choosingNextStep` …), so each rule is a state, a guard or a transition,
@@ -21,13 +21,13 @@
  * part of persisted snapshots (R13): the resting states keep their ids across versions.
  */
 import { and, assertEvent, assign, not, or, sendTo, setup, type ActorRefFrom } from "xstate";
-import type { AgentMessage, AnyAgentEvent } from "../../src/protocol/index.js";
+import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
 import { toolCallMachine } from "../tool-call.machine.js";
 import { endedTruncated, escalatedLimit, estimatedTokens, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf } from "./helpers.js";
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
-import type { RunContext, RunInput } from "./types.js";
+import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
 import { replyOutput } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
@@ -35,8 +35,9 @@ import { toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
 import { approvalActions } from "./actions/approval.js";
 import { budgetExceeded, turnActions } from "./actions/turn.js";
+import { acceptedAnswer, outputActions, outputAttemptsExhausted } from "./actions/output.js";
 
-export type { RunContext, RunInput, StateUpdate, TurnSnapshot, TurnUpdate } from "./types.js";
+export type { RunContext, RunInput, RunOutput, StateUpdate, TurnSnapshot, TurnUpdate } from "./types.js";
 export type { RunEvent, ToolDoneEvent, ToolErrorEvent } from "./setup.js";
 
 export const runMachine = setup({
@@ -44,7 +45,7 @@ export const runMachine = setup({
     input: {} as RunInput,
     context: {} as RunContext,
     events: {} as RunEvent,
-    output: {} as AgentMessage[],
+    output: {} as RunOutput,
     emitted: {} as AnyAgentEvent,
   },
   actors: {
@@ -64,6 +65,7 @@ export const runMachine = setup({
     ...toolBatchActions,
     ...streamingToolActions,
     ...approvalActions,
+    ...outputActions,
   },
   guards: {
     // Which hooks are configured: a hook's state is entered only then.
@@ -150,6 +152,10 @@ export const runMachine = setup({
     hasPendingMessages: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
     decidedContinue: ({ context }) => context.turn.decision === "continue",
+    // R100: the turn's final answer validated, or every invalid attempt allowed was used; the run would end without one.
+    settlesOutput: ({ context }) => acceptedAnswer(context) !== undefined || outputAttemptsExhausted(context),
+    exhaustsOutputAttempts: ({ context }) => outputAttemptsExhausted(context),
+    awaitsOutput: ({ context }) => context.settings.output !== null && !context.aborted,
     // R82: the decision is for a call that waits for it.
     isWaitingApproval: ({ context, event }) => {
       assertEvent(event, ["approval.approve", "approval.reject"]);
@@ -482,10 +488,12 @@ export const runMachine = setup({
         },
         // R6, R8: turn_end; R63: what the turn spent.
         endingTurn: {
-          entry: ["emitTurnEnd", "markTurnClosed", "countTurn", "countTruncations"],
+          entry: ["emitTurnEnd", "markTurnClosed", "countTurn", "countTruncations", "countInvalidAnswer"],
           always: [
             // R6: an error or aborted response ends the run (no queue is polled).
             { guard: "isErrorOrAborted", target: "#run.done", actions: "endAsFailedResponse" },
+            // R100: a final answer that validated ends the run with its value; the last invalid one ends it as output_invalid.
+            { guard: "settlesOutput", target: "#run.done", actions: "settleOutput" },
             // R8: finishTurn said end.
             { guard: "decidedEnd", target: "#run.done", actions: { type: "endAs", params: { reason: "finish_turn_end" } } },
             // R63: a limit reached ends the run before anything else is polled or prepared.
@@ -517,6 +525,7 @@ export const runMachine = setup({
         { guard: "continuesInnerLoop", target: "turn.openingNextTurn" },
         { guard: "hasGetFollowUpMessages", target: "pollingFollowUps" },
         { guard: "decidedContinue", target: "continuingAsDecided" },
+        { guard: "awaitsOutput", target: "askingForAnswer" },
         { target: "done" },
       ],
     },
@@ -530,10 +539,20 @@ export const runMachine = setup({
       always: [
         { guard: "hasPendingMessages", target: "turn.openingNextTurn" },
         { guard: "decidedContinue", target: "continuingAsDecided" },
+        { guard: "awaitsOutput", target: "askingForAnswer" },
         { target: "done" },
       ],
     },
-    // R10, R11: nothing else asks for a request, but finishTurn said continue: exactly one more.
+    // R100: the run would end without a final answer: that counts as an invalid one; a reminder asks
+    // for it (injected with the next turn), or the run ends as output_invalid.
+    askingForAnswer: {
+      entry: "countMissingAnswer",
+      always: [
+        { guard: "exhaustsOutputAttempts", target: "done", actions: { type: "endAs", params: { reason: "output_invalid" } } },
+        { target: "continuingAsDecided", actions: "queueOutputReminder" },
+      ],
+    },
+    // R10, R11: nothing else asks for a request, but finishTurn said continue: exactly one more (R100: or the run asks for its answer).
     continuingAsDecided: {
       always: { target: "turn.openingNextTurn" },
     },
@@ -549,7 +568,8 @@ export const runMachine = setup({
       entry: "emitAgentEnd",
     },
   },
-  output: ({ context }) => context.newMessages,
+  // R12; R100: with the validated answer as the array's `output`.
+  output: ({ context }) => (context.output.answer === null ? context.newMessages : Object.assign(context.newMessages.slice(), { output: context.output.answer.value })),
 });
 
 export type RunActorRef = ActorRefFrom<typeof runMachine>;

@@ -72,6 +72,32 @@ export interface RunInput extends ToolSetData {
   streamingTools?: StreamingToolsSettings;
   /** R110: the run's trace, when an observer traced it (`TraceOrigin`). */
   trace?: TraceOrigin;
+  /** R100: the run asks for a structured final answer (the schema stays in the runtime, with the answer tool). */
+  output?: OutputRunSettings;
+}
+
+/** R100: how the run asks for its final answer (plain data; resolved with defaults by `src/loop/output-tool.ts`). */
+export interface OutputRunSettings {
+  /** The final-answer tool the model calls (part of the tool set, declared through R30). */
+  toolName: string;
+  /** Invalid answers (or turns without one) before the run ends with `output_invalid`. */
+  maxAttempts: number;
+  /** The user message that asks for the answer when a response ends without calling the tool. */
+  reminder: string;
+}
+
+/**
+ * What a run actor outputs (R14): the messages it added (R12); R100: with the validated answer as
+ * the array's `output` property when the run asked for one and got it.
+ */
+export type RunOutput = AgentMessage[] & { output?: unknown };
+
+/** R100: the answers so far. */
+export interface OutputState {
+  /** Invalid answers, and turns that ended without one. */
+  attempts: number;
+  /** The validated answer, once the model gave one (the run then ends). */
+  answer: { value: unknown } | null;
 }
 
 /** R70: streaming tool execution's settings. */
@@ -187,6 +213,8 @@ export interface RunSettings {
   streamingTools: StreamingToolsSettings | null;
   /** R110: from the input; `null` when no observer traced the run. */
   trace: TraceOrigin | null;
+  /** R100: `null` when the run asks for no structured answer. */
+  output: OutputRunSettings | null;
 }
 
 /** The current turn. */
@@ -240,6 +268,8 @@ export interface RunContext {
   startedAt: number;
   /** R82: approval ids issued, the calls waiting for approval, the "always allow" rules. */
   approval: RunApprovals;
+  /** R100: invalid answers so far, and the validated one. */
+  output: OutputState;
 }
 
 /** What a turn hook sees (plain data; the runtime adds the executable tools). */

@@ -9,6 +9,7 @@ import type { AnyActorLogic, AnyActorRef } from "xstate";
 import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
+import { answerToolOf } from "../loop/output-tool.js";
 import { systemClock, systemRandom, type Clock, type RandomSource } from "../loop/clock.js";
 import { streamOptionsOf } from "../loop/stream-options.js";
 import { routeEvents, type RuntimeEventSink } from "../loop/runtime-events.js";
@@ -91,7 +92,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   const controller = new AbortController();
   const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;
   const restored = snapshot?.context;
-  const tools = args.registry ?? new ToolRegistry(args.tools);
+  const tools = args.registry ?? new ToolRegistry(args.tools, answerToolOf(config));
   // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
   // A new run's names are the registry's own (its input was built from it): nothing to resolve.
   if (restored?.toolSet) {

@@ -15,6 +15,7 @@ import { Subject, type Observable } from "rxjs";
 import type {
   RetrySettings,
   OutputLimitSettings,
+  OutputSettings,
   CompactSettings,
   AnyAgentEvent,
   AgentEndReason,
@@ -118,6 +119,8 @@ export class Agent {
   /** SPEC R70: tools start while the model streams (see `AgentLoopConfig.streamingToolExecution`); read when a run starts. */
   streamingToolExecution?: boolean;
   maxConcurrentTools?: number;
+  /** SPEC R100: each run's structured final answer (see `AgentLoopConfig.output`); read when a run starts. `state.output` holds the last run's. */
+  output?: OutputSettings;
   // Forwarded to the stream function when set.
   sessionId?: AgentOptions["sessionId"];
   thinkingBudgets?: AgentOptions["thinkingBudgets"];
@@ -154,6 +157,8 @@ export class Agent {
   private tools: AgentTool[];
   private replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
   private endReason: AgentEndReason | undefined;
+  /** R100: the last run's validated final answer. */
+  private lastOutput: unknown;
   /** R80: where the runs are journaled, if anywhere. */
   private readonly durable: AgentOptions["durable"];
   /** R84: the durable session's writer, held from the Agent's first use of the session until `release()` (or the process ends). */
@@ -198,6 +203,7 @@ export class Agent {
     this.requestLimiter = options.requestLimiter;
     this.streamingToolExecution = options.streamingToolExecution;
     this.maxConcurrentTools = options.maxConcurrentTools;
+    this.output = options.output;
     this.sessionId = options.sessionId;
     this.thinkingBudgets = options.thinkingBudgets;
     this.transport = options.transport ?? "auto";
@@ -701,7 +707,10 @@ export class Agent {
       return this.listeners.size === 0 ? undefined : this.notify(event, signal, true, given, false);
     }
     this.view.apply(event);
-    if (event.type === "agent_end") this.endReason = event.reason;
+    if (event.type === "agent_end") {
+      this.endReason = event.reason;
+      this.lastOutput = event.output;
+    }
     if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
@@ -782,8 +791,10 @@ const stateProperties: PropertyDescriptorMap = {
   streamingMessage: { get: function (this: object) { return agentOf(this)["view"].streamingMessage; } },
   pendingToolCalls: { get: function (this: object) { return agentOf(this)["view"].pendingToolCalls; } },
   errorMessage: { get: function (this: object) { return agentOf(this)["context"].errorMessage ?? undefined; } },
+  output: { get: function (this: object) { return agentOf(this)["lastOutput"]; } },
 };
-for (const descriptor of Object.values(stateProperties)) Object.assign(descriptor, { enumerable: true, configurable: true });
+// R100's `output` is additive: not enumerable, so the state's keys stay the reference's.
+for (const [key, descriptor] of Object.entries(stateProperties)) Object.assign(descriptor, { enumerable: key !== "output", configurable: true });
 
 /**
  * `Agent.state`: own enumerable accessors, as the reference's object literal has, but shared

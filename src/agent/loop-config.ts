@@ -24,6 +24,7 @@ const LOOP_SETTING_KEYS = [
   "requestLimiter",
   "streamingToolExecution",
   "maxConcurrentTools",
+  "output",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const isProviderMessage = (message: AgentMessage): message is Message => {
@@ -53,7 +54,7 @@ export interface LoopConfigArgs {
   /** The loop settings the Agent passes through as they are (R60–R67). */
   settings: Pick<
     AgentLoopConfig,
-    "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs" | "requestLimiter" | "streamingToolExecution" | "maxConcurrentTools"
+    "budget" | "retry" | "outputLimit" | "compact" | "toolTimeoutMs" | "abortGraceMs" | "requestLimiter" | "streamingToolExecution" | "maxConcurrentTools" | "output"
   >;
   model: Model;
   thinkingLevel: ThinkingLevel;

@@ -12,6 +12,7 @@ import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentToo
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
 import type { RunContext, RunInput, TraceOrigin } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
+import { answerToolOf } from "../loop/output-tool.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
@@ -173,7 +174,7 @@ export class SessionRuntime implements SessionServices {
   }
 
   private activate(plan: RunPlan, host = this.runs.newKey()): Promise<void> {
-    const registry = new ToolRegistry(plan.tools);
+    const registry = new ToolRegistry(plan.tools, answerToolOf(plan.config));
     const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,

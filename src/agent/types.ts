@@ -24,6 +24,7 @@ import type {
   RetrySettings,
   OutputLimitSettings,
   CompactSettings,
+  OutputSettings,
 } from "../types.js";
 import type { Clock, RandomSource } from "../loop/clock.js";
 import type { DurableOptions, LiveAt } from "../durable/durable-run.js";
@@ -55,10 +56,15 @@ export interface AgentState {
   readonly pendingToolCalls: ReadonlySet<string>;
   /** From the most recent turn that ended with an error or abort; cleared when a run starts. */
   readonly errorMessage?: string;
+  /**
+   * SPEC R100: the validated final answer of the last run that ended (its `agent_end.output`);
+   * undefined when it asked for none or got none. Typed: `promptForOutput`.
+   */
+  readonly output?: unknown;
 }
 
 /** R50: `systemPrompt` and `tools` become the leading system message unless `messages` starts with one. */
-export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage">>;
+export type AgentInitialState = Partial<Omit<AgentState, "pendingToolCalls" | "isStreaming" | "streamingMessage" | "errorMessage" | "output">>;
 
 /**
  * An event listener. Listeners are awaited one after another, in registration order, for every
@@ -158,6 +164,8 @@ export interface AgentOptions extends Partial<AgentHooks>, AgentStreamOptions, S
   followUpMode?: QueueMode;
   /** Default `"parallel"`. */
   toolExecution?: ToolExecutionMode;
+  /** SPEC R100: each run's structured final answer (see `AgentLoopConfig.output`); `state.output` holds it after the run. */
+  output?: OutputSettings;
   /** SPEC R63: each run's limits (see `AgentLoopConfig.budget`); `agent.lastEndReason` says which one ended it. */
   budget?: RunBudget;
   /** SPEC R60: retry transient failures (see `AgentLoopConfig.retry`). */

@@ -1,4 +1,6 @@
 import type { AgentContext, AgentLoopConfig, AgentMessage } from "../types.js";
+import { answerToolOf } from "../loop/output-tool.js";
+import { ToolRegistry } from "../loop/tool-registry.js";
 
 /** Argument checks that throw synchronously, before any event (R2, SPEC "Entry points"). */
 export function checkRunArguments(prompts: AgentMessage[] | null, context: AgentContext, config: AgentLoopConfig, streamFn: unknown): void {
@@ -11,4 +13,6 @@ export function checkRunArguments(prompts: AgentMessage[] | null, context: Agent
     if (!last) throw new Error("Cannot continue: no messages in context");
     if ((last as { role?: string }).role === "assistant") throw new Error("Cannot continue from message role: assistant");
   } else if (!Array.isArray(prompts)) throw new TypeError("agent loop: prompts must be an array of messages");
+  // R100: the final-answer tool's name must be free (the registry throws the typed error).
+  if (config.output && Array.isArray(context.tools)) new ToolRegistry(context.tools, answerToolOf(config));
 }

@@ -3,6 +3,7 @@ import type { AgentLoopConfig, AgentMessage } from "../types.js";
 import type { HookFlags, RunInput } from "../../machines/run.types.js";
 import type { ToolRegistry } from "../loop/tool-registry.js";
 import { recoverySettings } from "../loop/recovery-settings.js";
+import { outputRunSettings } from "../loop/output-tool.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -50,6 +51,7 @@ export function runInput(args: RunInputArgs): RunInput {
     ...(config.budget ? { budget: { ...config.budget } } : {}),
     ...(config.streamingToolExecution === true ? { streamingTools: { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) } } : {}),
     ...(config.retry || config.outputLimit || config.compact ? { recovery: recoverySettings(config) } : {}),
+    ...(config.output ? { output: outputRunSettings(config.output) } : {}),
   };
 }
 

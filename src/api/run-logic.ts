@@ -27,6 +27,7 @@ import type { JournalWriter } from "../durable/run-journal.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
+import { answerToolOf } from "../loop/output-tool.js";
 import { systemClock } from "../loop/clock.js";
 import { RunHosts, rehostedRun } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
@@ -137,7 +138,7 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
     const resolved = runInput({
       prompts,
       messages,
-      tools: new ToolRegistry(options.tools),
+      tools: new ToolRegistry(options.tools, answerToolOf(options.config)),
       config: options.config,
       startedAt: clock.now(),
       forwardEvents: input?.forwardEvents,

@@ -11,6 +11,7 @@ import { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { failureMessage } from "../../machines/run.helpers.js";
 import { errorText, abortedResult, toolResultMessage } from "../loop/tool-results.js";
+import { answerToolOf } from "../loop/output-tool.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
@@ -94,7 +95,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
       finished = true;
       settle();
     };
-    const tools = new ToolRegistry(args.context.tools);
+    const tools = new ToolRegistry(args.context.tools, answerToolOf(config));
     const input =
       args.resumed?.input ??
       runInput({

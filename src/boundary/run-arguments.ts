@@ -4,7 +4,7 @@
  * failure from inside the run. Presence checks (`streamFn`, `convertToLlm`, R2) stay with the
  * entry points; this adds the shapes.
  */
-import type { AgentContext, AgentLoopConfig } from "../types.js";
+import type { AgentContext, AgentLoopConfig, OutputSettings } from "../types.js";
 import { describeValue, isRecord, readField } from "./describe-value.js";
 import { checkMessages } from "./messages.js";
 import { checkModel } from "./model.js";
@@ -12,6 +12,7 @@ import { checkSignal } from "./signal.js";
 import { checkTools } from "./tools.js";
 import { AgentInputError } from "./errors.js";
 import { recoverySettings } from "../loop/recovery-settings.js";
+import { outputRunSettings } from "../loop/output-tool.js";
 
 export function checkLoopArguments(prompts: unknown, context: unknown, config: unknown, signal: unknown): void {
   checkSignal(signal, "signal");
@@ -31,7 +32,7 @@ export function checkLoopArguments(prompts: unknown, context: unknown, config: u
  * config, `createAgentRunLogic`'s, the Agent's options (`prefix` names the field's owner).
  */
 export function checkLoopSettings(
-  settings: Pick<Partial<AgentLoopConfig>, "retry" | "outputLimit" | "compact" | "maxTokens" | "abortGraceMs" | "toolTimeoutMs" | "requestLimiter" | "maxConcurrentTools">,
+  settings: Pick<Partial<AgentLoopConfig>, "retry" | "outputLimit" | "compact" | "maxTokens" | "abortGraceMs" | "toolTimeoutMs" | "requestLimiter" | "maxConcurrentTools" | "output">,
   prefix: string,
 ): void {
   checkDuration(valueOf(settings, "abortGraceMs"), `${prefix}abortGraceMs`);
@@ -47,6 +48,9 @@ export function checkLoopSettings(
   }
   // R60–R62: the same checks (and defaults) a run applies.
   recoverySettings({ retry: settings.retry, outputLimit: settings.outputLimit, compact: settings.compact, maxTokens: settings.maxTokens } as AgentLoopConfig);
+  // R100: the schema, attempts and tool name a run can use.
+  const output = valueOf(settings, "output");
+  if (output !== undefined) outputRunSettings(output as OutputSettings, prefix);
 }
 
 /** R67: a duration in ms (undefined: none); anything else would silently mean "wait for ever". */

@@ -37,6 +37,7 @@ export const LOOP_CONFIG_KEYS = [
   "requestLimiter",
   "streamingToolExecution",
   "maxConcurrentTools",
+  "output",
 ] as const satisfies readonly (keyof AgentLoopConfig)[];
 
 const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_KEYS, "inspect"]);

@@ -1,5 +1,6 @@
 import type { AgentTool } from "../types.js";
 import { RestoreError } from "./restore-error.js";
+import { AgentInputError } from "../boundary/errors.js";
 import { keyedToolDecl } from "../transcript/index.js";
 import { toolDeclaration } from "../tools/index.js";
 import type { ToolSetData } from "../../machines/run.types.js";
@@ -13,7 +14,16 @@ export class ToolRegistry {
   private current: AgentTool[] = [];
   private plain: ToolSetData = { tools: [], sequentialTools: [], siblingCancellingTools: [] };
 
-  constructor(tools: readonly AgentTool[] | undefined) {
+  /**
+   * `answerTool` (SPEC R100): the run's final-answer tool, always part of the set (after the
+   * caller's tools; a hook's replacement set keeps it); no other tool may have its name.
+   */
+  constructor(
+    tools: readonly AgentTool[] | undefined,
+    private readonly answerTool?: AgentTool,
+  ) {
+    const clash = answerTool && tools?.find((tool) => tool.name === answerTool.name);
+    if (clash) throw new AgentInputError("config.output.toolName", `the final-answer tool's name "${answerTool.name}" is taken by one of the tools (set output.toolName)`);
     this.replace(tools ?? []);
   }
 
@@ -36,7 +46,7 @@ export class ToolRegistry {
    */
   restore(names: readonly string[], available: readonly AgentTool[]): void {
     const byName = new Map<string, AgentTool>();
-    for (const tool of available) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+    for (const tool of this.answerTool ? [...available, this.answerTool] : available) if (!byName.has(tool.name)) byName.set(tool.name, tool);
     const missing = names.filter((name) => !byName.has(name));
     if (missing.length > 0) {
       throw new RestoreError(`cannot restore the run: its snapshot names tool(s) ${missing.join(", ")} that the provided tools do not include`);
@@ -45,7 +55,8 @@ export class ToolRegistry {
   }
 
   replace(tools: readonly AgentTool[]): ToolSetData {
-    this.current = tools.slice();
+    const answer = this.answerTool;
+    this.current = answer && !tools.includes(answer) ? [...tools.filter((tool) => tool.name !== answer.name), answer] : tools.slice();
     this.byName = new Map();
     for (const tool of this.current) if (!this.byName.has(tool.name)) this.byName.set(tool.name, tool);
     this.plain = {

@@ -5,7 +5,7 @@
  */
 import type { AgentMessage, AssistantMessage, ImageContent, JsonValue, Message, Model, TextContent, ThinkingLevel, ToolCall, ToolResultMessage, Usage, LoopStreamOptions, StreamFn } from "./messages.js";
 import type { AgentRuntimeEvent } from "./events.js";
-import type { AgentContext, AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
+import type { AgentContext, AgentTool, AgentToolResult, ToolExecutionMode, ToolParameters } from "./tools.js";
 import type { Clock, JobExecutor, RandomSource, RequestLimiter } from "./execution.js";
 
 export interface BeforeToolCallContext extends StreamingToolCallContext {
@@ -190,6 +190,31 @@ export interface AgentLoopConfig extends LoopStreamOptions, StreamingToolSetting
    * the `awaitingRequestSlot` state and holds it until its response ended. A loop setting.
    */
   requestLimiter?: RequestLimiter;
+  /**
+   * SPEC R100: the run's structured final answer. The model is given a final-answer tool whose
+   * parameters are `schema`; the run ends when it calls it with arguments that validate, and the
+   * value is `agent_end.output`. A loop setting: never passed to the stream function.
+   */
+  output?: OutputSettings;
+}
+
+/**
+ * SPEC R100: a run's structured final answer. The model answers by calling the final-answer tool
+ * (`toolName`, declared like any tool, R30), which works with every provider: its arguments are the
+ * answer, validated as tool arguments are (R21). An invalid answer, or a response that ends without
+ * calling the tool, goes back to the model (the validation error as the call's result; a reminder
+ * message when it did not call) and counts as one attempt; after `maxAttempts` the run ends with
+ * `agent_end.reason: "output_invalid"`.
+ */
+export interface OutputSettings<S extends ToolParameters = ToolParameters> {
+  /** The answer's shape: a zod schema or a JSON Schema, whose root is an object (a tool's arguments are one). */
+  schema: S;
+  /** Invalid answers (or turns without one) before the run ends with `output_invalid`. Default 3. */
+  maxAttempts?: number;
+  /** The final-answer tool's name. Default `final_answer`. */
+  toolName?: string;
+  /** The final-answer tool's description (what the model is told it is for). */
+  description?: string;
 }
 
 /** Loop settings of R70 (never passed to the stream function). */

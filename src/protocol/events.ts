@@ -7,9 +7,20 @@ import type { AgentMessage, AssistantMessage, AssistantMessageEvent, ToolResultM
 /**
  * SPEC R63: why a run ended, on every `agent_end` (additive to pi's event): `completed` (nothing
  * more to do), `aborted`/`error` (the last response, or a failure R56), `finish_turn_end`
- * (`finishTurn` said end), or a budget; R61 and R62 add `max_output_tokens` and `prompt_too_long`.
+ * (`finishTurn` said end), or a budget; R61 and R62 add `max_output_tokens` and `prompt_too_long`,
+ * R100 `output_invalid` (the model's final answer did not validate in `output.maxAttempts` tries).
  */
-export type AgentEndReason = "completed" | "aborted" | "error" | "finish_turn_end" | "max_turns" | "max_tokens" | "max_cost" | "max_output_tokens" | "prompt_too_long";
+export type AgentEndReason =
+  | "completed"
+  | "aborted"
+  | "error"
+  | "finish_turn_end"
+  | "max_turns"
+  | "max_tokens"
+  | "max_cost"
+  | "max_output_tokens"
+  | "prompt_too_long"
+  | "output_invalid";
 
 /** A call waiting for approval, as plain data (`agent.pendingApprovals`, `tool_approval_requested`). */
 export interface ToolApprovalRequest {
@@ -25,7 +36,8 @@ export interface ToolApprovalRequest {
 
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; messages: AgentMessage[]; reason?: AgentEndReason }
+  /** `output` (SPEC R100, additive): the validated final answer of a run with `output` configured (absent when none validated). */
+  | { type: "agent_end"; messages: AgentMessage[]; reason?: AgentEndReason; output?: unknown }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AgentMessage; toolResults: ToolResultMessage[] }
   | { type: "message_start"; message: AgentMessage }

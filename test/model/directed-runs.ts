@@ -299,7 +299,46 @@ export const directedRuns: Record<string, Directed> = {
   ),
   // R70–R73: streaming mode (streaming-directed-runs.ts).
   ...streamingDirectedRuns,
+
+  // R100: a text answer gets a reminder (askingForAnswer, then one more request); the valid answer ends the run.
+  async "R100: a reminder, then a valid final answer"(coverage) {
+    const run = await runLoop({
+      prompts: [user("hi")],
+      context: { messages: [], tools: [] },
+      config: { ...base, output: { schema: answerSchema } },
+      streamFn: scriptedStreamFn([{ content: [text("42")] }, { content: [toolCall("final_answer", { answer: 42 })] }]),
+      coverage,
+    });
+    const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+    const end = run.events.at(-1) as { reason?: string; output?: unknown };
+    if (end.reason !== "completed" || JSON.stringify(end.output) !== '{"answer":42}') problems.push(`R100: ended ${end.reason} with ${JSON.stringify(end.output)}`);
+    return problems;
+  },
+
+  // R100: follow-ups polled first; text answers until the attempts run out (from askingForAnswer),
+  // then invalid answers until they run out (from the turn's end).
+  ...Object.fromEntries(
+    (["text", "invalid"] as const).map((kind) => [
+      `R100: ${kind} answers until output_invalid`,
+      (async (coverage) => {
+        const run = await runLoop({
+          prompts: [user("hi")],
+          context: { messages: [], tools: [] },
+          config: { ...base, output: { schema: answerSchema, maxAttempts: 2 }, getFollowUpMessages: async () => [] },
+          streamFn: scriptedStreamFn((_, i) => ({ content: [kind === "text" ? text("42") : toolCall("final_answer", { answer: "many" }, `a${i}`)] })),
+          coverage,
+        });
+        const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+        const end = run.events.at(-1) as { reason?: string; output?: unknown };
+        if (end.reason !== "output_invalid" || "output" in end) problems.push(`R100: ended ${end.reason} with ${JSON.stringify(end.output)}`);
+        if (run.requests !== 2) problems.push(`R100: ${run.requests} requests, expected 2`);
+        return problems;
+      }) satisfies Directed,
+    ]),
+  ),
 };
+
+const answerSchema = { type: "object", properties: { answer: { type: "number" } }, required: ["answer"] };
 
 /** Each directed run, played once (with its own coverage of both machines). */
 export const playDirected = memo(async (name: string): Promise<DirectedResult> => {

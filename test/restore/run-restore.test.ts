@@ -186,6 +186,7 @@ describe("R13: restore at any point", () => {
       "choosingAfterFollowUps",
       "continuingAsDecided",
       "recoveringOutputLimit",
+      "askingForAnswer",
       "failing",
       "done",
     ]);

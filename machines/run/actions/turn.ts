@@ -120,5 +120,10 @@ export const turnActions = {
     });
   }),
   // R12: agent_end with every message this run added.
-  emitAgentEnd: runEmit(({ context }) => ({ type: "agent_end", messages: context.newMessages, reason: context.endReason })),
+  // R100: with the validated final answer, when the run asked for one and got it.
+  emitAgentEnd: runEmit(({ context }) =>
+    context.output.answer === null
+      ? { type: "agent_end", messages: context.newMessages, reason: context.endReason }
+      : { type: "agent_end", messages: context.newMessages, reason: context.endReason, output: context.output.answer.value },
+  ),
 };

@@ -544,4 +544,5 @@ const END_REASONS: Record<AgentEndReason, string> = {
   max_cost: "cost limit (--max-cost)",
   max_output_tokens: "output limit",
   prompt_too_long: "prompt too long",
+  output_invalid: "no valid final answer",
 };
