@@ -67,7 +67,7 @@ export { PushAssistantStream, emptyUsage } from "./providers/assistant-stream.js
 export { Agent, unknownModel, defaultConvertToLlm, type SessionActor } from "./agent/index.js";
 // R82: per-call approval, for the Agent and for runs driven directly.
 export { ApprovalError, approveToolCall, rejectToolCall, pendingApprovalsOf, type ApprovalErrorCode, type DecisionTime } from "./agent/index.js";
-export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions, AgentResumeOptions } from "./agent/index.js";
+export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions, AgentResumeOptions, SubscribeFromOptions } from "./agent/index.js";
 export { sessionMachine, type SessionContext, type SessionEvent, type SessionInput, type QueueName } from "../machines/session.machine.js";
 export { createAgentTestModel, type AgentTestModel, type AgentTestModelOptions, type AgentTestPath, type AgentTestPathKind, type AgentTestRun } from "./testing/index.js";
 // The durable session store's contract and the in-memory store (R80–R84); SQLite: `xstate-agent-loop/sqlite`.
