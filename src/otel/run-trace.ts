@@ -51,11 +51,16 @@ interface OpenStep extends Omit<Open, "context"> {
   path: string;
 }
 
-interface OpenTool extends Open {
+interface OpenTool extends Omit<Open, "context"> {
+  /** The turn's context; the call's own is made when a child needs it (`toolSpanContext`). */
+  parent: Context;
+  context?: Context;
   call: ToolCall;
   approval?: Span;
   afterHook?: Span;
   executed?: boolean;
+  /** An approval wait came between the call's start and its execution. */
+  waited?: boolean;
 }
 
 const failureText = (text: string): string => boundText(redactString(text), 500);
@@ -85,6 +90,7 @@ export class RunTrace {
    */
   private deferredTools: ({ call: ToolCall; startTime: HrTime; context: RunContext } | undefined)[] = [];
   readonly context: Context;
+  private hookFlags: RunContext["settings"]["hooks"] | undefined;
 
   constructor(
     private readonly settings: TraceSettings,
@@ -97,7 +103,22 @@ export class RunTrace {
 
   /** The context for a tool call's children (a sub-agent's run), or the run's own. */
   toolContext(index: number): Context {
-    return this.tools[index]?.context ?? this.turn?.context ?? this.context;
+    const tool = this.tools[index];
+    return tool ? this.toolSpanContext(tool) : (this.turn?.context ?? this.context);
+  }
+
+  private toolSpanContext(tool: OpenTool): Context {
+    return (tool.context ??= trace.setSpan(tool.parent, tool.span));
+  }
+
+  /** The run's hook flags (its input's: they do not change while it runs). */
+  private flags(): RunContext["settings"]["hooks"] | undefined {
+    return (this.hookFlags ??= this.hooks());
+  }
+
+  /** performance.now() for a duration metric; nothing to read without metrics. */
+  private at(): number {
+    return this.settings.metrics ? now() : 0;
   }
 
   private replaying(): boolean {
@@ -168,7 +189,7 @@ export class RunTrace {
     const attributes = this.common("turn");
     attributes[ATTR.turn] = this.turnNumber;
     const span = this.start("turn", this.context, attributes);
-    this.turn = { span, context: trace.setSpan(this.context, span), at: now() };
+    this.turn = { span, context: trace.setSpan(this.context, span), at: this.at() };
   }
 
   private endTurn(context: RunContext): void {
@@ -208,13 +229,15 @@ export class RunTrace {
       case "request": {
         this.attempts++;
         name = `chat ${context.model?.id ?? "unknown"}`;
-        Object.assign(attributes, modelAttributes(context.model), { [ATTR.operationName]: "chat", [ATTR.attempt]: this.attempts });
+        Object.assign(attributes, modelAttributes(context.model));
+        attributes[ATTR.operationName] = "chat";
+        attributes[ATTR.attempt] = this.attempts;
         const render = this.settings.content;
         if (render && context.request.llmMessages) attributes[ATTR.inputMessages] = render(context.request.llmMessages);
         break;
       }
     }
-    this.step = { span: this.start(name, parent, attributes, startTime), at: now(), spec, path };
+    this.step = { span: this.start(name, parent, attributes, startTime), at: this.at(), spec, path };
   }
 
   private endStep(error: string | undefined): void {
@@ -293,7 +316,7 @@ export class RunTrace {
     attributes[ATTR.toolType] = "function";
     if (this.settings.content) attributes[ATTR.toolArguments] = this.settings.content(call.arguments);
     const span = this.start(`execute_tool ${call.name}`, this.turn.context, attributes, startTime);
-    this.tools[index] = { span, context: trace.setSpan(this.turn.context, span), at: now(), call };
+    this.tools[index] = { span, parent: this.turn.context, at: this.at(), call };
   }
 
   /** R81: a call preflighted while the journal replayed settles live: its span, from when the resumed run reached it (its turn's too). */
@@ -309,7 +332,8 @@ export class RunTrace {
     if (!Array.isArray(preflights)) return;
     for (const preflight of preflights) {
       if (!preflight.ready) this.endTool(preflight.index, { index: preflight.index, result: preflight.result, isError: true, settledAt: preflight.settledAt });
-      else this.tools[preflight.index]?.span.addEvent("preflight.passed", hrNow());
+      // The end of a `beforeToolCall` hook; without one, preflight is no step of its own.
+      else if (this.flags()?.beforeToolCall) this.tools[preflight.index]?.span.addEvent("preflight.passed", hrNow());
     }
   }
 
@@ -347,7 +371,8 @@ export class RunTrace {
     const tool = this.tools[index];
     if (!tool) return;
     if (value === "awaitingApproval") {
-      tool.approval ??= this.settings.tracer.startSpan("await_approval", { startTime: hrNow(), attributes: { [ATTR.state]: "awaitingApproval", [ATTR.toolName]: tool.call.name } }, tool.context);
+      tool.waited = true;
+      tool.approval ??= this.settings.tracer.startSpan("await_approval", { startTime: hrNow(), attributes: { [ATTR.state]: "awaitingApproval", [ATTR.toolName]: tool.call.name } }, this.toolSpanContext(tool));
       return;
     }
     if (tool.approval) {
@@ -359,10 +384,11 @@ export class RunTrace {
     }
     if (value === "executing" && !tool.executed) {
       tool.executed = true;
-      tool.span.addEvent("execute", hrNow());
+      // Only when something came between the span's start and the execution (a hook, an approval wait).
+      if (tool.waited || this.flags()?.beforeToolCall) tool.span.addEvent("execute", hrNow());
     }
-    if (value === "finalizing" && this.hooks()?.afterToolCall) {
-      tool.afterHook ??= this.settings.tracer.startSpan("hook afterToolCall", { startTime: hrNow(), attributes: { [ATTR.state]: "finalizing", [ATTR.hook]: "afterToolCall" } }, tool.context);
+    if (value === "finalizing" && this.flags()?.afterToolCall) {
+      tool.afterHook ??= this.settings.tracer.startSpan("hook afterToolCall", { startTime: hrNow(), attributes: { [ATTR.state]: "finalizing", [ATTR.hook]: "afterToolCall" } }, this.toolSpanContext(tool));
     } else if (tool.afterHook) {
       tool.afterHook.end(hrNow());
       tool.afterHook = undefined;
