@@ -80,6 +80,7 @@ export function initialRunContext(input: RunInput): RunContext {
       budget: input.budget ?? {},
       recovery: input.recovery ?? noRecovery,
       streamingTools: input.streamingTools ?? null,
+      trace: input.trace ?? null,
     },
     pending: input.prompts ?? [],
     prepared: [],

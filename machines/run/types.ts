@@ -30,6 +30,17 @@ export interface ToolSetData {
   siblingCancellingTools: string[];
 }
 
+/**
+ * R110: the trace a run belongs to, as plain strings: its first run span's W3C `traceparent`
+ * (`00-{trace id}-{span id}-{flags}`) and the conversation it traced. A run restored from a
+ * snapshot or resumed from its journal in another process links its new span to this one. The
+ * machine never reads it.
+ */
+export interface TraceOrigin {
+  traceparent: string;
+  conversationId?: string;
+}
+
 /** What a run starts from. Built by `runInput` (src/api/run-input.ts) from the caller's config. */
 export interface RunInput extends ToolSetData {
   /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
@@ -54,6 +65,8 @@ export interface RunInput extends ToolSetData {
   approval?: { idPrefix?: string; rules?: ApprovalRule[] };
   /** R70: tools start while the response streams (`streamingToolExecution: true`). */
   streamingTools?: StreamingToolsSettings;
+  /** R110: the run's trace, when an observer traced it (`TraceOrigin`). */
+  trace?: TraceOrigin;
 }
 
 /** R70: streaming tool execution's settings. */
@@ -167,6 +180,8 @@ export interface RunSettings {
   recovery: RecoverySettings;
   /** R70: `null` when tools wait for the response's end (pi's behaviour). */
   streamingTools: StreamingToolsSettings | null;
+  /** R110: from the input; `null` when no observer traced the run. */
+  trace: TraceOrigin | null;
 }
 
 /** The current turn. */

@@ -2,14 +2,15 @@
  * The Agent's side of its session machine: what each run needs that is not plain data (its hooks,
  * tools, stream function and the Agent's listeners), the implementations behind the machine's
  * placeholders, and the promise `prompt()`/`continue()` return. One run at a time: the machine
- * takes `run.start` only when idle. The session registers itself as the host of the runs it
- * invokes, so a run's step worker finds its runtime through its parent, the session (R14).
+ * takes `run.start` only when idle. While a run is in progress the runtime is served in
+ * `SessionHosts` under its key (`context.host` of its session), where the session machine's actions
+ * and actors find it (R14).
  */
 import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
 import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
-import type { RunContext, RunInput } from "../../machines/run.types.js";
+import type { RunContext, RunInput, TraceOrigin } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
@@ -22,6 +23,7 @@ import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type Jour
 import type { SessionWriter } from "../store/run-store.js";
 import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
+import type { SessionHosts, SessionServices } from "./session-actors.js";
 
 /**
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
@@ -50,6 +52,8 @@ export interface RunPlan {
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
   resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: () => void; after?: number | "journal" };
+  /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
+  trace?: TraceOrigin;
 }
 
 /** The session actor as the runtime uses it. */
@@ -79,7 +83,9 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-export class SessionRuntime {
+export class SessionRuntime implements SessionServices {
+  /** This runtime's key in `sessions`: its session's `context.host`. */
+  readonly key: string;
   private active: ActiveRun | undefined;
   /** The journal of the run that ended last, until the Agent saved its quiet point (R80). */
   private finished: JournaledRun | undefined;
@@ -90,6 +96,7 @@ export class SessionRuntime {
   private readonly hostRuntime = (owner: AnyActorRef): RunRuntime => this.runtimeFor(owner);
 
   constructor(
+    private readonly sessions: SessionHosts,
     host: SessionHost | undefined,
     private readonly dispatch: AgentDispatch,
     /** Called when the session is idle again, before `prompt()` settles. */
@@ -98,6 +105,7 @@ export class SessionRuntime {
     private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
+    this.key = sessions.newKey();
     if (host) this.attach(host);
   }
 
@@ -140,7 +148,7 @@ export class SessionRuntime {
     try {
       this.active!.durable = journaledRun(this.active!);
     } catch (error) {
-      this.active = undefined;
+      this.retire();
       return Promise.reject(error);
     }
     this.session.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
@@ -167,10 +175,18 @@ export class SessionRuntime {
       startedAt: this.clock.now(),
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
     });
+    if (plan.trace && !plan.resumed) input.trace = plan.trace;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
+    this.sessions.serve(this.key, this);
     return done;
+  }
+
+  /** No run in progress: the session machine's implementations have nothing to find here. */
+  private retire(): void {
+    this.active = undefined;
+    this.sessions.retire(this.key);
   }
 
   /** The runtime of the session's run actor `owner`, built from the current plan. */
@@ -269,7 +285,7 @@ export class SessionRuntime {
   finishRun(): void {
     const run = this.active;
     if (!run) return;
-    this.active = undefined;
+    this.retire();
     if (run.durable) {
       run.durable.ended(contextOf(run).newMessages);
       this.finished = run.durable;
@@ -283,7 +299,7 @@ export class SessionRuntime {
   crash(error: unknown): void {
     const run = this.active;
     if (!run) return;
-    this.active = undefined;
+    this.retire();
     run.durable?.abandon();
     run.runtime?.abort(error);
     this.onIdle();

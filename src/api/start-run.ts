@@ -18,7 +18,7 @@ import { provideRunMachine } from "../actors/implementations.js";
 import type { EventQueue } from "../bridge/event-queue.js";
 import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
-import { guardedInspect, type InspectOption } from "../boundary/inspect-observer.js";
+import { guardedInspect, TraceOrigins, type InspectOption } from "../boundary/inspect-observer.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { journalRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
 
@@ -91,12 +91,10 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
         startedAt: clock.now(),
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
       });
+    const inspect = options?.inspect === undefined ? undefined : inspectRun(options.inspect, input, args.resumed);
     // R80: a durable run journals from its first step (a resumed one once its records ran out).
     const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
-    const actor: RunActor = createActor(hostedRunMachine(), {
-      input,
-      inspect: guardedInspect(options?.inspect, { kind: "run", ...(args.resumed ? { replaying: () => args.resumed!.run.journal.replaying } : {}) }),
-    });
+    const actor: RunActor = createActor(hostedRunMachine(), { input, inspect });
     const runtime = createRunRuntime({
       owner: actor,
       config,
@@ -143,6 +141,25 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     actor.start();
     durable?.started();
   });
+}
+
+/**
+ * The run's observers, attached before its journal's `run` record is written: an observer that
+ * traces the run starts its span now and its ids go into the input (R110), so a run resumed or
+ * restored elsewhere links to this trace. A resumed run keeps the trace its journal holds.
+ */
+function inspectRun(option: InspectOption, input: RunInput, resumed: StartRunArgs["resumed"]) {
+  const origins = new TraceOrigins();
+  const inspect = guardedInspect(option, {
+    kind: "run",
+    origins,
+    ...(resumed ? { replaying: () => resumed.run.journal.replaying, ...(input.trace ? { origin: input.trace } : {}) } : {}),
+  });
+  if (!resumed) {
+    const trace = origins.next();
+    if (trace) input.trace = trace;
+  }
+  return inspect;
 }
 
 /**

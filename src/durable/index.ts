@@ -5,6 +5,7 @@
  */
 export type { DurableOptions, QuietPointSnapshot } from "./durable-run.js";
 export type { EventDelivery } from "./delivery.js";
+export { readSessionEvents, type SequencedDelivery } from "./stored-events.js";
 export { resumeAgentLoop, type ResumeOptions, type ResumeResult } from "./resume.js";
 export { replayRun, replayEvents, type ReplayedRun, type ReplayOptions } from "./replay.js";
 export { exportSessionTrace, type TraceExportOptions } from "./trace-export.js";

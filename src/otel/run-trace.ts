@@ -65,6 +65,11 @@ export class RunTrace {
   private turn: Open | undefined;
   private turnNumber = 0;
   private step: OpenStep | undefined;
+  /**
+   * The path of a request whose response arrived while the run stays in its state (R70: a streamed
+   * turn's calls still run): not a new attempt, until the run leaves it.
+   */
+  private answered: string | undefined;
   private tools: (OpenTool | undefined)[] = [];
   private attempts = 0;
   private model: Model | undefined;
@@ -128,7 +133,9 @@ export class RunTrace {
     if (this.step && path !== this.step.path && !path.startsWith(`${this.step.path}.`)) this.endStep(undefined);
     const inTurn = path.startsWith("turn.");
     if (this.turn && !inTurn) this.endTurn(context);
-    const at = this.step ? undefined : stepAt(path, context.settings.hooks);
+    if (this.answered !== undefined && path !== this.answered && !path.startsWith(`${this.answered}.`)) this.answered = undefined;
+    let at = this.step ? undefined : stepAt(path, context.settings.hooks);
+    if (at?.path === this.answered) at = undefined;
     if (this.replaying()) {
       // R81: a step entered while the journal replays may be the one in flight at the crash, made
       // again live: traced only if its reply comes live, from when it was entered.
@@ -253,6 +260,7 @@ export class RunTrace {
       ...(failed ? { [ATTR.errorType]: this.lastFailureKind } : {}),
     });
     this.step = undefined;
+    this.answered = step.path;
     span.end(hrNow());
   }
 

@@ -4,6 +4,7 @@
  */
 export { toUIMessageStreamResponse, createChatRoute, eventSourceOf, type ChatRoute, type ChatRouteOptions, type UIMessageStreamOptions } from "./route.js";
 export { runEventBuffer, type RunEventBuffer, type SequencedEvent, type SequencedEventSource } from "./event-source.js";
+export { durableEventSource } from "./durable-source.js";
 export { UIStreamEncoder } from "./encoder.js";
 export { streamRun, type StreamRunOptions } from "./stream-run.js";
 export { uiMessagesOf, type ChatUIMessage, type ChatUIPart } from "./ui-messages.js";

@@ -47,8 +47,6 @@ describe("explicit wiring", () => {
       // The step worker finds its run when it starts: a restored worker is re-created by XState
       // without input, so typed input alone cannot tell it its run.
       "src/actors/steps-worker.ts": 2,
-      // The session's promise actors find the session's runtime (their input is persisted with them).
-      "src/agent/session-actors.ts": 3,
       // `forwardEvents: true` sends to the actor that invoked the embedded run.
       "src/api/run-logic.ts": 1,
       // A session's runs are found through their parent, the session (run-hosts below).
@@ -60,8 +58,6 @@ describe("explicit wiring", () => {
     expectWithin(countsOf(/WeakMap<\s*(Any)?ActorRef/), {
       // Per-instance state of the worker's own actor logic, as XState's fromCallback and fromPromise keep theirs.
       "src/actors/steps-worker.ts": 1,
-      // A session's runtime, found by its actor (the session machine is provided once per process).
-      "src/agent/provided-session.ts": 1,
       // `agentEvents(actorRef)` is public API keyed by the run actor; the resolved input waits for the run's worker.
       "src/api/run-logic.ts": 2,
       // Runtimes of hosted runs (agentLoop, runToolCall, an Agent's session).

@@ -11,6 +11,7 @@ import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
 import { SessionLockedError, StoreEngineUnavailableError, type Json, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
+import type { AgentOptions } from "../../agent/types.js";
 import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
@@ -224,6 +225,7 @@ class CliSession {
   private input?: TerminalInput;
   private inspector?: Inspector;
   private relay?: InspectorRelay;
+  private readonly forkOptions: () => AgentOptions;
   private running = false;
   private aborting = false;
   /** A Ctrl-C was the last key: another one exits. */
@@ -283,10 +285,9 @@ class CliSession {
           ]
         : createWorkspaceTools({ cwd, deniedPaths })
     ).map((tool) => (tool.name === "write_file" && !options.yes ? askBeforeWriting(tool) : tool));
-    this.agent = new Agent({
+    const common: AgentOptions = {
       initialState: { model: choice.model, systemPrompt: systemPrompt(cwd), tools, thinkingLevel: options.thinking },
       streamFn: choice.streamFn,
-      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
@@ -296,6 +297,12 @@ class CliSession {
       ...(options.streamingTools ? { streamingToolExecution: true } : {}),
       // R30: an MCP server's tools/list_changed reaches the next turn of a run.
       ...(mcpServers.length > 0 ? { prepareNextTurnWithContext: (turn: Parameters<McpClient["prepareNextTurn"]>[0]) => this.mcp?.prepareNextTurn(turn) } : {}),
+    };
+    // A fork in the live inspector runs with this session's implementations: its model and its tools as they are now (MCP's included).
+    this.forkOptions = () => ({ ...common, initialState: { ...common.initialState, model: this.agent.state.model, tools: this.agent.state.tools } });
+    this.agent = new Agent({
+      ...common,
+      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       // Observers compose: the trace and the inspector (both set up later), and the OpenTelemetry export.
       inspect: [
         (event) => {
@@ -836,14 +843,24 @@ class CliSession {
 
   private async connectInspector(): Promise<void> {
     if (!this.options.inspect) return;
-    const connection = await (this.options.inspectWith === "stately" ? connectInspector : connectLiveInspector)(this.io.inspector);
+    const sessions = this.sessions;
+    const connection =
+      this.options.inspectWith === "stately"
+        ? await connectInspector(this.io.inspector)
+        : await connectLiveInspector(this.io.inspector, {
+            sessionId: sessions?.sessionId,
+            // A saved session can be forked from the page (time travel), with this session's model and tools.
+            ...(sessions
+              ? { fork: { store: sessions.store, sessionId: sessions.sessionId, options: this.forkOptions, paidModel: this.choice.offline ? undefined : this.choice.model.id } }
+              : {}),
+          });
     this.inspector = connection.inspector;
     this.relay = connection.relay;
     this.renderer.notice(connection.notice, connection.tone);
   }
 
   private announceOtel(): void {
-    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}`, "info");
+    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}, its metrics to ${this.otel.metricsUrl}`, "info");
   }
 
   private async finish(): Promise<void> {
