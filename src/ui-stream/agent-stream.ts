@@ -19,7 +19,7 @@ export interface SessionWatcher {
 
 export interface AgentStreamSession {
   agent: Agent;
-  source: Pick<RunEventBuffer, "subscribe" | "lastSeq" | "runStartAfter" | "transcriptLengthAtRunStart">;
+  source: Pick<RunEventBuffer, "subscribe" | "lastSeq" | "runStartAfter" | "transcriptLengthAtRunStart" | "replayableAfter" | "epoch">;
   /** The source's numbering: a client's `after` from another epoch is not replayed. */
   epoch: string;
   watchers: Set<SessionWatcher>;
@@ -36,7 +36,7 @@ const sessions = new WeakMap<object, { epoch: string; watchers: Set<SessionWatch
 /** The stream state of a source: its epoch (a new source numbers from 1 again) and its open streams. */
 export function streamSessionOf(agent: Agent, source: AgentStreamSession["source"]): AgentStreamSession {
   let state = sessions.get(source);
-  if (!state) sessions.set(source, (state = { epoch: globalThis.crypto.randomUUID(), watchers: new Set() }));
+  if (!state) sessions.set(source, (state = { epoch: source.epoch ?? globalThis.crypto.randomUUID(), watchers: new Set() }));
   return { agent, source, ...state };
 }
 
@@ -84,8 +84,8 @@ export function streamAgentEvents(session: AgentStreamSession, request: AgentStr
       };
       let closed = false;
       const after = request.after;
-      // The source holds the events after `runStartAfter` (the run in progress, or the last one).
-      const replayable = request.epoch === session.epoch && after !== undefined && after >= source.runStartAfter && after <= source.lastSeq;
+      // The in-memory source holds the events after `runStartAfter` (the run in progress, or the last one); a durable one all.
+      const replayable = request.epoch === session.epoch && after !== undefined && after >= (source.replayableAfter ?? source.runStartAfter) && after <= source.lastSeq;
       const reset = replayable ? undefined : resetPoint(session);
       send({ type: "open", epoch: session.epoch, ...(reset ? { reset } : {}) });
       let sentStatus = "";
