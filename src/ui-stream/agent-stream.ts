@@ -19,7 +19,7 @@ export interface SessionWatcher {
 
 export interface AgentStreamSession {
   agent: Agent;
-  source: Pick<RunEventBuffer, "subscribe" | "lastSeq" | "runStartAfter" | "transcriptLengthAtRunStart">;
+  source: Pick<RunEventBuffer, "subscribe" | "lastSeq" | "runStartAfter" | "transcriptLengthAtRunStart" | "replayableAfter" | "epoch">;
   /** The source's numbering: a client's `after` from another epoch is not replayed. */
   epoch: string;
   watchers: Set<SessionWatcher>;
@@ -36,7 +36,7 @@ const sessions = new WeakMap<object, { epoch: string; watchers: Set<SessionWatch
 /** The stream state of a source: its epoch (a new source numbers from 1 again) and its open streams. */
 export function streamSessionOf(agent: Agent, source: AgentStreamSession["source"]): AgentStreamSession {
   let state = sessions.get(source);
-  if (!state) sessions.set(source, (state = { epoch: globalThis.crypto.randomUUID(), watchers: new Set() }));
+  if (!state) sessions.set(source, (state = { epoch: source.epoch ?? globalThis.crypto.randomUUID(), watchers: new Set() }));
   return { agent, source, ...state };
 }
 
@@ -70,35 +70,44 @@ function resetPoint(session: AgentStreamSession): { seq: number; messages: Agent
 
 export function streamAgentEvents(session: AgentStreamSession, request: AgentStreamRequest): Response {
   const { agent, source } = session;
-  let close = () => {};
+  let close: () => void = () => {};
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      // Called from the Agent's listeners: a reader gone away must never make them throw.
+      const send = (value: AgentStreamFrame) => {
+        if (closed) return;
+        try {
+          controller.enqueue(frame(value));
+        } catch {
+          close();
+        }
+      };
+      let closed = false;
       const after = request.after;
-      // The source holds the events after `runStartAfter` (the run in progress, or the last one).
-      const replayable = request.epoch === session.epoch && after !== undefined && after >= source.runStartAfter && after <= source.lastSeq;
+      // The in-memory source holds the events after `runStartAfter` (the run in progress, or the last one); a durable one all.
+      const replayable = request.epoch === session.epoch && after !== undefined && after >= (source.replayableAfter ?? source.runStartAfter) && after <= source.lastSeq;
       const reset = replayable ? undefined : resetPoint(session);
-      controller.enqueue(frame({ type: "open", epoch: session.epoch, ...(reset ? { reset } : {}) }));
+      send({ type: "open", epoch: session.epoch, ...(reset ? { reset } : {}) });
       let sentStatus = "";
       const sendStatus = () => {
         const status = statusOf(agent);
         const key = statusKey(status);
         if (key === sentStatus) return;
         sentStatus = key;
-        controller.enqueue(frame({ type: "status", status }));
+        send({ type: "status", status });
       };
       sendStatus();
-      let closed = false;
       const watcher: SessionWatcher = { status: sendStatus, end: () => close() };
       const unsubscribe = source.subscribe(
         ({ seq, event }) => {
-          controller.enqueue(frame({ type: "event", seq, event: toWireEvent(event) }));
+          send({ type: "event", seq, event: toWireEvent(event) });
           // Usage, the end reason and the queues change at these events (a drain point takes a user message in).
           if (event.type === "message_end" || event.type === "agent_end" || event.type === "message_start") sendStatus();
         },
         { after: reset ? reset.seq : after },
       );
       // The source replays what it holds synchronously in subscribe().
-      controller.enqueue(frame({ type: "live", seq: source.lastSeq }));
+      send({ type: "live", seq: source.lastSeq });
       close = () => {
         if (closed) return;
         closed = true;

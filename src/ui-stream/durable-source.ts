@@ -7,7 +7,7 @@
 import type { Agent } from "../agent/agent.js";
 import type { RunEventBuffer } from "./event-source.js";
 
-export function durableEventSource(agent: Agent): RunEventBuffer {
+export function durableEventSource(agent: Agent, options: { epoch?: string } = {}): RunEventBuffer {
   const sequence = () => {
     const seq = agent.sequence;
     if (!seq) throw new TypeError("durableEventSource(agent): the Agent has no store (options.durable)");
@@ -19,6 +19,9 @@ export function durableEventSource(agent: Agent): RunEventBuffer {
   // The transcript's length as each run starts (uiMessagesOf shows a run in progress from its prompt).
   const watch = agent.subscribe((event) => void (event.type === "agent_start" && (transcriptLengthAtRunStart = agent.state.messages.length)));
   return {
+    // The stored runs are read back too: any sequence number of the session replays.
+    replayableAfter: 0,
+    ...(options.epoch !== undefined ? { epoch: options.epoch } : {}),
     get lastSeq() {
       return sequence().lastSeq;
     },

@@ -32,6 +32,10 @@ export interface SequencedEventSource {
 export interface RunEventBuffer extends SequencedEventSource {
   /** How many transcript messages the Agent held when the current (or last) run started. */
   readonly transcriptLengthAtRunStart: number;
+  /** The smallest `after` it replays from (default `runStartAfter`: the run in memory; a durable session's: 0). */
+  readonly replayableAfter?: number;
+  /** Names its numbering for the agent event stream: a durable session's is stable, so a client's `after` survives the route reopening it (default: one per source). */
+  readonly epoch?: string;
   /** Stops listening to the Agent and drops the buffer. */
   close(): void;
 }

@@ -8,6 +8,7 @@ import type { Agent } from "../agent/agent.js";
 import { errorResponse, UIStreamRequestError } from "./errors.js";
 import { runEventBuffer, type RunEventBuffer, type SequencedEventSource } from "./event-source.js";
 import { handleChatRequest } from "./handle.js";
+import { durableEventSource } from "./durable-source.js";
 import { hasStreams, notifyStreams } from "./agent-stream.js";
 import { readChatRequest } from "./request.js";
 
@@ -72,6 +73,8 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
     session.stopWatching();
     notifyStreams(session.source, "end");
     session.source.close();
+    // R84: a durable session's writer lock goes with it, so the next open (here or elsewhere) can take it.
+    if (session.agent.sequence && !session.agent.state.isStreaming) session.agent.release();
     sessions.delete(chatId);
   };
   const touch = (chatId: string, session: OpenSession) => {
@@ -85,7 +88,9 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
     let pending = opening.get(chatId);
     if (!pending) {
       pending = Promise.resolve(options.createAgent(chatId)).then((agent) => {
-        const session: OpenSession = { agent, source: runEventBuffer(agent), stopWatching: () => {} };
+        // A durable Agent's events come from its session (R81: any sequence number, stored runs too); else the run in memory.
+        const source = agent.sequence ? durableEventSource(agent, { epoch: `durable:${chatId}` }) : runEventBuffer(agent);
+        const session: OpenSession = { agent, source, stopWatching: () => {} };
         // The idle clock starts again when a run ends.
         session.stopWatching = agent.subscribe((event) => void (event.type === "agent_end" && touch(chatId, session)));
         sessions.set(chatId, session);

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { Agent, defineTool, type AgentToolResult } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall, type Script } from "../../src/testing/index.js";
 import { createChatRoute, type ChatRoute } from "../../src/ui-stream/index.js";
+import { createMemoryStore } from "../../src/store/index.js";
 import { agentStore, createRemoteAgent, RemoteAgentError, type RemoteAgent } from "../../src/react/index.js";
 import { listenOnLoopback } from "../support/loopback-server.js";
 import { serveWeb } from "../support/web-handler.js";
@@ -230,5 +231,48 @@ describe("createRemoteAgent: a session on the server, seen from the client", () 
     const bad = await fetch(`${server.url}/c1/events?after=-1`);
     expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_request"]);
     expect(errors).toEqual([]);
+  });
+
+  it("R81: over a durable session, a client's after survives the route reopening the session from its store (stored runs replayed, no reset)", async () => {
+    const store = createMemoryStore();
+    const opened: string[] = [];
+    const route = createChatRoute({
+      createAgent: async (chatId) => {
+        opened.push(chatId);
+        const answer = scriptedStreamFn((request) => ({ content: [text(`Answer to ${JSON.stringify(request.context.messages.at(-1)?.content)}`)] }));
+        const agent = new Agent({ streamFn: answer, initialState: { model: scriptedModel }, durable: { store, sessionId: chatId } });
+        // R81: the stored session's transcript (and an unfinished run, if any) is this Agent's.
+        if (store.hasSession(chatId)) await agent.resume();
+        return agent;
+      },
+    });
+    const server = createServer((req, res) => void serveWeb(req, res, route.handle));
+    const { url: base, close } = await listenOnLoopback(server);
+    cleanups.push(close, () => route.close());
+    const url = `${base}/api/chat`;
+    const storage = memoryStorage();
+
+    const first = remote(url, { storage });
+    await first.ready;
+    await first.prompt("one");
+    await until(first, () => count(first, "agent_end") === 1);
+    first.close();
+    const other = remote(url);
+    await other.ready;
+    await other.prompt("two");
+    await until(other, () => count(other, "agent_end") === 1);
+    other.close();
+    // The route lets the session go; the next request opens it again from the store.
+    const before = route.agent("c1")!.state.messages;
+    route.close();
+
+    const again = remote(url, { storage });
+    const resets: string[] = [];
+    again.subscribeChanges((what) => void (what === "all" && resets.push(what)));
+    await again.ready;
+    await until(again, () => count(again, "agent_end") === 1);
+    expect([opened, again.openedAfter, resets]).toEqual([["c1", "c1"], [first.lastSeq], []]);
+    expect(again.state.messages).toEqual(route.agent("c1")!.state.messages);
+    expect(again.state.messages).toEqual(before);
   });
 });

@@ -36,4 +36,13 @@ describe("the core in a browser bundle", () => {
     expect(bundle.builtins).toEqual([]);
     expect(bundle.external).toEqual([]);
   });
+
+  it("so do ./ui-stream (the route, for Workers and edge runtimes) and ./react (the hooks and createRemoteAgent, in the page)", async () => {
+    for (const entry of ["dist/src/ui-stream/index.js", "dist/src/react/index.js"]) {
+      const bundle = await bundleForBrowser(join(ROOT, entry));
+      expect([entry, bundle.builtins, bundle.external]).toEqual([entry, [], []]);
+    }
+    const react = await bundleForBrowser(join(ROOT, "dist/src/react/index.js"));
+    expect(react.modules).toContain(join(ROOT, "dist/src/react/remote-agent.js"));
+  });
 });

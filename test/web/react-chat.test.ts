@@ -17,6 +17,7 @@ import { z } from "zod";
 import { Agent, defineTool, type AgentMessage, type AgentToolResult } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/testing/index.js";
 import { createChatRoute, uiMessagesOf } from "../../src/ui-stream/index.js";
+import { createMemoryStore } from "../../src/store/index.js";
 import { ensureLibraryBuilt } from "../../scripts/example-web.js";
 import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
 import { screenshotPath } from "../support/screenshots.js";
@@ -56,8 +57,10 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
     const lookup = defineTool({ name: "lookup", description: "lookup", parameters: z.object({ q: z.string() }), execute: async (_id, { q }) => ({ content: [{ type: "text", text: `found ${q}` }], details: {} }) });
     const gated = (name: string, needsApproval: boolean) =>
       defineTool({ name, description: name, parameters: z.object({}), needsApproval, execute: async () => ({ content: [{ type: "text", text: `${name} done` }], details: {} }) });
-    // One session per chat: c1 for useChat, c2 for useAgent; each with its own held tool.
-    const session = () => {
+    // One durable session per chat (a memory store: R81's sequence numbers, subscribe from any of
+    // them): c1 for useChat, c2 for useAgent; each with its own held tool.
+    const store = createMemoryStore();
+    const session = (sessionId: string) => {
       const held = { release: () => {} };
       const slow = defineTool({
         name: "slow",
@@ -76,10 +79,11 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
           { content: [text(FAST)], chunkSize: 4, delayMs: 25 },
         ]),
         initialState: { model: scriptedModel, tools: [lookup, gated("write", true), gated("deploy", true), slow] },
+        durable: { store, sessionId },
       });
       return { agent, release: () => held.release() };
     };
-    sessions = { c1: session(), c2: session() };
+    sessions = { c1: session("c1"), c2: session("c2") };
     agent = sessions.c1.agent;
     release = sessions.c1.release;
     const route = createChatRoute({ createAgent: (chatId) => sessions[chatId as "c1" | "c2"].agent });
