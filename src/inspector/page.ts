@@ -32,6 +32,11 @@ li.selected > span, li.selected > b, #log li.selected { background: var(--accent
 #compare td, #compare th { border: 1px solid var(--line); padding: 2px 4px; vertical-align: top; word-break: break-word; }
 #compare tr.diverged td { background: #ffd8a8; border-top: 2px solid var(--accent); }
 #compare tr.after td.fork { background: var(--accent-soft); }
+.chart { position: relative; overflow: hidden; cursor: grab; }
+.chart.panning { cursor: grabbing; }
+.chart g.edge:hover > path { stroke: var(--accent); stroke-width: 2.5px; }
+.chart g.edge:hover > polygon { fill: var(--accent); }
+.chart g.edge:hover text { font-weight: bold; fill: var(--accent); }
 .chart-state { padding: 2px 6px; color: var(--accent); font-weight: bold; }
 .chart g.node.active > path, .chart g.node.active > polygon, .chart g.node.active > ellipse { stroke: var(--accent); stroke-width: 2.5px; }
 .chart g.node.active-leaf > path, .chart g.node.active-leaf > polygon { fill: #ffd8a8; stroke: var(--accent); stroke-width: 3px; }
