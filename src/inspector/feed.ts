@@ -183,7 +183,9 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
     },
     note(message) {
       if (pending.length === 0 && announced.length === 0) ready?.();
-      sessions.get(message.s)?.push(message);
+      const log = sessions.get(message.s);
+      log?.push(message);
+      if (log && log.length > maxMessages) log.splice(1, log.length - maxMessages);
       announced.push(message);
     },
   };

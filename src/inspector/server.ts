@@ -15,6 +15,7 @@ import { ForkError, type ApprovalDecision, type ForkSource } from "./fork.js";
 import type { ForkPoint } from "./fork-points.js";
 import { createForkManager, type ForkApprovalRequest, type ForkRequest, type StartedFork } from "./forks.js";
 import { renderPage } from "./page.js";
+import { traceMessages } from "./trace-source.js";
 
 export interface LiveInspectorOptions {
   /** 0 picks a free port. */
@@ -48,6 +49,11 @@ export interface LiveInspector {
    * session in the same store; the original is only read), run with `source.run`.
    */
   addForkSource(source: ForkSource): void;
+  /**
+   * Shows a recorded trace (src/trace/FORMAT.md) in the page beside live sessions: one session per
+   * run, named `<name> · run k`. Throws `TraceFormatError` for a file that is not a version 1 trace.
+   */
+  showTrace(text: string, name: string): void;
   /** The session's fork points (what the page lists). Throws `ForkError` for a session without a source. */
   forkPoints(session: string): ForkPoint[];
   /** Forks as the page's "fork from here" does. Throws `ForkError` for an unknown session or point. */
@@ -247,6 +253,12 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       return feed.history();
     },
     addForkSource: (source) => forks.addSource(source),
+    showTrace: (text, name) => {
+      for (const message of traceMessages(text, name, { ...options.sanitize })) {
+        if (message.t === "session") feed.reserve(message.s);
+        else feed.note(message);
+      }
+    },
     forkPoints: (session) => forks.points(session).points,
     fork: (request) => forks.fork(request),
     decide: (session, approvalId, decision) => forks.decide(session, approvalId, decision),
