@@ -16,6 +16,7 @@ import type { ForkPoint } from "./fork-points.js";
 import { createForkManager, type ForkApprovalRequest, type ForkRequest, type StartedFork } from "./forks.js";
 import { renderPage } from "./page.js";
 import { traceMessages } from "./trace-source.js";
+import { machineTransitions } from "./transitions.js";
 
 export interface LiveInspectorOptions {
   /** 0 picks a free port. */
@@ -122,6 +123,8 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
   const feed = createInspectorFeed({ sanitize: options.sanitize });
   const forks = createForkManager({ observer: feed.observer, note: feed.note, reserve: feed.reserve, sanitize: { ...options.sanitize }, answer: options.forkApprovals });
   const diagrams = loadDiagrams(options.diagramsDir ?? findDiagramsDir());
+  // Inlined as a JSON data block (never executed): "<" escaped so no text closes the element.
+  const transitions = JSON.stringify(machineTransitions()).replace(/</g, "\\u003c");
   const clients = new Set<ServerResponse>();
   const flushMs = options.flushMs ?? 16;
 
@@ -175,7 +178,7 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
         // Nothing but this page's own inline script and style, and its own origin for the channel.
         "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'`,
       });
-      res.end(renderPage({ nonce, diagrams, actionToken }));
+      res.end(renderPage({ nonce, diagrams, actionToken, transitions }));
       return;
     }
     if (url.pathname === "/events") {

@@ -112,6 +112,13 @@ describe.skipIf(skipWithoutChromium)("live inspector page in Chromium", () => {
     const edge = chart.locator("g.edge.transition:has(text)").first();
     await edge.locator("text").first().hover({ force: true });
     expect(await edge.locator("path").first().evaluate((path) => getComputedStyle(path).stroke)).toBe("rgb(217, 72, 15)");
+    // A clicked state lists its own transitions, with their guards, from the machine definitions.
+    await page.locator('.chart g.node.state[id="toolCall.executing"]').dispatchEvent("click");
+    expect(await page.$$eval("#state-info li", (items) => items.map((item) => item.textContent))).toEqual([
+      "step.executeToolCall.done [isFinalized] → toolCall.finalizing",
+      "step.executeToolCall.done → toolCall.settled",
+      "call.cancel → toolCall.settled",
+    ]);
 
     expect(errors).toEqual([]);
     expect(requests.every((url) => url.startsWith(inspector!.url))).toBe(true);
