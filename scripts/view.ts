@@ -120,27 +120,41 @@ export async function startViewerServer(options: ViewerOptions): Promise<ViewerS
   };
 }
 
-function parseArgs(argv: string[]): { trace?: string; port: number; help: boolean } {
+function parseArgs(argv: string[]): { trace?: string; port: number; help: boolean; live: boolean } {
   let trace: string | undefined;
   let port = DEFAULT_PORT;
   let help = false;
+  let live = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === "--port" || arg === "-p") port = Number(argv[++i]);
+    if (arg === "--live") live = true;
+    else if (arg === "--port" || arg === "-p") port = Number(argv[++i]);
     else if (arg.startsWith("--port=")) port = Number(arg.slice("--port=".length));
     else if (arg === "--help" || arg === "-h") help = true;
     else if (!trace) trace = arg;
     else throw new Error(`unexpected argument: ${arg}`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port must be an integer from 0 to 65535");
-  return { trace, port, help };
+  return { trace, port, help, live };
 }
 
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   if (args.help || !args.trace) {
-    console.log("usage: npm run view -- TRACE.jsonl [--port N]\n  Serves the run viewer for a trace (src/trace/FORMAT.md) on http://127.0.0.1:N/ (default 4173).");
+    console.log(
+      "usage: npm run view -- TRACE.jsonl [--port N] [--live]\n  Serves the run viewer for a trace (src/trace/FORMAT.md) on http://127.0.0.1:N/ (default 4173).\n  --live: opens it in the live inspector's page instead (the same page as --inspect).",
+    );
     process.exit(args.help ? 0 : 2);
+  }
+  if (args.live) {
+    const { createLiveInspector } = await import("../src/inspector/index.js");
+    const inspector = await createLiveInspector({ port: args.port });
+    inspector.showTrace(await readFile(args.trace, "utf8"), basename(args.trace));
+    console.log(`Live inspector for ${args.trace}: ${inspector.url}  (Ctrl-C to stop)`);
+    const close = () => void inspector.close().then(() => process.exit(0));
+    process.once("SIGINT", close);
+    process.once("SIGTERM", close);
+    return;
   }
   if (!existsSync(join(VISUALIZATIONS_DIR, "run.machine.svg"))) console.warn("warning: visualizations/run.machine.svg is missing; run `npm run visualize`");
   const viewer = await startViewerServer({ trace: args.trace, port: args.port });

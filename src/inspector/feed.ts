@@ -19,6 +19,8 @@ export type WireMessage =
   | { t: "forkable"; s: string }
   /** A fork of session `s` started (time travel, forks.ts): `fork` is its session. */
   | { t: "fork"; s: string; fork: string; seq: number; label: string; edited: boolean }
+  /** Fork `s` stopped with an error (its runner threw). */
+  | { t: "forkFailed"; s: string; error: string }
   /** A call of fork `s` waits for the page's approval, or was decided. */
   | { t: "approval"; s: string; id: string; tool: string; args: unknown; state: "waiting" | "approved" | "rejected" }
   /** Fork `s` ended: its transcript beside its original's, and the first index where they differ. */
@@ -181,7 +183,9 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
     },
     note(message) {
       if (pending.length === 0 && announced.length === 0) ready?.();
-      sessions.get(message.s)?.push(message);
+      const log = sessions.get(message.s);
+      log?.push(message);
+      if (log && log.length > maxMessages) log.splice(1, log.length - maxMessages);
       announced.push(message);
     },
   };

@@ -123,10 +123,16 @@ export function createForkManager(options: {
           inspect: { attach: (root) => options.observer.attach({ ...root, sessionId }) },
           askApproval: (request, decide) => ask(sessionId, request.approvalId, request.toolName, request.args, decide),
         })
-        .then(async () => {
-          options.note(await manager.compare(sessionId));
-        });
-      // The page learns of a failure through the compare message never coming; the caller through `done`.
+        .then(
+          async () => {
+            options.note(await manager.compare(sessionId));
+          },
+          (error: unknown) => {
+            // The page says why the fork stopped; the caller learns it through `done`.
+            options.note({ t: "forkFailed", s: sessionId, error: sanitizeValue(error instanceof Error ? error.message : String(error), options.sanitize) as string });
+            throw error;
+          },
+        );
       done.catch(() => {});
       return { sessionId, done };
     },

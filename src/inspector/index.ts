@@ -15,3 +15,4 @@ export { createInspectorFeed, type InspectorFeed, type FeedOptions, type WireMes
 export { agentForkRunner, ForkError, type ForkSource, type ForkContext, type ForkEdit, type ApprovalDecision } from "./fork.js";
 export type { ForkPoint } from "./fork-points.js";
 export type { ForkRequest, StartedFork, ForkApprovalRequest } from "./forks.js";
+export { traceMessages, TraceFormatError } from "./trace-source.js";

@@ -86,6 +86,7 @@ function ingest(m) {
     app.travel++;
     return;
   }
+  if (m.t === "forkFailed") { session.failed = m.error; app.travel++; return; }
   if (m.t === "forkable") { session.forkable = true; app.travel++; return; }
   if (m.t === "compare") { session.compare = m; app.travel++; return; }
   session.last = Math.max(session.last, m.n);
@@ -329,7 +330,7 @@ function renderTravel(session) {
   if (key === app.travelShown) return;
   app.travelShown = key;
   var origin = $("fork-origin");
-  origin.textContent = session && session.forkOf ? "fork of " + session.forkOf.s + " at #" + session.forkOf.seq + " (" + session.forkOf.label + (session.forkOf.edited ? ", response edited" : "") + ")" : "";
+  origin.textContent = session && session.forkOf ? "fork of " + session.forkOf.s + " at #" + session.forkOf.seq + " (" + session.forkOf.label + (session.forkOf.edited ? ", response edited" : "") + ")" + (session.failed ? " — failed: " + session.failed : "") : "";
   var forks = $("forks");
   forks.replaceChildren();
   ((session && session.forks) || []).forEach(function (fork) {
@@ -365,6 +366,63 @@ function renderCompare(compare) {
   }
   box.append(el("table", {}, rows));
 }
+// -- readable diagrams: wheel zooms around the pointer, dragging pans, a double click resets;
+// hovering an edge highlights it (CSS) ------------------------------------------------------------
+
+function zoomable(chart) {
+  var svg = chart.querySelector("svg");
+  if (!svg) return;
+  var view = { scale: 1, x: 0, y: 0 };
+  var drag = null;
+  function apply() {
+    svg.style.transform = "translate(" + view.x + "px, " + view.y + "px) scale(" + view.scale + ")";
+    chart.setAttribute("data-zoom", view.scale.toFixed(2));
+  }
+  svg.style.transformOrigin = "0 0";
+  chart.addEventListener("wheel", function (event) {
+    event.preventDefault();
+    var box = chart.getBoundingClientRect();
+    var px = event.clientX - box.left + chart.scrollLeft;
+    var py = event.clientY - box.top + chart.scrollTop;
+    var next = Math.min(8, Math.max(0.25, view.scale * (event.deltaY < 0 ? 1.2 : 1 / 1.2)));
+    // The point under the pointer stays where it is.
+    view.x = px - (px - view.x) * (next / view.scale);
+    view.y = py - (py - view.y) * (next / view.scale);
+    view.scale = next;
+    apply();
+  }, { passive: false });
+  chart.addEventListener("pointerdown", function (event) {
+    if (event.button !== 0) return;
+    drag = { x: event.clientX - view.x, y: event.clientY - view.y };
+    chart.classList.add("panning");
+  });
+  window.addEventListener("pointermove", function (event) {
+    if (!drag) return;
+    view.x = event.clientX - drag.x;
+    view.y = event.clientY - drag.y;
+    apply();
+  });
+  window.addEventListener("pointerup", function () { drag = null; chart.classList.remove("panning"); });
+  chart.addEventListener("dblclick", function () { view = { scale: 1, x: 0, y: 0 }; apply(); });
+}
+document.querySelectorAll(".chart").forEach(zoomable);
+
+// A clicked state lists its own transitions: event, guard, target (from the machine definitions).
+var transitions = JSON.parse($("transitions").textContent || "{}");
+document.querySelectorAll(".chart g.node.state").forEach(function (node) {
+  node.addEventListener("click", function () {
+    document.querySelectorAll(".chart g.node.clicked").forEach(function (other) { other.classList.remove("clicked"); });
+    node.classList.add("clicked");
+    var list = transitions[node.id] || [];
+    var box = $("state-info");
+    box.hidden = false;
+    box.setAttribute("data-state-id", node.id);
+    box.replaceChildren(el("b", { text: node.id }), el("small", { text: " · " + list.length + " transition" + (list.length === 1 ? "" : "s") + " of its own (a click elsewhere keeps this open)" }), el("ul", {}, list.map(function (t) {
+      return el("li", { text: (t.event || "always") + (t.guard ? " [" + t.guard + "]" : "") + " → " + (t.targets.length ? t.targets.join(", ") : "(stays: actions only)") });
+    })));
+  });
+});
+
 $("fork-point").onchange = pointChosen;
 $("fork-go").onclick = forkNow;
 $("fork-refresh").onclick = function () { loadPoints(app.pointsOf); };

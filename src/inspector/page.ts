@@ -32,6 +32,14 @@ li.selected > span, li.selected > b, #log li.selected { background: var(--accent
 #compare td, #compare th { border: 1px solid var(--line); padding: 2px 4px; vertical-align: top; word-break: break-word; }
 #compare tr.diverged td { background: #ffd8a8; border-top: 2px solid var(--accent); }
 #compare tr.after td.fork { background: var(--accent-soft); }
+.chart { position: relative; overflow: hidden; cursor: grab; }
+.chart.panning { cursor: grabbing; }
+.chart g.edge:hover > path { stroke: var(--accent); stroke-width: 2.5px; }
+.chart g.edge:hover > polygon { fill: var(--accent); }
+.chart g.edge:hover text { font-weight: bold; fill: var(--accent); }
+#state-info { position: sticky; top: 0; z-index: 1; background: #fff; border: 1px solid var(--accent); padding: 4px 8px; margin-bottom: 8px; font-size: 12px; }
+#state-info ul { padding-left: 16px; list-style: disc; }
+.chart g.node.clicked > path, .chart g.node.clicked > polygon { stroke: #1971c2; stroke-width: 3px; }
 .chart-state { padding: 2px 6px; color: var(--accent); font-weight: bold; }
 .chart g.node.active > path, .chart g.node.active > polygon, .chart g.node.active > ellipse { stroke: var(--accent); stroke-width: 2.5px; }
 .chart g.node.active-leaf > path, .chart g.node.active-leaf > polygon { fill: #ffd8a8; stroke: var(--accent); stroke-width: 3px; }
@@ -39,7 +47,7 @@ li.selected > span, li.selected > b, #log li.selected { background: var(--accent
 .chart g.cluster.active > path, .chart g.cluster.active > polygon { stroke: var(--accent); stroke-width: 2.5px; fill: var(--accent-soft); }
 `;
 
-export function renderPage({ nonce, diagrams, actionToken }: { nonce: string; diagrams: readonly Diagram[]; actionToken: string }): string {
+export function renderPage({ nonce, diagrams, actionToken, transitions }: { nonce: string; diagrams: readonly Diagram[]; actionToken: string; transitions: string }): string {
   const charts = diagrams
     .map((diagram) => `<div class="chart" data-machine="${diagram.machine}" hidden><div class="chart-state"></div>${diagram.svg}</div>`)
     .join("\n");
@@ -49,7 +57,7 @@ export function renderPage({ nonce, diagrams, actionToken }: { nonce: string; di
 <body>
 <header><h1>Live inspector</h1><small id="connection">connecting…</small><small id="mode">live</small><button id="live" type="button">follow live</button></header>
 <aside><h2>Sessions</h2><ul id="sessions"></ul><h2>Actors</h2><div id="actors"></div><h2>Events</h2><ul id="log"></ul></aside>
-<main id="charts">${charts || "<p>No diagrams found (run <code>npm run visualize</code>).</p>"}</main>
+<main id="charts"><div id="state-info" hidden></div>${charts || "<p>No diagrams found (run <code>npm run visualize</code>).</p>"}</main>
 <section>
 <h2>Time travel</h2><p id="fork-origin"></p>
 <div id="fork" hidden>
@@ -65,6 +73,7 @@ export function renderPage({ nonce, diagrams, actionToken }: { nonce: string; di
 <h2>Waiting for approval</h2><ul id="approvals"></ul>
 <div id="compare"></div>
 <h2 id="context-title">context</h2><pre id="context"></pre></section>
+<script type="application/json" id="transitions">${transitions}</script>
 <script nonce="${nonce}">${PAGE_SCRIPT}</script>
 </body></html>`;
 }

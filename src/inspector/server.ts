@@ -15,6 +15,8 @@ import { ForkError, type ApprovalDecision, type ForkSource } from "./fork.js";
 import type { ForkPoint } from "./fork-points.js";
 import { createForkManager, type ForkApprovalRequest, type ForkRequest, type StartedFork } from "./forks.js";
 import { renderPage } from "./page.js";
+import { traceMessages } from "./trace-source.js";
+import { machineTransitions } from "./transitions.js";
 
 export interface LiveInspectorOptions {
   /** 0 picks a free port. */
@@ -48,6 +50,11 @@ export interface LiveInspector {
    * session in the same store; the original is only read), run with `source.run`.
    */
   addForkSource(source: ForkSource): void;
+  /**
+   * Shows a recorded trace (src/trace/FORMAT.md) in the page beside live sessions: one session per
+   * run, named `<name> · run k`. Throws `TraceFormatError` for a file that is not a version 1 trace.
+   */
+  showTrace(text: string, name: string): void;
   /** The session's fork points (what the page lists). Throws `ForkError` for a session without a source. */
   forkPoints(session: string): ForkPoint[];
   /** Forks as the page's "fork from here" does. Throws `ForkError` for an unknown session or point. */
@@ -116,6 +123,8 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
   const feed = createInspectorFeed({ sanitize: options.sanitize });
   const forks = createForkManager({ observer: feed.observer, note: feed.note, reserve: feed.reserve, sanitize: { ...options.sanitize }, answer: options.forkApprovals });
   const diagrams = loadDiagrams(options.diagramsDir ?? findDiagramsDir());
+  // Inlined as a JSON data block (never executed): "<" escaped so no text closes the element.
+  const transitions = JSON.stringify(machineTransitions()).replace(/</g, "\\u003c");
   const clients = new Set<ServerResponse>();
   const flushMs = options.flushMs ?? 16;
 
@@ -169,7 +178,7 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
         // Nothing but this page's own inline script and style, and its own origin for the channel.
         "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'`,
       });
-      res.end(renderPage({ nonce, diagrams, actionToken }));
+      res.end(renderPage({ nonce, diagrams, actionToken, transitions }));
       return;
     }
     if (url.pathname === "/events") {
@@ -247,6 +256,12 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       return feed.history();
     },
     addForkSource: (source) => forks.addSource(source),
+    showTrace: (text, name) => {
+      for (const message of traceMessages(text, name, { ...options.sanitize })) {
+        if (message.t === "session") feed.reserve(message.s);
+        else feed.note(message);
+      }
+    },
     forkPoints: (session) => forks.points(session).points,
     fork: (request) => forks.fork(request),
     decide: (session, approvalId, decision) => forks.decide(session, approvalId, decision),

@@ -87,6 +87,7 @@ describe.skipIf(skipWithoutChromium)("issue 39 acceptance: the CLI's session in 
         "tool:2 toolCall executing",
       ],
     });
+    await page.$eval('.chart[data-machine="run"] g.active-leaf', (node) => node.scrollIntoView({ block: "center" }));
     await shot(page, "live-inspector-parallel.png");
 
     // 2. A steering line typed while the search runs: the next turn acts on it (one call, list_files of the tests).
@@ -107,6 +108,7 @@ describe.skipIf(skipWithoutChromium)("issue 39 acceptance: the CLI's session in 
       leaves: [...RUNNING_CALLS.slice(0, 3), "toolCall.awaitingApproval"],
       actors: [expect.stringMatching(/ session busy\.running\.active$/), "run run turn.requesting.streamingWithTools.response.ended | runningCalls", "steps  ", "tool:0 toolCall awaitingApproval"],
     });
+    await page.$eval('.chart[data-machine="toolCall"] g.active-leaf', (node) => node.scrollIntoView({ block: "center" }));
     await shot(page, "live-inspector-approval.png");
     tty.type("y");
 

@@ -113,6 +113,32 @@ describe("time travel: fork a durable session from a persisted point", () => {
     expect(inspector.messages().filter((m) => m.t === "fork")).toEqual([{ t: "fork", s: "a", fork: fork.sessionId, seq: point.seq, label: "before request 2", edited: true }]);
   });
 
+  it("a recording without the app's model: the fork's later requests get the recorded responses (the edited one skipped)", async () => {
+    const { store } = await recordScenarioA();
+    inspector = await createLiveInspector({ port: 0, forkApprovals: () => ({ approve: true }) });
+    inspector.addForkSource({
+      ...scenarioSource(store),
+      run: async (fork) => {
+        // The app's tools and hooks, but no model: the recording stands in for it.
+        const options = scenarioOptions({ ...newWorld(), steered: true });
+        await resumeAgentLoop(fork.durable, { config: options.config, tools: fork.tools(options.tools ?? []), streamFn: fork.streamFn(), sink: () => {}, clock: fixedClock, inspect: fork.inspect });
+      },
+    });
+    const point = inspector.forkPoints("a").find((candidate) => candidate.beforeResponse?.request === 2)!;
+    const same = inspector.fork({ session: "a", seq: point.seq });
+    await same.done;
+    expect(compareOf(inspector.messages(), same.sessionId)!.diverge).toBeNull();
+
+    const edited = inspector.fork({ session: "a", seq: point.seq, edit: { text: "Writing and delegating." } });
+    await edited.done;
+    const compare = compareOf(inspector.messages(), edited.sessionId)!;
+    // Only the edited response differs: its calls were kept, and the requests after it got responses 3 and 4.
+    const differing = compare.original.flatMap((line, i) => (JSON.stringify(line) === JSON.stringify(compare.fork[i]) ? [] : [i]));
+    expect(differing).toEqual([compare.diverge]);
+    expect(compare.fork).toHaveLength(compare.original.length);
+    expect(compare.fork[compare.diverge!].text).toBe('Writing and delegating. [write {"path":"out","text":"x"}] [delegate {"task":"sum"}]');
+  });
+
   it("the page's actions: a fork and an approval by POST need the page's token; bad input is a 400", async () => {
     const { store } = await recordScenarioA();
     inspector = await createLiveInspector({ port: 0 });

@@ -101,6 +101,25 @@ describe.skipIf(skipWithoutChromium)("live inspector page in Chromium", () => {
     await page.click("#live");
     expect(await page.textContent("#mode")).toBe("live");
 
+    // Readable diagrams: the wheel zooms the run's chart (around the pointer), a double click resets; a hovered edge is highlighted.
+    const chart = page.locator('.chart[data-machine="run"]');
+    const box = (await chart.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + 200);
+    await page.mouse.wheel(0, -100);
+    await page.waitForFunction(() => document.querySelector('.chart[data-machine="run"]')!.getAttribute("data-zoom") === "1.20");
+    await chart.dblclick({ position: { x: 20, y: 20 } });
+    expect(await chart.getAttribute("data-zoom")).toBe("1.00");
+    const edge = chart.locator("g.edge.transition:has(text)").first();
+    await edge.locator("text").first().hover({ force: true });
+    expect(await edge.locator("path").first().evaluate((path) => getComputedStyle(path).stroke)).toBe("rgb(217, 72, 15)");
+    // A clicked state lists its own transitions, with their guards, from the machine definitions.
+    await page.locator('.chart g.node.state[id="toolCall.executing"]').dispatchEvent("click");
+    expect(await page.$$eval("#state-info li", (items) => items.map((item) => item.textContent))).toEqual([
+      "step.executeToolCall.done [isFinalized] → toolCall.finalizing",
+      "step.executeToolCall.done → toolCall.settled",
+      "call.cancel → toolCall.settled",
+    ]);
+
     expect(errors).toEqual([]);
     expect(requests.every((url) => url.startsWith(inspector!.url))).toBe(true);
     expect(new Set(requests.map((url) => new URL(url).pathname))).toEqual(new Set(["/", "/events"]));

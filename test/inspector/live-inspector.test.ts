@@ -139,3 +139,27 @@ describe("live inspector (Node): the channel carries the actor tree, active stat
     expect([await at(""), await at("?token=wrong"), await at(`?token=${token}`)]).toEqual([403, 403, 200]);
   });
 });
+
+describe("live inspector: a recorded trace in the same page (npm run view -- FILE --live)", () => {
+  it("shows each run of a trace as a recorded session: its actors, their recorded states and its events; a file that is not a trace is a typed error", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { TraceFormatError } = await import("../../src/inspector/index.js");
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.showTrace(readFileSync(new URL("../visual/fixtures/sample-trace.jsonl", import.meta.url), "utf8"), "sample.jsonl");
+    const { reset } = await readChannel(inspector.url, () => true);
+    expect(reset.filter((m) => m.t === "session")).toEqual([{ t: "session", s: "sample.jsonl · run 1", kind: "recorded", at: expect.any(Number) }]);
+    expect(reset.filter((m) => m.t === "actor").map((m) => [m.id, m.machine, m.parent])).toEqual([
+      ["run", "run", null],
+      ["tool:0", "toolCall", "run"],
+      ["tool:1", "toolCall", "run"],
+    ]);
+    const runStates = reset.flatMap((m) => (m.t === "snap" && m.a === "run" ? [JSON.stringify(m.value)] : []));
+    expect(runStates).toContain(JSON.stringify({ turn: { executingTools: "runningInParallel" } }));
+    expect(runStates.at(-1)).toBe('"done"');
+    const events = reset.flatMap((m) => (m.t === "event" ? [m.type] : []));
+    expect([events[0], events.at(-1)]).toEqual(["agent_start", "agent_end"]);
+
+    expect(() => inspector!.showTrace("not json\n", "x.jsonl")).toThrow(new TraceFormatError("line 1 of x.jsonl is not JSON"));
+    expect(() => inspector!.showTrace('{"type":"trace","seq":0,"t":0,"version":2,"format":"xstate-agent-loop/trace"}\n', "v2.jsonl")).toThrow(TraceFormatError);
+  });
+});
