@@ -11,9 +11,10 @@
  * which stops the run and closes it with a failure message (R55).
  *
  * The definition is pure. The runtime (`src/agent/`) provides the run machine, the actions that
- * connect a run to the Agent's abort signal, and the actors that wait for its listeners. The run
- * finds its hooks, tools and listeners through the session it runs in (its parent), never through
- * context or events, so any number of sessions share one actor system (R14).
+ * connect a run to the Agent's abort signal, and the actors that wait for its listeners, once per
+ * process: they find the Agent's side of the session by `context.host`, a plain-data key (never
+ * through context holding functions, nor through the actor), so any number of sessions share one
+ * provided machine (R14).
  */
 import { assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
 import { placeholderAction, placeholderActor } from "./placeholders.js";
@@ -29,6 +30,8 @@ import { withRule } from "./approval.helpers.js";
 export type { QueueName } from "./session.helpers.js";
 
 export interface SessionInput {
+  /** Which session runtime of this process serves the session (`context.host`). */
+  host: string;
   /** The transcript, leading system message included (R50). */
   messages: AgentMessage[];
   model: Model;
@@ -44,6 +47,12 @@ export interface SessionInput {
 }
 
 export interface SessionContext {
+  /**
+   * The key of the session runtime that serves this session in this process (its hooks, listeners
+   * and run: `SessionHosts`, src/agent/session-actors.ts). Plain data; whoever makes an actor from
+   * a persisted or parked context sets its own (`rehostedSession`).
+   */
+  host: string;
   /** `Agent.state.messages`: each run's messages are appended as they end. */
   messages: AgentMessage[];
   model: Model;
@@ -108,10 +117,14 @@ export type SessionEvent =
   /** R82: forget the "always allow" rules. */
   | { type: "approval.clearRules" };
 
+/** What the session's actors are given: the key of the session runtime they serve (`context.host`). */
+export interface SessionActorInput {
+  host: string;
+}
 /** Resolves once the run's listeners have handled every event it produced (R54). */
-export type SettleEventsLogic = PromiseActorLogic<void>;
+export type SettleEventsLogic = PromiseActorLogic<void, SessionActorInput>;
 /** Delivers a failed run's failure message, `turn_end` and `agent_end` to the listeners (R55). */
-export type EmitFailureLogic = PromiseActorLogic<void, AgentEvent[]>;
+export type EmitFailureLogic = PromiseActorLogic<void, SessionActorInput & { events: AgentEvent[] }>;
 
 const emptyQueues = (): Record<QueueName, AgentMessage[]> => ({ steering: [], followUp: [] });
 
@@ -306,6 +319,7 @@ export const sessionMachine = setup({
           on: { "run.messageEnd": { guard: "joinedWithOutput" } },
           invoke: {
             src: "settleEvents",
+            input: ({ context }) => ({ host: context.host }),
             onDone: { target: "#session.idle", actions: "finishRun" },
             onError: { target: "#session.idle", actions: "finishRun" },
           },
@@ -315,7 +329,7 @@ export const sessionMachine = setup({
           invoke: {
             src: "emitFailure",
             // The events were fixed when the listener threw (plain data: a restored session delivers the same).
-            input: ({ context }) => context.failure,
+            input: ({ context }) => ({ host: context.host, events: context.failure }),
             onDone: { target: "#session.idle", actions: ["adoptFailureOutput", "finishRun"] },
             onError: { target: "#session.idle", actions: "finishRun" },
           },
@@ -328,6 +342,7 @@ export const sessionMachine = setup({
 /** A new session's context. */
 export function initialSessionContext(input: SessionInput): SessionContext {
   return {
+    host: input.host,
     messages: input.messages,
     model: input.model,
     thinkingLevel: input.thinkingLevel,

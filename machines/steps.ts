@@ -195,14 +195,20 @@ export const isStepReply = (event: { type: string }): boolean => event.type === 
 /** The time a reply carries, or `fallback` for events that carry none (R13: no clock reads in transitions). */
 export const timeOf = (event: { type: string; at?: unknown }, fallback: number): number => (typeof event.at === "number" ? event.at : fallback);
 
+/** What the worker is given: the key under which its run's runtime is served in this process (`context.host`). */
+export interface StepWorkerInput {
+  host: string;
+}
+
 /**
- * The worker's snapshot: that it was restored (its jobs were lost), and R67's abort grace once the
- * run was aborted with one configured (when, on the injected clock; whether it ran out), so a
+ * The worker's snapshot: its run's key (`host`, persisted: a restored worker is re-created
+ * without input), that it was restored (its jobs were lost), and R67's abort grace once the run
+ * was aborted with one configured (when, on the injected clock; whether it ran out), so a
  * restored run waits only what was left of it.
  */
-export type StepWorkerSnapshot = Snapshot<undefined> & { restored: boolean; grace?: { abortedAt: number; expired: boolean } };
+export type StepWorkerSnapshot = Snapshot<undefined> & { host: string; restored: boolean; grace?: { abortedAt: number; expired: boolean } };
 
-export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, undefined>;
+export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, StepWorkerInput>;
 
 /** The output of the reply `event` to `job` (a transition taken only on that reply). */
 export function replyOutput<K extends StepName>(event: { type: string }, job: K): StepJobs[K]["output"] {

@@ -11,6 +11,8 @@ import { toolCallMachine, type ToolCallOutput } from "./tool-call.machine.js";
 import { forwardStep, replyOutput, stepActions, stepState, type ForwardedStep, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
 
 export interface ToolCallHostInput {
+  /** The key under which the host's runtime is served in this process (its step worker's input). */
+  host: string;
   toolCall: ToolCall;
   hooks: { beforeToolCall: boolean; afterToolCall: boolean };
   startedAt: number;
@@ -46,7 +48,7 @@ export const toolCallHostMachine = setup({
 }).createMachine({
   id: "toolCallHost",
   context: ({ input }) => ({ ...input, args: undefined, output: null }),
-  invoke: { id: "steps", src: "steps" },
+  invoke: { id: "steps", src: "steps", input: ({ context }) => ({ host: context.host }) },
   on: {
     // R13: a restored worker asks for the job of the step the host waits in.
     "step.reissue": { actions: "reissueStep" },

@@ -12,7 +12,7 @@ export { streamProxy, proxyStreamFn, type ProxyStreamOptions } from "./proxy/cli
 export type { ProxyAssistantMessageEvent } from "./proxy/wire.js";
 export { runToolCall, type RunToolCallOptions } from "./api/run-tool-call.js";
 export type { RunOptions, RunActor } from "./api/start-run.js";
-export { composeObservers, type InspectOption, type InspectObserver, type AttachableObserver, type ObservedRoot } from "./boundary/inspect-observer.js";
+export { composeObservers, TraceOrigins, type InspectOption, type InspectObserver, type AttachableObserver, type ObservedRoot } from "./boundary/inspect-observer.js";
 export {
   createAgentRunLogic,
   agentEvents,
@@ -32,7 +32,7 @@ export { classifyFailure, type FailureClassification } from "./loop/classify-fai
 export { AgentEventStream } from "./bridge/event-stream.js";
 export { runMachine, type RunEvent } from "../machines/run.machine.js";
 export { toolCallMachine, type ToolCallInput, type ToolCallOutput, type ToolCallContext } from "../machines/tool-call.machine.js";
-export type { RunInput, RunContext, HookFlags, ToolBatch } from "../machines/run.types.js";
+export type { RunInput, RunContext, HookFlags, ToolBatch, TraceOrigin } from "../machines/run.types.js";
 export { defineTool, toolDeclaration, validateToolArguments, toolCallHooks } from "./tools/index.js";
 export type { ZodToolDefinition, JsonSchemaToolDefinition } from "./tools/index.js";
 export type { ToolArgs, ToolCallHooks, TypedToolCallHooks, TypedBeforeToolCallContext, TypedAfterToolCallContext } from "./tools/index.js";
@@ -68,7 +68,7 @@ export { Agent, unknownModel, defaultConvertToLlm, type SessionActor } from "./a
 export { promptForOutput, OutputError, type OutputOf } from "./agent/index.js";
 // R82: per-call approval, for the Agent and for runs driven directly.
 export { ApprovalError, approveToolCall, rejectToolCall, pendingApprovalsOf, type ApprovalErrorCode, type DecisionTime } from "./agent/index.js";
-export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions, AgentResumeOptions } from "./agent/index.js";
+export type { AgentState, AgentInitialState, AgentListener, AgentHooks, AgentStreamOptions, AgentOptions, AgentResumeOptions, SubscribeFromOptions } from "./agent/index.js";
 export { sessionMachine, type SessionContext, type SessionEvent, type SessionInput, type QueueName } from "../machines/session.machine.js";
 export { createAgentTestModel, type AgentTestModel, type AgentTestModelOptions, type AgentTestPath, type AgentTestPathKind, type AgentTestRun } from "./testing/index.js";
 // The durable session store's contract and the in-memory store (R80–R84); SQLite: `xstate-agent-loop/sqlite`.

@@ -61,6 +61,7 @@ export const closedTurn: TurnState = { open: false, assistant: null, toolResults
 
 export function initialRunContext(input: RunInput): RunContext {
   return {
+    host: input.host ?? "",
     // The run's own transcript, never the caller's array (which the caller may change during the
     // run). A run with prompts appends them in its first transition (`injectPending`), which makes
     // the copy; any other run copies now. (One O(transcript) copy per run: each copy of a long
@@ -81,6 +82,7 @@ export function initialRunContext(input: RunInput): RunContext {
       recovery: input.recovery ?? noRecovery,
       streamingTools: input.streamingTools ?? null,
       output: input.output ?? null,
+      trace: input.trace ?? null,
     },
     pending: input.prompts ?? [],
     prepared: [],

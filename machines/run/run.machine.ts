@@ -170,7 +170,7 @@ export const runMachine = setup({
 }).createMachine({
   id: "run",
   context: ({ input }) => initialRunContext(input),
-  invoke: { id: "steps", src: "steps" },
+  invoke: { id: "steps", src: "steps", input: ({ context }) => ({ host: context.host }) },
   on: {
     // R56: any step that fails (a hook, conversion or the stream function threw) ends the run.
     "step.failed": { target: ".failing", actions: "recordFailure" },

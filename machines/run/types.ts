@@ -30,8 +30,24 @@ export interface ToolSetData {
   siblingCancellingTools: string[];
 }
 
+/**
+ * R110: the trace a run belongs to, as plain strings: its first run span's W3C `traceparent`
+ * (`00-{trace id}-{span id}-{flags}`) and the conversation it traced. A run restored from a
+ * snapshot or resumed from its journal in another process links its new span to this one. The
+ * machine never reads it.
+ */
+export interface TraceOrigin {
+  traceparent: string;
+  conversationId?: string;
+}
+
 /** What a run starts from. Built by `runInput` (src/api/run-input.ts) from the caller's config. */
 export interface RunInput extends ToolSetData {
+  /**
+   * The key under which the run's runtime (hooks, tools, sink) is served in this process
+   * (`RunHosts`, src/api/run-hosts.ts), set by its host; given to its step worker.
+   */
+  host?: string;
   /** `agentLoop` prompts (R1); `null` for `agentLoopContinue` (R2). */
   prompts: AgentMessage[] | null;
   /** The transcript so far (the run never mutates it, and copies it before its caller could: `initialRunContext`). */
@@ -54,6 +70,8 @@ export interface RunInput extends ToolSetData {
   approval?: { idPrefix?: string; rules?: ApprovalRule[] };
   /** R70: tools start while the response streams (`streamingToolExecution: true`). */
   streamingTools?: StreamingToolsSettings;
+  /** R110: the run's trace, when an observer traced it (`TraceOrigin`). */
+  trace?: TraceOrigin;
   /** R100: the run asks for a structured final answer (the schema stays in the runtime, with the answer tool). */
   output?: OutputRunSettings;
 }
@@ -195,6 +213,8 @@ export interface RunSettings {
   streamingTools: StreamingToolsSettings | null;
   /** R100: `null` when the run asks for no structured answer. */
   output: OutputRunSettings | null;
+  /** R110: from the input; `null` when no observer traced the run. */
+  trace: TraceOrigin | null;
 }
 
 /** The current turn. */
@@ -215,6 +235,8 @@ export interface TurnState {
  * object of ~20 or more keys built that way into a slow dictionary.
  */
 export interface RunContext {
+  /** The key of the run's runtime in this process (`RunInput.host`); a host that restores the run gives it its own. */
+  host: string;
   /** The working transcript: `context.messages` of the hooks. */
   messages: AgentMessage[];
   /** What this run added (R12). */

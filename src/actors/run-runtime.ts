@@ -2,8 +2,8 @@
  * What one run's steps need that is not plain data: the caller's functions, the clock, the tool
  * functions, the ordered path to the event sink, the abort signal and the API key in flight. It
  * lives outside the machine (SPEC R14: nothing but plain data in context, input and snapshots),
- * one per run actor, found by the run's step worker through the run actor itself, so any number
- * of runs share one actor system.
+ * one per run actor, found by the run's step worker by the run's key (`RunHosts`), so any number
+ * of runs share one provided machine and one actor system.
  */
 import type { AnyActorLogic, AnyActorRef } from "xstate";
 import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
@@ -38,6 +38,8 @@ export interface SubAgentLauncher {
 export type RuntimeConfig = AgentLoopConfig | Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall">;
 
 export interface RunRuntime {
+  /** The run actor (or `runToolCall`'s host) the runtime serves. */
+  readonly owner: AnyActorRef;
   readonly config: Partial<AgentLoopConfig>;
   readonly streamFn: StreamFn;
   readonly clock: Clock;
@@ -118,6 +120,7 @@ export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
   if (external?.aborted) abort(external.reason);
   else external?.addEventListener("abort", () => abort(external.reason), { once: true });
   return {
+    owner,
     config,
     streamFn: args.streamFn,
     clock: args.clock ?? systemClock,

@@ -33,43 +33,46 @@ type Job = (runtime: RunRuntime, input: never, scope: JobScope) => unknown;
 
 const jobs: Record<StepName, Job> = { ...runJobs, ...toolJobs };
 
-/** Finds the runtime of the run that owns a worker. */
-export type RuntimeResolver = (owner: AnyActorRef) => RunRuntime;
-/** Lets go of what the host keeps for a run whose worker stopped (see `createStepsWorker`). */
-export type RuntimeReleaser = (owner: AnyActorRef) => void;
+/**
+ * Where a worker finds its run's runtime: by the key its run was given (`RunInput.host`, the
+ * worker's input), served by the run's host (`RunHosts`, src/api/run-hosts.ts).
+ */
+export interface RuntimeSource {
+  runtimeOf(host: string): RunRuntime;
+  /** The run's worker stopped: the host lets go of the runtime. */
+  close?(host: string): void;
+}
 
 /**
- * A stopped worker drops its runner and has its host release the run's runtime at once. Both are
- * kept in WeakMaps whose values refer back to their keys (a runner to its worker, a runtime to its
- * run), and V8 keeps such an entry alive through every young-generation collection until the next
- * full one: the finished run, transcript and all, would be promoted (`npm run bench:gc`).
+ * The step worker of the runs whose runtimes `source` serves. A stopped worker drops its runner
+ * and closes its run's key at once, so nothing outlives a finished run (`npm run bench:gc`).
  */
-export function createStepsWorker(resolve: RuntimeResolver, release?: RuntimeReleaser): StepWorkerLogic {
-  const runners = new WeakMap<AnyActorRef, StepRunner>();
+export function createStepsWorker(source: RuntimeSource): StepWorkerLogic {
+  // Each running worker's runner, by its run's key (a worker's own state that is not plain data).
+  const runners = new Map<string, StepRunner>();
   return {
-    transition(snapshot, event, { self }) {
+    transition(snapshot, event) {
       if (snapshot.status !== "active") return snapshot;
       if ((event as EventObject).type === "xstate.stop") {
-        const runner = runners.get(self);
-        runners.delete(self);
+        const runner = runners.get(snapshot.host);
+        runners.delete(snapshot.host);
         runner?.stop();
-        release?.(self._parent!);
+        source.close?.(snapshot.host);
         return { ...snapshot, status: "stopped" } as StepWorkerSnapshot;
       }
-      return runners.get(self)?.receive(event, snapshot) ?? snapshot;
+      return runners.get(snapshot.host)?.receive(event, snapshot) ?? snapshot;
     },
     start(snapshot, { self }) {
       if (snapshot.status !== "active") return;
-      const owner = self._parent!;
-      const runtime = resolve(owner);
+      const runtime = source.runtimeOf(snapshot.host);
       const runner = new StepRunner(runtime, self);
-      runners.set(self, runner);
+      runners.set(snapshot.host, runner);
       runtime.journal?.bindGrace(() => runner.expireGrace());
       // R67, R13: a run restored after its abort waits only what was left of the grace.
       if (snapshot.restored) runner.resumeGrace(snapshot);
-      if (snapshot.restored) reissue(owner, self);
+      if (snapshot.restored) reissue(runtime.owner, self);
     },
-    getInitialSnapshot: () => ({ status: "active", output: undefined, error: undefined, restored: false }),
+    getInitialSnapshot: (_scope, input) => ({ status: "active", output: undefined, error: undefined, host: input.host, restored: false }),
     getPersistedSnapshot: (snapshot) => snapshot,
     // Restored: this worker replaces one whose jobs were lost.
     restoreSnapshot: (snapshot) => ({ ...(snapshot as StepWorkerSnapshot), restored: true }),

@@ -37,7 +37,7 @@ import type {
 import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionInput } from "../../machines/session.machine.js";
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
-import { bindSession, providedSessionMachine } from "./provided-session.js";
+import { rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
@@ -47,14 +47,15 @@ import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
 import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, AgentResumeOptions } from "./types.js";
+import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, AgentResumeOptions, SubscribeFromOptions } from "./types.js";
+import type { SequencedListener } from "../durable/session-tail.js";
 import { isRuntimeEvent } from "../loop/runtime-events.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
-import { guardedInspect } from "../boundary/inspect-observer.js";
+import { guardedInspect, TraceOrigins } from "../boundary/inspect-observer.js";
 import { checkedApproveOptions, checkedReason, issuedBy, pendingApprovalsOf, waitingCall, type ApprovalScope } from "./approvals.js";
 import { ruleOf } from "../../machines/approval.helpers.js";
 import { approvalsOf } from "../../machines/session.machine.js";
@@ -64,6 +65,9 @@ import { checkDurable, type QuietPointSnapshot } from "../durable/durable-run.js
 import { queuesAfter } from "../durable/queue-records.js";
 import { asJson, jsonCopy, type QueueRecord } from "../durable/records.js";
 import type { EventDelivery, LedgerDelivery } from "../durable/delivery.js";
+import { SessionTail, type Subscription } from "../durable/session-tail.js";
+import { sessionHead, storedEvents } from "../durable/stored-events.js";
+import { AgentInputError } from "../boundary/errors.js";
 import type { Json, SessionWriter } from "../store/run-store.js";
 
 export type SessionActor = Actor<typeof sessionMachine>;
@@ -137,9 +141,15 @@ export class Agent {
   /** The actor lives for good: an inspector watches it, or the app holds it. */
   private pinned: boolean;
   private readonly inspect: ((event: InspectionEvent) => void) | undefined;
+  /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
+  private readonly origins = new TraceOrigins();
   private readonly runtime: SessionRuntime;
   /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
-  private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean }>();
+  private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean; subscription?: Subscription }>();
+  /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
+  private sequenced = 0;
+  /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
+  private readonly tail: SessionTail | undefined;
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
   /** Made when `events$` is first asked for. */
@@ -204,25 +214,28 @@ export class Agent {
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
     const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
-    this.inspect = guardedInspect(options.inspect, { kind: "session", ...(typeof sessionId === "string" ? { sessionId } : {}) });
+    this.inspect = guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
     this.pinned = this.inspect !== undefined;
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
+    this.tail = this.durable && sessionTail(this.durable);
 
-    const input: SessionInput = {
-      messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
-      model: initial.model ?? unknownModel,
-      thinkingLevel: initial.thinkingLevel ?? "off",
-      steeringMode: options.steeringMode,
-      followUpMode: options.followUpMode,
-    };
     this.runtime = new SessionRuntime(
+      sessionHosting(),
       undefined,
       (event, signal, delivery) => this.deliver(event, signal, delivery),
       () => this.view.clear(),
       options.clock,
       options.random,
     );
+    const input: SessionInput = {
+      host: this.runtime.key,
+      messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
+      model: initial.model ?? unknownModel,
+      thinkingLevel: initial.thinkingLevel ?? "off",
+      steeringMode: options.steeringMode,
+      followUpMode: options.followUpMode,
+    };
     this.state = stateView(this);
     if (restored === undefined && !this.pinned) {
       this.parked = initialSessionContext(input);
@@ -247,13 +260,13 @@ export class Agent {
   /** A session actor, from a snapshot or input (the parked context when neither is given), bound to this Agent's runtime; started unless `start` is false. */
   private wake(from: { snapshot: Snapshot<unknown>; input: SessionInput } | { input: SessionInput } | undefined, start = true): SessionActor {
     const parked = this.parked;
-    const session = createActor(providedSessionMachine(), {
+    const session = createActor(sessionHosting().machine, {
       id: "session",
       input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
-      ...(from && "snapshot" in from ? { snapshot: from.snapshot } : {}),
+      // R13: a persisted session is served by this Agent's runtime.
+      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key, sessionHosting().runs) } : {}),
       ...(this.inspect ? { inspect: this.inspect } : {}),
     });
-    bindSession(session, this.runtime);
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     session.subscribe({ error: (error) => this.runtime.crash(error) });
@@ -312,12 +325,48 @@ export class Agent {
   subscribe(listener: AgentListener): () => void;
   /** With `runtimeEvents: true`, the listener also gets the loop's own events (R66: retries, recoveries, compaction). */
   subscribe(listener: AgentRuntimeListener, options: { runtimeEvents: true }): () => void;
-  subscribe(listener: AgentListener | AgentRuntimeListener, options?: { runtimeEvents?: boolean }): () => void {
+  /**
+   * SPEC R81, an Agent with `durable`: from the sequence number `after` (a listener's third
+   * argument, the last one you processed): the session's stored events after it, then its live
+   * ones, each once, in order, with its delivery. See `SubscribeFromOptions`.
+   */
+  subscribe(listener: AgentRuntimeListener, options: SubscribeFromOptions): () => void;
+  subscribe(listener: AgentListener | AgentRuntimeListener, options?: { runtimeEvents?: boolean; after?: number; onError?: (error: unknown) => void }): () => void {
+    if (options?.after !== undefined) return this.subscribeFrom(listener as AgentRuntimeListener, options as SubscribeFromOptions);
     const key = listener as AgentRuntimeListener;
     // Subscribed again: it keeps its place; asking for runtime events again adds them.
     const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
     this.listeners.set(key, { runtimeEvents });
     return () => void this.listeners.delete(key);
+  }
+
+  private subscribeFrom(listener: AgentRuntimeListener, options: SubscribeFromOptions): () => void {
+    const tail = this.tail;
+    if (!tail) throw new AgentInputError("subscribe(options.after)", "subscribe(listener, { after }) needs an Agent with options.durable (its events have sequence numbers)");
+    const after = options.after;
+    if (typeof after !== "number" || !Number.isSafeInteger(after) || after < 0) throw new AgentInputError("subscribe(options.after)", `options.after must be a sequence number (an integer >= 0), got ${String(after)}`);
+    const onError = options.onError ?? ((error: unknown) => console.warn(`xstate-agent-loop: subscribe({ after: ${after} }) could not read the stored events (${error instanceof Error ? error.message : String(error)}); the subscription ended`));
+    let subscription: Subscription | undefined;
+    let done = false;
+    const key: AgentRuntimeListener = (event, signal, delivery) => (delivery && subscription ? subscription.offer(event, signal, delivery) : undefined);
+    const unsubscribe = () => {
+      if (done) return;
+      done = true;
+      subscription?.close();
+      if (this.listeners.delete(key)) this.sequenced--;
+    };
+    // (The catch-up may run to its end, or fail, within this call.)
+    subscription = tail.subscribe(listener as SequencedListener, { after, runtimeEvents: options.runtimeEvents === true, onError: (error) => (unsubscribe(), onError(error)) });
+    if (done) return unsubscribe;
+    this.listeners.set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
+    this.sequenced++;
+    return unsubscribe;
+  }
+
+  /** R81, an Agent with `durable`: the session's last sequence number, and the one before its current (or last) run's `agent_start`. */
+  get sequence(): { readonly lastSeq: number; readonly runStartAfter: number } | undefined {
+    const tail = this.tail;
+    return tail && { lastSeq: tail.lastSeq, runStartAfter: tail.runStartAfter };
   }
 
   // --- Queues (R53) --------------------------------------------------------------------------
@@ -528,7 +577,7 @@ export class Agent {
    */
   getPersistedSnapshot(): Snapshot<unknown> {
     // A parked session is persisted by an actor made for it and never started.
-    const session = this.live ?? createActor(providedSessionMachine(), { id: "session", input: { context: this.parked } as SessionInput });
+    const session = this.live ?? createActor(sessionHosting().machine, { id: "session", input: { context: this.parked } as SessionInput });
     return detachedSnapshot(session.getPersistedSnapshot());
   }
 
@@ -537,7 +586,10 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
-    return this.runtime.start(this.runPlan(plan)).finally(() => this.idleAgain());
+    const runPlan = this.runPlan(plan);
+    const trace = this.origins.next();
+    if (trace) runPlan.trace = trace;
+    return this.runtime.start(runPlan).finally(() => this.idleAgain());
   }
 
   /**
@@ -642,6 +694,7 @@ export class Agent {
   private deliver(event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery): Promise<void> | undefined {
     const skipped = delivery?.skipped === true;
     const given = delivery && { seq: delivery.seq, provisional: delivery.provisional };
+    if (given) this.tail?.feed(event, given);
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
@@ -650,8 +703,8 @@ export class Agent {
         if (event.reason === "interrupted") this.view.clear();
         else this.send({ type: "run.messageDiscarded" });
       }
-      if (skipped) return undefined;
-      return this.listeners.size === 0 ? undefined : this.notify(event, signal, true, given);
+      if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, true, given, true);
+      return this.listeners.size === 0 ? undefined : this.notify(event, signal, true, given, false);
     }
     this.view.apply(event);
     if (event.type === "agent_end") {
@@ -660,14 +713,20 @@ export class Agent {
     }
     if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
-    if (skipped) return undefined;
+    if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
     this.events?.next(event);
-    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false, given);
+    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false, given, false);
   }
 
-  /** Each listener in turn, awaited (R51); a runtime event only reaches those that asked for them (R66). */
-  private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean, delivery: EventDelivery | undefined): Promise<void> {
-    for (const [listener, { runtimeEvents }] of this.listeners) if (!runtimeEvent || runtimeEvents) await listener(event, signal, delivery);
+  /**
+   * Each listener in turn, awaited (R51); a runtime event only reaches those that asked for them
+   * (R66); a `skipped` one (a resumed run's, delivered before) only those subscribed from a sequence number.
+   */
+  private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean, delivery: EventDelivery | undefined, skipped: boolean): Promise<void> {
+    for (const [listener, { runtimeEvents, subscription }] of this.listeners) {
+      if ((runtimeEvent && !runtimeEvents) || (skipped && !subscription)) continue;
+      await listener(event, signal, delivery);
+    }
   }
 
   /** The replayed system prompt, cached per transcript array and length (it grows in place). */
@@ -745,4 +804,13 @@ function stateView(agent: Agent): AgentState {
   const state = Object.defineProperties({}, stateProperties);
   Object.defineProperty(state, AGENT, { value: agent });
   return state as AgentState;
+}
+
+/** R81: a durable Agent's tail: its stored head and stored events read from the store (no lock: a reader). */
+function sessionTail(durable: NonNullable<AgentOptions["durable"]>): SessionTail {
+  const { store, sessionId } = durable;
+  return new SessionTail({
+    head: () => (store.hasSession(sessionId) ? sessionHead(store.readSession(sessionId)) : 0),
+    stored: (after, through) => storedEvents(store.readSession(sessionId).records(), after, through),
+  });
 }

@@ -1,44 +1,74 @@
-import type { AnyActorRef, MachineImplementationsFrom } from "xstate";
+/**
+ * The session machine as the Agent runs it: provided once per process (providing is costly), with
+ * implementations built from one `SessionHosts`, where each Agent's session runtime is served
+ * under the key its session's context carries (`context.host`).
+ */
+import type { MachineImplementationsFrom, Snapshot } from "xstate";
 import { sessionMachine } from "../../machines/session.machine.js";
-import { hostedRunMachine } from "../api/start-run.js";
-import type { SessionRuntime } from "./session-runtime.js";
-import { createEmitFailureActor, createSettleEventsActor, type SessionResolver } from "./session-actors.js";
+import type { runMachine } from "../../machines/run.machine.js";
+import { hostedRuns } from "../api/start-run.js";
+import { rehostedRun, type RunHosts } from "../api/run-hosts.js";
+import { createEmitFailureActor, createSettleEventsActor, SessionHosts } from "./session-actors.js";
 
-/** Each session actor's runtime (weak: it goes with its actor). */
-const sessions = new WeakMap<AnyActorRef, SessionRuntime>();
-
-export function bindSession(session: AnyActorRef, runtime: SessionRuntime): void {
-  sessions.set(session, runtime);
-}
-
-const sessionOf: SessionResolver = (ref) => {
-  const runtime = sessions.get(ref);
-  if (!runtime) throw new Error("agent: no session runtime bound to this actor");
-  return runtime;
-};
-
-/** The session machine's implementations; each session's runtime is found through its own actor. */
-export function createSessionImplementations(resolve: SessionResolver): MachineImplementationsFrom<typeof sessionMachine> {
+/** The session machine's implementations: each finds its session's runtime in `sessions` by `context.host`. */
+export function createSessionImplementations(sessions: SessionHosts, run: typeof runMachine): MachineImplementationsFrom<typeof sessionMachine> {
   return {
     actors: {
-      run: hostedRunMachine(),
-      settleEvents: createSettleEventsActor(resolve),
-      emitFailure: createEmitFailureActor(resolve),
+      run,
+      settleEvents: createSettleEventsActor(sessions),
+      emitFailure: createEmitFailureActor(sessions),
     },
     actions: {
-      abortRun: ({ self }) => resolve(self).abortRun(),
-      endAfterDefect: ({ self }, params) => resolve(self).endAfterDefect(params.error),
-      finishRun: ({ self }) => resolve(self).finishRun(),
+      abortRun: ({ context }) => sessions.get(context.host).abortRun(),
+      endAfterDefect: ({ context }, params) => sessions.get(context.host).endAfterDefect(params.error),
+      finishRun: ({ context }) => sessions.get(context.host).finishRun(),
     },
   };
 }
 
-let provided: typeof sessionMachine | undefined;
+/** The provided session machine, the session runtimes its implementations serve, and its runs' runtimes. */
+export interface SessionHosting {
+  machine: typeof sessionMachine;
+  sessions: SessionHosts;
+  runs: RunHosts;
+}
+
+let shared: SessionHosting | undefined;
+
+/** The process's session hosting: one provided machine, so any number of Agents share it. */
+export function sessionHosting(): SessionHosting {
+  if (!shared) {
+    const sessions = new SessionHosts();
+    const runs = hostedRuns();
+    shared = { machine: sessionMachine.provide(createSessionImplementations(sessions, runs.machine)), sessions, runs: runs.hosts };
+  }
+  return shared;
+}
 
 /**
- * The session machine with the default runtime's implementations, provided once per process
- * (providing is costly), so any number of sessions share one actor system.
+ * R13: a persisted session (of this process or another) served by the runtime keyed `host`: its
+ * context and the input of its actors in flight name that key, and its run in flight a new key in
+ * `runs` (a snapshot from before keys existed gets them). The snapshot is not changed; its copy
+ * shares everything else.
  */
-export function providedSessionMachine(): typeof sessionMachine {
-  return (provided ??= sessionMachine.provide(createSessionImplementations(sessionOf)));
+export function rehostedSession(snapshot: Snapshot<unknown>, host: string, runs: RunHosts): Snapshot<unknown> {
+  const persisted = snapshot as { context?: object; children?: Record<string, PersistedChild> };
+  if (!persisted.context) return snapshot;
+  const children: Record<string, PersistedChild> = {};
+  for (const [id, child] of Object.entries(persisted.children ?? {})) children[id] = rehostedChild(child, host, runs);
+  return { ...persisted, context: { ...persisted.context, host }, children } as unknown as Snapshot<unknown>;
+}
+
+interface PersistedChild {
+  src?: unknown;
+  snapshot?: { input?: unknown };
+}
+
+function rehostedChild(child: PersistedChild, host: string, runs: RunHosts): PersistedChild {
+  const input = child.snapshot?.input;
+  if (child.src === "run") return { ...child, snapshot: rehostedRun(child.snapshot, runs.newKey()) };
+  if (child.src === "settleEvents") return { ...child, snapshot: { ...child.snapshot, input: { host } } };
+  // (Before keys, its input was the events alone.)
+  if (child.src === "emitFailure") return { ...child, snapshot: { ...child.snapshot, input: { host, events: Array.isArray(input) ? input : (input as { events: unknown }).events } } };
+  return child;
 }

@@ -2,27 +2,29 @@
  * The Agent's side of its session machine: what each run needs that is not plain data (its hooks,
  * tools, stream function and the Agent's listeners), the implementations behind the machine's
  * placeholders, and the promise `prompt()`/`continue()` return. One run at a time: the machine
- * takes `run.start` only when idle. The session registers itself as the host of the runs it
- * invokes, so a run's step worker finds its runtime through its parent, the session (R14).
+ * takes `run.start` only when idle. While a run is in progress the runtime is served in
+ * `SessionHosts` under its key (`context.host` of its session), where the session machine's actions
+ * and actors find it, and the run's runtime in `RunHosts` under the run's key (R14).
  */
 import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
 import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
-import type { RunContext, RunInput } from "../../machines/run.types.js";
+import type { RunContext, RunInput, TraceOrigin } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
 import { answerToolOf } from "../loop/output-tool.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
-import { registerRunHost } from "../api/run-hosts.js";
+import type { RunHosts } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
-import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
+import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun, type LiveAt } from "../durable/durable-run.js";
 import type { SessionWriter } from "../store/run-store.js";
 import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
+import type { SessionHosts, SessionServices } from "./session-actors.js";
 
 /**
  * Delivers one event to the Agent: its state first, then every listener, in order (R51).
@@ -50,7 +52,9 @@ export interface RunPlan {
    * R81: the run is the stored session's unfinished one: its journaled input and the records after
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
-  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: () => void; after?: number | "journal" };
+  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: (live: LiveAt) => void; after?: number | "journal" };
+  /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
+  trace?: TraceOrigin;
 }
 
 /** The session actor as the runtime uses it. */
@@ -60,7 +64,10 @@ export interface SessionHost extends AnyActorRef {
 
 interface ActiveRun {
   plan: RunPlan;
+  /** The run's input as journaled (its key, `host`, is given to the actor only). */
   input: RunInput;
+  /** The run's key in `RunHosts`. */
+  host: string;
   /** The tools the input was built from; the run's runtime resolves calls with the same. */
   registry: ToolRegistry;
   /** Created when the run's worker starts; until then an abort is remembered. */
@@ -80,7 +87,9 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-export class SessionRuntime {
+export class SessionRuntime implements SessionServices {
+  /** This runtime's key in `sessions`: its session's `context.host`. */
+  readonly key: string;
   private active: ActiveRun | undefined;
   /** The journal of the run that ended last, until the Agent saved its quiet point (R80). */
   private finished: JournaledRun | undefined;
@@ -88,9 +97,11 @@ export class SessionRuntime {
   private readonly clock: Clock;
 
   private host: SessionHost | undefined;
-  private readonly hostRuntime = (owner: AnyActorRef): RunRuntime => this.runtimeFor(owner);
+  private readonly sessions: SessionHosts;
+  private readonly runs: RunHosts;
 
   constructor(
+    hosts: { sessions: SessionHosts; runs: RunHosts },
     host: SessionHost | undefined,
     private readonly dispatch: AgentDispatch,
     /** Called when the session is idle again, before `prompt()` settles. */
@@ -99,13 +110,15 @@ export class SessionRuntime {
     private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
+    this.sessions = hosts.sessions;
+    this.runs = hosts.runs;
+    this.key = this.sessions.newKey();
     if (host) this.attach(host);
   }
 
   /** The session actor this runtime serves from now on (an Agent makes a new one when it wakes from idle). */
   attach(host: SessionHost): void {
     this.host = host;
-    registerRunHost(host, this.hostRuntime);
   }
 
   /** The session actor is dropped (an idle Agent keeps none). */
@@ -141,10 +154,11 @@ export class SessionRuntime {
     try {
       this.active!.durable = journaledRun(this.active!);
     } catch (error) {
-      this.active = undefined;
+      this.retire();
       return Promise.reject(error);
     }
-    this.session.send({ type: "run.start", input: this.active!.input, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    const { input, host } = this.active!;
+    this.session.send({ type: "run.start", input: { ...input, host }, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
     return done;
   }
 
@@ -153,12 +167,13 @@ export class SessionRuntime {
    * `messages` are what it added before the snapshot (as if delivered here).
    */
   resume(plan: RunPlan, messages: AgentMessage[]): Promise<void> {
-    const done = this.activate(plan);
+    // The restored run's key, given to it by `rehostedSession`.
+    const done = this.activate(plan, (this.runActor()?.getSnapshot() as { context?: RunContext } | undefined)?.context?.host);
     this.active!.ended.push(...messages);
     return done;
   }
 
-  private activate(plan: RunPlan): Promise<void> {
+  private activate(plan: RunPlan, host = this.runs.newKey()): Promise<void> {
     const registry = new ToolRegistry(plan.tools, answerToolOf(plan.config));
     const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
@@ -168,10 +183,26 @@ export class SessionRuntime {
       startedAt: this.clock.now(),
       skipInitialSteeringPoll: plan.skipInitialSteeringPoll,
     });
+    if (plan.trace && !plan.resumed) input.trace = plan.trace;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
+    this.active = { plan, input, host, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
+    this.sessions.serve(this.key, this);
+    this.runs.serve(host, () => this.runtimeFor(this.runActor()!));
     return done;
+  }
+
+  /** The session's run actor (its invoked child `run`), if it has one. */
+  private runActor(): AnyActorRef | undefined {
+    return (this.host?.getSnapshot() as { children?: { run?: AnyActorRef } } | undefined)?.children?.run;
+  }
+
+  /** No run in progress: the session machine's implementations have nothing to find here. */
+  private retire(): void {
+    // (The run's worker closed its key when it stopped; a run that never started has one still.)
+    if (this.active) this.runs.close(this.active.host);
+    this.active = undefined;
+    this.sessions.retire(this.key);
   }
 
   /** The runtime of the session's run actor `owner`, built from the current plan. */
@@ -270,7 +301,7 @@ export class SessionRuntime {
   finishRun(): void {
     const run = this.active;
     if (!run) return;
-    this.active = undefined;
+    this.retire();
     if (run.durable) {
       run.durable.ended(contextOf(run).newMessages);
       this.finished = run.durable;
@@ -284,7 +315,7 @@ export class SessionRuntime {
   crash(error: unknown): void {
     const run = this.active;
     if (!run) return;
-    this.active = undefined;
+    this.retire();
     run.durable?.abandon();
     run.runtime?.abort(error);
     this.onIdle();

@@ -27,7 +27,7 @@ import type {
   OutputSettings,
 } from "../types.js";
 import type { Clock, RandomSource } from "../loop/clock.js";
-import type { DurableOptions } from "../durable/durable-run.js";
+import type { DurableOptions, LiveAt } from "../durable/durable-run.js";
 import type { RequestLimiter } from "../loop/request-limiter.js";
 
 /**
@@ -114,10 +114,36 @@ export type AgentStreamOptions = Pick<
   "sessionId" | "thinkingBudgets" | "transport" | "maxRetryDelayMs" | "onPayload" | "onResponse" | "onProviderStreamEvent" | "identity"
 >;
 
+/**
+ * `agent.subscribe(listener, { after })` (SPEC R81, an Agent with `durable`): another tab, a
+ * reconnecting client, a consumer that lost its place. The listener gets every event of the
+ * session numbered above `after`, each once, in order, each with its `EventDelivery` as third
+ * argument: first the stored ones (read from the store and replayed, as `replayRun` does: the
+ * events of runs that finished are firm, `provisional: false`), then the events of the run in
+ * progress (kept in memory as they were delivered, the provisional events of a response still
+ * streaming included, with their flags), then each new event as it is delivered. A subscriber
+ * that has caught up is a listener like the others (awaited, R51; a throw ends the run, R55);
+ * while it catches up, the run does not wait for it. It also gets the events a resumed run
+ * replays without delivering (delivered before the crash): it is a new consumer.
+ *
+ * `after` beyond the last event is allowed: the listener waits for the events above it. A
+ * retraction that arrives after you subscribed (a resumed run's `message_discarded`, reason
+ * `interrupted`, R81) is delivered even when its number is at or below `after`: delivery resumes
+ * from it, as `resume({ after })`'s does.
+ */
+export interface SubscribeFromOptions {
+  /** The last sequence number you processed (0: from the session's first event). */
+  after: number;
+  /** The loop's own events too (R66), `message_discarded` included. */
+  runtimeEvents?: boolean;
+  /** Reading the stored events failed (a `StoreCorruptError`): the subscription has ended. Default: a console warning. */
+  onError?: (error: unknown) => void;
+}
+
 /** `Agent.resume(options)` (R81). */
 export interface AgentResumeOptions {
-  /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`). */
-  onLive?: () => void;
+  /** Called once, when the resumed run has replayed its journal and goes live (see `Agent.resume`); `seq`: its first live event's number. */
+  onLive?: (live: LiveAt) => void;
   /**
    * SPEC R81: the last sequence number your listeners processed (a listener's third argument):
    * every later event of the resumed run reaches them exactly once, in order. Without it, delivery

@@ -13,22 +13,23 @@
  * - Restore (R13): `createActor(createAgentRunLogic(sameOptions), { snapshot })`; steps in flight
  *   are issued again (see `machines/steps.ts`).
  */
-import { Observable, Subject } from "rxjs";
-import type { AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
+import { NEVER, Observable, Subject } from "rxjs";
+import type { Actor, AnyActorLogic, AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AnyAgentEvent, AgentMessage, ApprovalRule } from "../types.js";
 import { AgentInputError } from "../boundary/errors.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
 import type { RunInput } from "../../machines/run.types.js";
-import { journalRun, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
+import { journalRun, numberEvents, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
+import { DeliveryLedger, type EventDelivery } from "../durable/delivery.js";
 import type { JournalWriter } from "../durable/run-journal.js";
 import { bindJobJournal } from "../actors/steps-worker.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { answerToolOf } from "../loop/output-tool.js";
 import { systemClock } from "../loop/clock.js";
-import { hostedRuntime, releaseRuntime } from "./run-hosts.js";
+import { RunHosts, rehostedRun } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { checkRunArguments } from "./check-arguments.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
@@ -67,16 +68,16 @@ type WithInput<M, I> =
     ? StateMachine<C, E, Ch, A, Ac, G, D, S, T, I, O, Em, Me, Co>
     : never;
 
-const channels = new WeakMap<AnyActorRef, Subject<AnyAgentEvent>>();
-const channelOf = (ref: AnyActorRef): Subject<AnyAgentEvent> => {
-  let channel = channels.get(ref);
-  if (!channel) channels.set(ref, (channel = new Subject<AnyAgentEvent>()));
-  return channel;
-};
+/**
+ * Each embedded run's event channel, by the run's key (`context.host`, unique in the process):
+ * made with the run actor (so `agentEvents` works before it starts), dropped when its worker stops.
+ */
+const channels = new Map<string, Subject<AnyAgentEvent>>();
 
-/** Every AgentEvent of an embedded run, in order, from the moment of subscription. */
+/** Every AgentEvent of an embedded run, in order, from the moment of subscription (none once it ended). */
 export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
-  return channelOf(ref).asObservable();
+  const host = (ref.getSnapshot() as { context?: { host?: unknown } } | undefined)?.context?.host;
+  return (typeof host === "string" && channels.get(host)?.asObservable()) || NEVER;
 }
 
 /** SPEC R80: an embedded run's journal: `durable` journals each run actor made from this logic (not one restored from a snapshot). */
@@ -88,16 +89,45 @@ export interface DurableRunOptions extends AgentRunOptions {
    * resume (a durable-execution engine keeps those; the Restate session object writes them into its
    * state). A writer that throws stops the run actor.
    */
-  journalTo?: JournalWriter;
+  journalTo?: JournalTarget;
 }
 
-/** The resolved input of each embedded run actor (weak: it goes with its actor), for its journal's `run` record. */
-const journaledInputs = new WeakMap<AnyActorRef, RunInput>();
+/** Where a `journalTo` run records: a writer, and the session's event count before the run (R81's numbering continues from it). */
+export interface JournalTarget extends JournalWriter {
+  readonly eventBase?: number;
+}
+
+/** R81 for a `journalTo` run: its events' numbering, as the embedded store numbers them. */
+export interface RecordedRunDelivery {
+  /** The event being delivered now (call it from the event's subscriber). */
+  current(): EventDelivery;
+  /** The number the next event gets. */
+  nextSeq(): number;
+  /** Retracts the provisional events from `fromSeq` on (a response re-requested after a crash): journaled, then `message_discarded`. */
+  retract(fromSeq: number): void;
+}
+
+const recordedRuns = new WeakMap<AnyActorRef, RecordedRunDelivery>();
+
+/** The numbering of a run actor made from logic with `journalTo` (undefined for any other run). */
+export function recordedRunDelivery(ref: AnyActorRef): RecordedRunDelivery | undefined {
+  return recordedRuns.get(ref);
+}
 
 export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   checkLoopSettings(options.config ?? {}, "config.");
   const clock = options.clock ?? systemClock;
-  const provided = provideRunMachine((owner) => hostedRuntime(owner) ?? embeddedRuntime(owner, options), releaseRuntime);
+  // The runtimes of this logic's runs, by key: each run actor made from it gets one, served until its worker stops.
+  const hosts = new RunHosts();
+  const provided = provideRunMachine(hosts);
+  /** Serves the runtime of the run actor `owner` under a new key (made when its worker starts; `input`: journal it). */
+  const host = (owner: AnyActorRef, input: RunInput | undefined): string => {
+    const key = hosts.newKey();
+    const channel = new Subject<AnyAgentEvent>();
+    channels.set(key, channel);
+    hosts.serve(key, () => embeddedRuntime(owner, channel, options, input), () => channels.delete(key));
+    return key;
+  };
   // The machine's input is its own plain-data RunInput; an embedding app gives the public
   // AgentRunInput, resolved here against the options (model, hooks, tools' declarations).
   const logic = Object.create(provided) as AgentRunLogic;
@@ -115,9 +145,12 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
     });
     const approval = checkedApprovalInput(input?.approval);
     if (approval) resolved.approval = approval;
-    if (options.durable || options.journalTo) journaledInputs.set((scope as { self: AnyActorRef }).self, resolved);
-    return provided.getInitialSnapshot(scope as never, resolved);
+    const key = host((scope as { self: AnyActorRef }).self, options.durable || options.journalTo ? resolved : undefined);
+    return provided.getInitialSnapshot(scope as never, { ...resolved, host: key });
   }) as unknown as AgentRunLogic["getInitialSnapshot"];
+  // R13: a restored run is served under a key of its own (not journaled: see `DurableRunOptions`).
+  logic.restoreSnapshot = ((snapshot: unknown, scope: { self: AnyActorRef }) =>
+    provided.restoreSnapshot(rehostedRun(snapshot as never, host(scope.self, undefined)), scope as never)) as unknown as AgentRunLogic["restoreSnapshot"];
   return logic;
 }
 
@@ -133,10 +166,9 @@ function checkedApprovalInput(approval: AgentRunInput["approval"]): RunInput["ap
   return { ...(idPrefix !== undefined ? { idPrefix } : {}), ...(rules ? { rules: rules.map((rule) => ({ ...rule })) } : {}) };
 }
 
-function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
-  const channel = channelOf(owner);
+function embeddedRuntime(owner: AnyActorRef, channel: Subject<AnyAgentEvent>, options: DurableRunOptions, input: RunInput | undefined) {
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
-  const forward = context.settings.forwardEvents ? owner._parent : undefined;
+  const forward = context.settings.forwardEvents ? invokerOf(owner) : undefined;
   const relay = (event: AnyAgentEvent) => {
     channel.next(event);
     forward?.send({ type: "agent.event", id: owner.id, event } satisfies AgentEventForward);
@@ -150,17 +182,36 @@ function embeddedRuntime(owner: AnyActorRef, options: DurableRunOptions) {
     onSinkFailure: () => {},
     subAgents: { logic: createAgentRunLogic, events: agentEvents },
   });
-  const input = journaledInputs.get(owner);
   if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
   else if (options.journalTo && input) recordEmbedded(owner, runtime, options, options.journalTo, input);
   return runtime;
 }
 
+/**
+ * The actor that invoked or spawned `run` (`forwardEvents`): the `parent` option XState created it
+ * with (public `ActorOptions.parent`, kept in `actor.options`), not the internal `_parent`.
+ */
+function invokerOf(run: AnyActorRef): AnyActorRef | undefined {
+  return (run as Partial<Pick<Actor<AnyActorLogic>, "options">>).options?.parent;
+}
+
 /** R80: records an embedded run into `writer` from its first step to its `end` record. */
-function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, writer: JournalWriter, input: RunInput): void {
-  const journal = recordingJournal(writer, input, options.config ?? {});
+function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentRunOptions, writer: JournalTarget, input: RunInput): void {
+  const base = writer.eventBase ?? 0;
+  const journal = recordingJournal(writer, input, options.config ?? {}, base);
   journal.attach(runtime, owner);
   bindJobJournal(runtime, journal);
+  // R81: numbered, flagged and retracted as the embedded store's runs are.
+  const ledger = new DeliveryLedger(base, base + 1);
+  numberEvents(runtime, journal, ledger, false);
+  recordedRuns.set(owner, {
+    current: () => {
+      const { seq, provisional } = ledger.current();
+      return { seq, provisional };
+    },
+    nextSeq: () => ledger.nextSeq,
+    retract: (fromSeq) => journal.retract(fromSeq),
+  });
   journal.hooks.onFailure = () => owner.stop();
   owner.subscribe({
     complete: () => {

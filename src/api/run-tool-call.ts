@@ -10,7 +10,7 @@ import { createRunRuntime } from "../actors/run-runtime.js";
 import { provideToolCallHost } from "../actors/implementations.js";
 import { errorResult, errorText } from "../loop/tool-results.js";
 import { systemClock } from "../loop/clock.js";
-import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
+import { RunHosts } from "./run-hosts.js";
 import { checkToolCallArguments } from "../boundary/tool-call-arguments.js";
 
 export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCall" | "afterToolCall"> {
@@ -23,7 +23,7 @@ export interface RunToolCallOptions extends Pick<AgentLoopConfig, "beforeToolCal
   onUpdate?: (partialResult: AgentToolResult) => void | Promise<void>;
 }
 
-let host: ReturnType<typeof provideToolCallHost> | undefined;
+let shared: { machine: ReturnType<typeof provideToolCallHost>; hosts: RunHosts } | undefined;
 
 /**
  * Bad arguments (a signal that is not an `AbortSignal`, tools that are not tools) throw an
@@ -36,8 +36,15 @@ export function runToolCall(toolCall: ToolCall, options: RunToolCallOptions): Pr
 
 async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<AgentToolCallOutcome> {
   try {
-    const actor = createActor((host ??= provideToolCallHost(requireRuntime, releaseRuntime)), {
+    if (!shared) {
+      const hosts = new RunHosts();
+      shared = { machine: provideToolCallHost(hosts), hosts };
+    }
+    const { machine, hosts } = shared;
+    const host = hosts.newKey();
+    const actor = createActor(machine, {
       input: {
+        host,
         toolCall,
         hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall },
         startedAt: systemClock.now(),
@@ -57,7 +64,7 @@ async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<Age
     });
     // The hooks see the caller's message and context, not a run's.
     const hooked = { ...runtime, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) };
-    bindRuntime(actor, hooked);
+    hosts.serve(host, hooked);
     actor.start();
     const output = await toPromise(actor);
     return {

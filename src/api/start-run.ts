@@ -1,6 +1,6 @@
 /**
- * The `agentLoop` entry points' host: creates one run actor from the shared run logic, binds its
- * runtime (config, sink, signal) to it before it starts, and settles with the messages the run
+ * The `agentLoop` entry points' host: creates one run actor from the shared run logic, serves its
+ * runtime (config, sink, signal) under the run's key before it starts, and settles with the messages the run
  * added once the sink has seen every event. Never rejects for tool, hook or provider failures;
  * rejects only when the sink itself throws (R56).
  */
@@ -17,9 +17,9 @@ import { systemClock, type Clock, type RandomSource } from "../loop/clock.js";
 import { createRunRuntime, type RunRuntime } from "../actors/run-runtime.js";
 import { provideRunMachine } from "../actors/implementations.js";
 import type { EventQueue } from "../bridge/event-queue.js";
-import { bindRuntime, releaseRuntime, requireRuntime } from "./run-hosts.js";
+import { RunHosts } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
-import { guardedInspect, type InspectOption } from "../boundary/inspect-observer.js";
+import { guardedInspect, TraceOrigins, type InspectOption } from "../boundary/inspect-observer.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { journalRun, type DurableOptions, type JournaledRun } from "../durable/durable-run.js";
 
@@ -57,11 +57,25 @@ export interface StartRunArgs {
   resumed?: { input: RunInput; run: JournaledRun };
 }
 
-let shared: typeof runMachine | undefined;
+/** A run machine provided once, and the runtimes of its runs, by key (served by whoever starts each run). */
+export interface HostedRuns {
+  machine: typeof runMachine;
+  hosts: RunHosts;
+}
 
-/** The run machine whose runtimes the host binds before each run starts; provided once per process. */
+let shared: HostedRuns | undefined;
+
+/** The process's hosted runs (`agentLoop`'s and the Agents' sessions'): provided once, so any number of runs share one machine. */
+export function hostedRuns(): HostedRuns {
+  if (!shared) {
+    const hosts = new RunHosts();
+    shared = { machine: provideRunMachine(hosts), hosts };
+  }
+  return shared;
+}
+
 export function hostedRunMachine(): typeof runMachine {
-  return (shared ??= provideRunMachine(requireRuntime, releaseRuntime));
+  return hostedRuns().machine;
 }
 
 /** Calls `then` once every event pushed so far has been delivered (at once when none is pending). */
@@ -92,12 +106,12 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
         startedAt: clock.now(),
         skipInitialSteeringPoll: options?.skipInitialSteeringPoll,
       });
+    const inspect = options?.inspect === undefined ? undefined : inspectRun(options.inspect, input, args.resumed);
     // R80: a durable run journals from its first step (a resumed one once its records ran out).
     const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
-    const actor: RunActor = createActor(hostedRunMachine(), {
-      input,
-      inspect: guardedInspect(options?.inspect, { kind: "run", ...(args.resumed ? { replaying: () => args.resumed!.run.journal.replaying } : {}) }),
-    });
+    const { machine, hosts } = hostedRuns();
+    const host = hosts.newKey();
+    const actor: RunActor = createActor(machine, { input: { ...input, host }, inspect });
     const runtime = createRunRuntime({
       owner: actor,
       config,
@@ -119,7 +133,7 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
         actor.stop();
       },
     });
-    bindRuntime(actor, runtime);
+    hosts.serve(host, runtime);
     durable?.attach(runtime, actor, args.signal, args.context.tools ?? [], (error) => {
       // R83: the run asked for what its journal does not hold: it cannot go on as recorded.
       durable.abandon();
@@ -144,6 +158,25 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     actor.start();
     durable?.started();
   });
+}
+
+/**
+ * The run's observers, attached before its journal's `run` record is written: an observer that
+ * traces the run starts its span now and its ids go into the input (R110), so a run resumed or
+ * restored elsewhere links to this trace. A resumed run keeps the trace its journal holds.
+ */
+function inspectRun(option: InspectOption, input: RunInput, resumed: StartRunArgs["resumed"]) {
+  const origins = new TraceOrigins();
+  const inspect = guardedInspect(option, {
+    kind: "run",
+    origins,
+    ...(resumed ? { replaying: () => resumed.run.journal.replaying, ...(input.trace ? { origin: input.trace } : {}) } : {}),
+  });
+  if (!resumed) {
+    const trace = origins.next();
+    if (trace) input.trace = trace;
+  }
+  return inspect;
 }
 
 /**

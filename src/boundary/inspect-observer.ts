@@ -11,6 +11,7 @@
  *   the run pays nothing for it (an attached XState inspection observer alone costs 5–10 %).
  */
 import type { InspectionEvent, Observer } from "xstate";
+import type { TraceOrigin } from "../../machines/run.types.js";
 
 /** What an attachable observer is told about the actor it would watch. Plain data, and a probe. */
 export interface ObservedRoot {
@@ -23,6 +24,35 @@ export interface ObservedRoot {
    * a response whose record outlived its reply): they happened before the crash (and were observed then).
    */
   replaying?: () => boolean;
+  /** R110: the run continues one traced before (resumed from its journal): that run's trace, from its input. */
+  origin?: TraceOrigin;
+  /** R110: where an observer that traces runs says how to start a run's span ahead of its input (see `TraceOrigins`). */
+  origins?: TraceOrigins;
+}
+
+/**
+ * R110: a run's trace travels as plain data in its input (and so in its journal and snapshots):
+ * an observer that traces runs gives here the function that starts a run's span before the run
+ * exists and returns that span's ids; the entry point asks once per new run. The first observer
+ * to give one wins (one tracing observer per run).
+ */
+export class TraceOrigins {
+  private start: (() => TraceOrigin | undefined) | undefined;
+
+  provide(start: () => TraceOrigin | undefined): void {
+    this.start ??= start;
+  }
+
+  /** The new run's trace, or undefined (no tracing observer, or it failed: the run goes on untraced). */
+  next(): TraceOrigin | undefined {
+    if (!this.start) return undefined;
+    try {
+      return this.start();
+    } catch (error) {
+      console.warn(`xstate-agent-loop: an inspect observer failed to start a run's trace (${describe(error)}); the run goes on without it`);
+      return undefined;
+    }
+  }
 }
 
 /** An observer that chooses, per run or session, what (if anything) to attach. */

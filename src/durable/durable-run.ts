@@ -39,7 +39,7 @@ export class JournaledRun {
     /** The session's event count before this run, and the first sequence number the sink gets. */
     numbering: { base: number; deliverFrom: number },
     /** R81: the app's callback for the moment a resumed run goes live (`Agent.resume({ onLive })`). */
-    private readonly onLive?: () => void,
+    private readonly onLive?: (live: LiveAt) => void,
   ) {
     this.ledger = new DeliveryLedger(numbering.base, numbering.deliverFrom);
   }
@@ -84,7 +84,7 @@ export class JournaledRun {
     if (!this.onLive || this.notified) return;
     this.notified = true;
     try {
-      this.onLive();
+      this.onLive({ seq: this.ledger.nextSeq });
     } catch (error) {
       console.warn(`xstate-agent-loop: the resume's onLive callback threw (${error instanceof Error ? error.message : String(error)}); the run goes on`);
     }
@@ -145,13 +145,16 @@ export class JournaledRun {
   }
 }
 
-/** R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to retract (a replay's journal too). */
-export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger): void {
+/**
+ * R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to
+ * retract (a replay's journal too). `trackDelivery: false` for a journal whose records must be the
+ * same on every attempt (Restate's): it notes no `d`, which depends on the sink's pace.
+ */
+export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger, trackDelivery = true): void {
   ledger.wrap(runtime.events, () => journal.uncovered);
-  journal.hooks.delivered = () => ledger.deliveredSeq;
+  if (trackDelivery) journal.hooks.delivered = () => ledger.deliveredSeq;
   journal.hooks.eventCount = () => ledger.lastSeq;
-  journal.hooks.retraction = () => {
-    const fromSeq = ledger.nextSeq;
+  journal.hooks.retraction = (fromSeq = ledger.nextSeq) => {
     // A consumer whose `after` fell inside what is retracted resumes from the retraction.
     ledger.resumeAt(fromSeq);
     return { type: "message_discarded", reason: "interrupted", fromSeq };
@@ -217,7 +220,12 @@ export interface ResumePoint {
    * journal (from the moment the run goes live, a retraction included).
    */
   after?: number | "journal";
-  onLive?: () => void;
+  onLive?: (live: LiveAt) => void;
+}
+
+/** R81: where a resumed run went live: `seq` is the number of its first live event (those below it were replayed from the journal). */
+export interface LiveAt {
+  readonly seq: number;
 }
 
 /**

@@ -117,12 +117,17 @@ export interface IntentRecord {
 }
 /** R82: an approval decision the run took (the event as the run got it, plain data). */
 export type DecisionEvent = RunApprovalEvent;
-/** `retract` (R81): a resumed run retracts what the crashed process delivered provisionally, before its steps in flight run again. */
+/**
+ * `retract` (R81): a resumed run retracts what the crashed process delivered provisionally, before
+ * its steps in flight run again. `fromSeq`: where the retracted events began, when that is not the
+ * retraction's own number (on Restate the retracted events stay in the session's numbered log, so
+ * the retraction comes after them and points back).
+ */
 export type InputRecord =
   | { k: "input"; input: "abort" }
   | { k: "input"; input: "grace"; at: number }
   | { k: "input"; input: "decision"; event: DecisionEvent }
-  | { k: "input"; input: "retract" };
+  | { k: "input"; input: "retract"; fromSeq?: number };
 export interface EndRecord {
   k: "end";
   messages: AgentMessage[];

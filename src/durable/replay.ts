@@ -97,9 +97,11 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   const tools = (input.tools ?? []).map((tool) => standIn(tool.decl as never));
   let runtime: RunRuntime | undefined;
   // One run per replay: its worker's runtime is this one.
-  const logic = provideRunMachine(() => {
-    if (!runtime) throw new Error("replay: the run's runtime is bound before it starts");
-    return runtime;
+  const logic = provideRunMachine({
+    runtimeOf: () => {
+      if (!runtime) throw new Error("replay: the run's runtime is bound before it starts");
+      return runtime;
+    },
   });
   options.onTime?.(input.startedAt);
   const actor = createActor(logic, { input, ...(options.inspect ? { inspect: options.inspect } : {}) });

@@ -14,7 +14,7 @@ import type { EventDelivery } from "./delivery.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { startRun, type RunOptions } from "../api/start-run.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import { checkDurable, resumedRun, type DurableOptions } from "./durable-run.js";
+import { checkDurable, resumedRun, type DurableOptions, type LiveAt } from "./durable-run.js";
 import { JOURNAL_FORMAT, isJournalRecord, type JournalRecord, type RunRecord } from "./records.js";
 import { JournalFormatError } from "./errors.js";
 
@@ -36,7 +36,7 @@ export interface ResumeOptions {
    */
   after?: number | "journal";
   /** Called once, when the run has replayed its journal and goes live (or as it ends within it), as `Agent.resume`'s. */
-  onLive?: () => void;
+  onLive?: (live: LiveAt) => void;
   signal?: AbortSignal;
   clock?: RunOptions["clock"];
   random?: RunOptions["random"];

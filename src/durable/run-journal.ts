@@ -63,7 +63,7 @@ export class RunJournal implements JobJournal {
     onLive?: () => void;
     onTime?: (at: number) => void;
     delivered?: () => number;
-    retraction?: () => AnyAgentEvent;
+    retraction?: (fromSeq?: number) => AnyAgentEvent;
     /** The session's event count so far (the `end` record keeps it for the next run). */
     eventCount?: () => number;
   } = {};
@@ -176,6 +176,19 @@ export class RunJournal implements JobJournal {
     this.append({ k: "input", input: "abort" });
   }
 
+  /**
+   * R81, R90: a recording run whose executor re-requested a response after a crash (Restate): the
+   * crashed attempt's provisional events from `fromSeq` on are retracted, journaled where it happens.
+   */
+  retract(fromSeq: number): void {
+    if (!this.live) return;
+    const retraction = this.hooks.retraction?.(fromSeq);
+    if (!retraction) return;
+    this.flush();
+    this.append({ k: "input", input: "retract", fromSeq });
+    this.runtime?.events.push(retraction);
+  }
+
   private expireGrace: (() => void) | undefined;
   /** R67: the grace ran out while the journal still answered: fired on going live unless the journal held it. */
   private graceDue = false;
@@ -283,7 +296,7 @@ export class RunJournal implements JobJournal {
             // R82: the decision reaches the waiting call where the run took it.
             this.owner?.send(record.event);
           } else if (record.input === "retract") {
-            const retraction = this.hooks.retraction?.();
+            const retraction = this.hooks.retraction?.(record.fromSeq);
             if (retraction) this.runtime?.events.push(retraction);
           } else {
             this.graceDue = false;

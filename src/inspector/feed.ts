@@ -11,10 +11,26 @@ import { sanitizeEvent, sanitizeSnapshot, sanitizeValue, type SanitizeOptions } 
 
 /** One message on the live channel. `s`: the session (watched root) it belongs to; `n`: its step. */
 export type WireMessage =
-  | { t: "session"; s: string; kind: ObservedRoot["kind"]; at: number }
+  | { t: "session"; s: string; kind: ObservedRoot["kind"] | "recorded"; at: number }
   | { t: "actor"; s: string; n: number; a: string; id: string; parent: string | null; machine: string | null; system: string | null }
   | { t: "snap"; s: string; n: number; a: string; status: string; value: unknown; context: unknown }
-  | { t: "event"; s: string; n: number; a: string; from: string | null; type: string; event: unknown };
+  | { t: "event"; s: string; n: number; a: string; from: string | null; type: string; event: unknown }
+  /** Session `s` can be forked (the page then asks for its points). */
+  | { t: "forkable"; s: string }
+  /** A fork of session `s` started (time travel, forks.ts): `fork` is its session. */
+  | { t: "fork"; s: string; fork: string; seq: number; label: string; edited: boolean }
+  /** A call of fork `s` waits for the page's approval, or was decided. */
+  | { t: "approval"; s: string; id: string; tool: string; args: unknown; state: "waiting" | "approved" | "rejected" }
+  /** Fork `s` ended: its transcript beside its original's, and the first index where they differ. */
+  | {
+      t: "compare";
+      s: string;
+      of: string;
+      seq: number;
+      original: { role: string; text: string }[];
+      fork: { role: string; text: string }[];
+      diverge: number | null;
+    };
 
 type Pending =
   | { t: "actor"; s: string; n: number; ref: ActorLike; parent?: string }
@@ -45,6 +61,10 @@ export interface InspectorFeed {
   history(): WireMessage[];
   /** Called (once per batch) when something was observed and a drain is due. */
   onPending(listener: () => void): void;
+  /** Lists session `id` (a recorded one) before anything of it is observed; a root observed later under that id continues it. */
+  reserve(id: string): void;
+  /** Sends a message of the inspector's own (already sanitized) with the next batch, kept in its session's history. */
+  note(message: WireMessage): void;
 }
 
 export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
@@ -64,8 +84,18 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
     pending.push(item);
   };
 
+  /** Sessions listed before anything of theirs was observed (a forkable store session): the first root with the id takes them. */
+  const reserved = new Set<string>();
+
   const startSession = (root: ObservedRoot): string => {
     let id = root.sessionId ?? `${root.kind}-${++count}`;
+    if (reserved.delete(id) && sessions.has(id)) {
+      // A listed recorded session is being watched live now: it says so.
+      const opening: WireMessage = { t: "session", s: id, kind: root.kind, at: Date.now() };
+      sessions.get(id)![0] = opening;
+      announced.push(opening);
+      return id;
+    }
     if (sessions.has(id)) id = `${id}#${++count}`;
     while (sessions.size >= maxSessions) sessions.delete(sessions.keys().next().value as string);
     const opening: WireMessage = { t: "session", s: id, kind: root.kind, at: Date.now() };
@@ -139,6 +169,20 @@ export function createInspectorFeed(options: FeedOptions = {}): InspectorFeed {
     },
     onPending(listener) {
       ready = listener;
+    },
+    reserve(id) {
+      if (sessions.has(id)) return;
+      while (sessions.size >= maxSessions) sessions.delete(sessions.keys().next().value as string);
+      const opening: WireMessage = { t: "session", s: id, kind: "recorded", at: Date.now() };
+      sessions.set(id, [opening]);
+      reserved.add(id);
+      this.note(opening);
+      sessions.get(id)!.pop();
+    },
+    note(message) {
+      if (pending.length === 0 && announced.length === 0) ready?.();
+      sessions.get(message.s)?.push(message);
+      announced.push(message);
     },
   };
 }

@@ -12,3 +12,6 @@
  */
 export { createLiveInspector, type LiveInspector, type LiveInspectorOptions } from "./server.js";
 export { createInspectorFeed, type InspectorFeed, type FeedOptions, type WireMessage } from "./feed.js";
+export { agentForkRunner, ForkError, type ForkSource, type ForkContext, type ForkEdit, type ApprovalDecision } from "./fork.js";
+export type { ForkPoint } from "./fork-points.js";
+export type { ForkRequest, StartedFork, ForkApprovalRequest } from "./forks.js";

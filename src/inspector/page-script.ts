@@ -5,7 +5,8 @@
  */
 export const PAGE_SCRIPT = String.raw`
 "use strict";
-var app = { sessions: new Map(), selected: null, pinned: false, step: null, event: null, actor: null, frames: 0, applied: 0 };
+var app = { sessions: new Map(), selected: null, pinned: false, step: null, event: null, actor: null, frames: 0, applied: 0, renders: 0, travel: 0, travelShown: -1, pointsOf: null, points: [], paidModel: null };
+var actionToken = document.querySelector('meta[name="inspector-token"]').getAttribute("content");
 var queue = [];
 var scheduled = false;
 window.__inspector = app;
@@ -72,6 +73,21 @@ function actorOf(session, a) {
 function ingest(m) {
   var session = sessionOf(m.s);
   if (m.t === "session") { session.kind = m.kind; session.at = m.at; return; }
+  if (m.t === "fork") {
+    session.forks = (session.forks || []).concat([{ fork: m.fork, seq: m.seq, label: m.label, edited: m.edited }]);
+    sessionOf(m.fork).forkOf = { s: m.s, seq: m.seq, label: m.label, edited: m.edited };
+    app.travel++;
+    return;
+  }
+  if (m.t === "approval") {
+    session.approvals = session.approvals || new Map();
+    var known = session.approvals.get(m.id);
+    session.approvals.set(m.id, { id: m.id, tool: m.tool || (known && known.tool) || "", args: known ? known.args : m.args, state: m.state });
+    app.travel++;
+    return;
+  }
+  if (m.t === "forkable") { session.forkable = true; app.travel++; return; }
+  if (m.t === "compare") { session.compare = m; app.travel++; return; }
   session.last = Math.max(session.last, m.n);
   if (m.t === "actor") {
     var actor = actorOf(session, m.a);
@@ -92,6 +108,8 @@ function snapAt(actor) {
 }
 
 function render() {
+  // A fork just started is selected once its first message arrived.
+  if (app.wanted && app.sessions.has(app.wanted)) { app.selected = app.wanted; app.wanted = null; app.pinned = true; }
   if (!app.pinned || !app.sessions.has(app.selected)) {
     var ids = Array.from(app.sessions.keys());
     app.selected = ids.length ? ids[ids.length - 1] : null;
@@ -102,6 +120,8 @@ function render() {
   renderCharts(session);
   renderLog(session);
   renderContext(session);
+  renderTravel(session);
+  app.renders++;
   $("mode").textContent = app.step === null ? "live" : "step " + app.step;
   $("live").disabled = app.step === null;
 }
@@ -128,7 +148,23 @@ function renderActors(session) {
     children.get(parent).push(actor);
   });
   function branch(parent) {
-    var kids = children.get(parent) || [];
+    // Bounded child ids are reused batch after batch: a repeated id starts a new generation of
+    // siblings, and only the latest generation that exists at the selected step is shown.
+    var generations = [[]];
+    var seen = new Set();
+    (children.get(parent) || []).forEach(function (actor) {
+      if (seen.has(actor.id)) { generations.push([]); seen.clear(); }
+      seen.add(actor.id);
+      generations[generations.length - 1].push(actor);
+    });
+    var latest = 0;
+    generations.forEach(function (generation, index) { if (generation.some(snapAt)) latest = index; });
+    // Of earlier generations, what still runs and has no newer namesake stays (e.g. the run's step worker).
+    var newer = new Set(generations.slice(latest).flat().map(function (actor) { return actor.id; }));
+    var kids = generations.slice(0, latest).flat().filter(function (actor) {
+      var snap = snapAt(actor);
+      return snap && snap.status === "active" && !newer.has(actor.id);
+    }).concat(generations[latest]);
     if (!kids.length) return null;
     var ul = el("ul");
     kids.forEach(function (actor) {
@@ -216,6 +252,122 @@ function renderContext(session) {
   title.textContent = actor ? "context of " + actor.id + (snap ? " at #" + snap.n : "") : "context";
   box.textContent = snap ? JSON.stringify(snap.context, null, 2) : "";
 }
+
+// -- time travel: fork points, forks, their approvals, and a fork beside its original ----------
+
+function withQuery(path, query) {
+  var search = location.search ? location.search + "&" : "?";
+  return path + search + query;
+}
+function post(path, body) {
+  return fetch(withQuery(path, ""), { method: "POST", headers: { "content-type": "application/json", "x-inspector-token": actionToken }, body: JSON.stringify(body) })
+    .then(function (response) { return response.json().then(function (data) { if (!response.ok) throw new Error(data.error || response.statusText); return data; }); });
+}
+/** The points of the selected session, fetched when the selection changes (or on refresh); the form is not redrawn per frame. */
+function loadPoints(id) {
+  app.pointsOf = id;
+  $("fork").hidden = true;
+  if (id === null || !app.sessions.get(id).forkable) return;
+  fetch(withQuery("/points", "session=" + encodeURIComponent(id))).then(function (response) {
+    return response.ok ? response.json() : null;
+  }).then(function (data) {
+    if (app.pointsOf !== id) return;
+    app.points = data ? data.points : [];
+    app.paidModel = data ? data.paidModel || null : null;
+    var select = $("fork-point");
+    select.replaceChildren();
+    app.points.forEach(function (point) {
+      select.append(el("option", { value: String(point.seq), text: "#" + point.seq + " run " + point.run + " · " + point.label }));
+    });
+    var before = app.points.filter(function (point) { return point.beforeResponse; });
+    if (before.length) select.value = String(before[before.length > 1 ? 1 : 0].seq);
+    $("fork").hidden = !data || app.points.length === 0;
+    $("fork-paid").textContent = app.paidModel ? "A fork calls " + app.paidModel + ", a paid model: you are asked before it starts." : "";
+    pointChosen();
+  });
+}
+function chosenPoint() {
+  var seq = Number($("fork-point").value);
+  return app.points.find(function (point) { return point.seq === seq; });
+}
+function pointChosen() {
+  var point = chosenPoint();
+  var box = $("fork-response");
+  var editable = Boolean(point && point.beforeResponse);
+  box.disabled = !editable;
+  $("fork-edit").checked = false;
+  $("fork-edit").disabled = !editable;
+  box.value = editable ? point.beforeResponse.text : "";
+  $("fork-calls").textContent = editable && point.beforeResponse.calls.length
+    ? "recorded calls: " + point.beforeResponse.calls.map(function (call) { return call.name; }).join(", ")
+    : "";
+}
+function forkNow() {
+  var point = chosenPoint();
+  if (!point) return;
+  if (app.paidModel && !confirm("This fork calls " + app.paidModel + ", a paid model. Fork?")) return;
+  var body = { session: app.pointsOf, seq: point.seq };
+  if (point.beforeResponse && ($("fork-edit").checked || $("fork-response").value !== point.beforeResponse.text)) {
+    body.edit = { text: $("fork-response").value, keepCalls: $("fork-keep-calls").checked };
+  }
+  $("fork-status").textContent = "forking…";
+  post("/fork", body).then(function (data) {
+    $("fork-status").textContent = "forked: " + data.fork;
+    app.wanted = data.fork; app.step = null; app.event = null; app.actor = null;
+    render();
+  }, function (error) { $("fork-status").textContent = "fork refused: " + error.message; });
+}
+function decide(session, id, approve) {
+  post("/approval", { session: session, id: id, approve: approve, reason: approve ? undefined : "rejected in the inspector" })
+    .catch(function (error) { $("fork-status").textContent = "decision refused: " + error.message; });
+}
+function renderTravel(session) {
+  var id = session ? session.id : null;
+  var pointsKey = id + ":" + Boolean(session && session.forkable);
+  if (pointsKey !== app.pointsKey) { app.pointsKey = pointsKey; loadPoints(id); }
+  var key = app.travel + ":" + id;
+  if (key === app.travelShown) return;
+  app.travelShown = key;
+  var origin = $("fork-origin");
+  origin.textContent = session && session.forkOf ? "fork of " + session.forkOf.s + " at #" + session.forkOf.seq + " (" + session.forkOf.label + (session.forkOf.edited ? ", response edited" : "") + ")" : "";
+  var forks = $("forks");
+  forks.replaceChildren();
+  ((session && session.forks) || []).forEach(function (fork) {
+    forks.append(el("li", { "data-fork": fork.fork, onclick: function () { app.selected = fork.fork; app.pinned = true; render(); } }, [el("b", { text: fork.fork }), el("small", { text: " at #" + fork.seq + " · " + fork.label })]));
+  });
+  var approvals = $("approvals");
+  approvals.replaceChildren();
+  if (session && session.approvals) session.approvals.forEach(function (request) {
+    approvals.append(el("li", { "data-approval": request.id, "data-state": request.state }, [
+      el("span", { text: request.tool + " " + JSON.stringify(request.args) + " " }),
+      request.state === "waiting" ? el("button", { type: "button", class: "approve", text: "approve", onclick: function () { decide(session.id, request.id, true); } }) : el("small", { text: request.state }),
+      request.state === "waiting" ? el("button", { type: "button", class: "reject", text: "reject", onclick: function () { decide(session.id, request.id, false); } }) : null,
+    ]));
+  });
+  renderCompare(session && session.compare);
+}
+/** The fork's transcript beside its original's, the first difference marked. */
+function renderCompare(compare) {
+  var box = $("compare");
+  box.replaceChildren();
+  if (!compare) return;
+  var rows = [el("tr", {}, [el("th", { text: "#" }), el("th", { text: compare.of }), el("th", { text: compare.s })])];
+  var n = Math.max(compare.original.length, compare.fork.length);
+  function cell(line, side) {
+    return el("td", { class: side }, line ? [el("small", { text: line.role + " " }), el("span", { text: line.text })] : []);
+  }
+  for (var i = 0; i < n; i++) {
+    rows.push(el("tr", { "data-i": String(i), class: compare.diverge === i ? "diverged" : compare.diverge !== null && i > compare.diverge ? "after" : "" }, [
+      el("td", { text: compare.diverge === i ? i + " ⟶ diverges" : String(i) }),
+      cell(compare.original[i], "original"),
+      cell(compare.fork[i], "fork"),
+    ]));
+  }
+  box.append(el("table", {}, rows));
+}
+$("fork-point").onchange = pointChosen;
+$("fork-go").onclick = forkNow;
+$("fork-refresh").onclick = function () { loadPoints(app.pointsOf); };
 
 $("live").onclick = function () { app.step = null; app.event = null; render(); };
 var source = new EventSource("/events" + location.search);

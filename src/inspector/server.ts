@@ -11,6 +11,9 @@ import type { AttachableObserver } from "../boundary/inspect-observer.js";
 import type { SanitizeOptions } from "../inspect/sanitize.js";
 import { findDiagramsDir, loadDiagrams } from "./diagrams.js";
 import { createInspectorFeed, type WireMessage } from "./feed.js";
+import { ForkError, type ApprovalDecision, type ForkSource } from "./fork.js";
+import type { ForkPoint } from "./fork-points.js";
+import { createForkManager, type ForkApprovalRequest, type ForkRequest, type StartedFork } from "./forks.js";
 import { renderPage } from "./page.js";
 
 export interface LiveInspectorOptions {
@@ -24,6 +27,11 @@ export interface LiveInspectorOptions {
   diagramsDir?: string;
   /** How often observed steps are sent, at most (default 16 ms: one frame). */
   flushMs?: number;
+  /**
+   * Answers a fork's approval without the page (headless use, tests): a decision, or undefined to
+   * leave it to the page.
+   */
+  forkApprovals?: (request: ForkApprovalRequest) => ApprovalDecision | undefined;
 }
 
 export interface LiveInspector {
@@ -35,7 +43,62 @@ export interface LiveInspector {
   observer: AttachableObserver;
   /** Everything observed so far, sanitized (what a page that connects now receives first). */
   messages(): WireMessage[];
+  /**
+   * Time travel: the page may fork this durable session from any of its persisted points (a new
+   * session in the same store; the original is only read), run with `source.run`.
+   */
+  addForkSource(source: ForkSource): void;
+  /** The session's fork points (what the page lists). Throws `ForkError` for a session without a source. */
+  forkPoints(session: string): ForkPoint[];
+  /** Forks as the page's "fork from here" does. Throws `ForkError` for an unknown session or point. */
+  fork(request: ForkRequest): StartedFork;
+  /** Answers an approval a fork waits for, as the page's buttons do (false: nothing waits under that id). */
+  decide(session: string, approvalId: string, decision: ApprovalDecision): boolean;
   close(): Promise<void>;
+}
+
+/** A POST body larger than this is refused (an edited response is text). */
+const MAX_BODY = 256 * 1024;
+
+class BadRequest extends Error {}
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new BadRequest("the body is too large"));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      } catch {
+        reject(new BadRequest("the body is not JSON"));
+      }
+    });
+    req.on("error", reject);
+  });
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+function forkRequestOf(body: unknown): ForkRequest {
+  if (!isRecord(body) || typeof body.session !== "string" || !Number.isInteger(body.seq)) throw new BadRequest("expected { session, seq, edit? }");
+  const edit = body.edit;
+  if (edit !== undefined && (!isRecord(edit) || typeof edit.text !== "string" || (edit.keepCalls !== undefined && typeof edit.keepCalls !== "boolean"))) {
+    throw new BadRequest("edit must be { text, keepCalls? }");
+  }
+  return { session: body.session, seq: body.seq as number, ...(edit ? { edit: { text: edit.text as string, ...(edit.keepCalls !== undefined ? { keepCalls: edit.keepCalls as boolean } : {}) } } : {}) };
+}
+
+function decisionOf(body: unknown): { session: string; id: string; decision: ApprovalDecision } {
+  if (!isRecord(body) || typeof body.session !== "string" || typeof body.id !== "string" || typeof body.approve !== "boolean") throw new BadRequest("expected { session, id, approve, reason? }");
+  const reason = typeof body.reason === "string" && body.reason ? body.reason : "rejected in the inspector";
+  return { session: body.session, id: body.id, decision: body.approve ? { approve: true } : { approve: false, reason } };
 }
 
 /** Bytes a page may leave unread before it is dropped (it reconnects). */
@@ -48,7 +111,10 @@ export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\./.test(
 export async function createLiveInspector(options: LiveInspectorOptions): Promise<LiveInspector> {
   const host = options.host ?? "127.0.0.1";
   const token = isLoopback(host) ? undefined : randomBytes(18).toString("base64url");
+  // Every POST carries this (the page has it; another site's page cannot read it nor send the header without a preflight we refuse).
+  const actionToken = randomBytes(18).toString("base64url");
   const feed = createInspectorFeed({ sanitize: options.sanitize });
+  const forks = createForkManager({ observer: feed.observer, note: feed.note, reserve: feed.reserve, sanitize: { ...options.sanitize }, answer: options.forkApprovals });
   const diagrams = loadDiagrams(options.diagramsDir ?? findDiagramsDir());
   const clients = new Set<ServerResponse>();
   const flushMs = options.flushMs ?? 16;
@@ -87,6 +153,10 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       res.writeHead(403, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("forbidden\n");
       return;
     }
+    if (req.method === "POST") {
+      void act(req, res, url.pathname, headers);
+      return;
+    }
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.writeHead(405, headers).end();
       return;
@@ -99,7 +169,7 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
         // Nothing but this page's own inline script and style, and its own origin for the channel.
         "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'`,
       });
-      res.end(renderPage({ nonce, diagrams }));
+      res.end(renderPage({ nonce, diagrams, actionToken }));
       return;
     }
     if (url.pathname === "/events") {
@@ -115,8 +185,48 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       res.writeHead(200, { ...headers, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(feed.history()));
       return;
     }
+    if (url.pathname === "/points") {
+      json(res, headers, () => forks.points(url.searchParams.get("session") ?? ""));
+      return;
+    }
     res.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
   });
+
+  const json = (res: ServerResponse, headers: Record<string, string>, answer: () => unknown) => {
+    let status = 200;
+    let body: unknown;
+    try {
+      body = answer();
+    } catch (error) {
+      if (!(error instanceof ForkError) && !(error instanceof BadRequest)) throw error;
+      status = 400;
+      body = { error: error.message };
+    }
+    res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+  };
+
+  /** The page's actions: fork from a point, answer a fork's approval. */
+  const act = async (req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>) => {
+    if (req.headers["x-inspector-token"] !== actionToken || !/^application\/json\b/.test(req.headers["content-type"] ?? "")) {
+      res.writeHead(403, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("forbidden\n");
+      return;
+    }
+    let body: unknown;
+    try {
+      body = await readJson(req);
+    } catch (error) {
+      if (!res.headersSent) json(res, headers, () => { throw error instanceof BadRequest ? error : new BadRequest(String(error)); });
+      return;
+    }
+    if (path === "/fork") json(res, headers, () => ({ fork: forks.fork(forkRequestOf(body)).sessionId }));
+    else if (path === "/approval") {
+      json(res, headers, () => {
+        const { session, id, decision } = decisionOf(body);
+        if (!forks.decide(session, id, decision)) throw new BadRequest(`no call of ${session} waits as ${id}`);
+        return { ok: true };
+      });
+    } else res.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
+  };
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -136,6 +246,10 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       flush();
       return feed.history();
     },
+    addForkSource: (source) => forks.addSource(source),
+    forkPoints: (session) => forks.points(session).points,
+    fork: (request) => forks.fork(request),
+    decide: (session, approvalId, decision) => forks.decide(session, approvalId, decision),
     close: () =>
       new Promise<void>((resolve) => {
         if (timer) clearTimeout(timer);

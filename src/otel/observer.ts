@@ -11,17 +11,23 @@
  * a run actor whose parent (the source of its `xstate.init`) is a tool-call actor is a sub-agent,
  * its span a child of that call's span; any other run's parent is the app's active context when
  * the run started (inside `prompt()`/`agentLoop()`).
+ *
+ * Trace links (R110): the run span starts before the run's input is made, and its ids go into the
+ * input as plain strings (`settings.trace`), so they are in the run's journal and snapshots. A run
+ * whose input names a span this observer did not start (restored from a snapshot, resumed from its
+ * journal, in this process or another) gets a new run span linked to that one.
  */
 import { ProxyTracerProvider, context, trace, type Context, type Link, type Meter, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
 import type { AnyActorRef, InspectionEvent } from "xstate";
 import type { AttachableObserver, ObservedRoot } from "../boundary/inspect-observer.js";
-import type { RunContext } from "../../machines/run.types.js";
+import type { RunContext, TraceOrigin } from "../../machines/run.types.js";
 import type { ToolCall } from "../types.js";
 import { ATTR, modelAttributes } from "./attributes.js";
 import { contentRenderer, type ContentOptions } from "./content.js";
 import { loopMetrics } from "./metrics.js";
 import { RunTrace, type TraceSettings } from "./run-trace.js";
 import { hrNow } from "./clock.js";
+import { linkTo, originOf } from "./trace-origin.js";
 
 export const INSTRUMENTATION_NAME = "xstate-agent-loop";
 
@@ -61,7 +67,7 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
     tracer: tracerOf(),
     metrics,
     content,
-    conversationId: root.sessionId ?? options.conversationId,
+    conversationId: root.sessionId ?? options.conversationId ?? root.origin?.conversationId,
     agentName: options.agentName,
     replaying: root.replaying,
     links,
@@ -72,15 +78,19 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
       const settings = settingsFor(root);
       if (root.kind === "run") {
         // The run span now: the app's active context is the one `agentLoop` was called in.
-        const span = startRunSpan(settings, context.active(), root.replaying?.() === true);
-        if (!span.isRecording() && !metrics) {
+        const span = startRunSpan(settings, context.active(), root.replaying?.() === true, root.origin);
+        const recording = span.isRecording();
+        if (!recording && !metrics) {
           span.end(hrNow());
           return undefined;
         }
+        if (recording) root.origins?.provide(() => originOf(span, settings.conversationId));
         return new SystemTrace(settings, span).observe;
       }
       if (!options.tracer && !metrics && noTracerProvider()) return undefined;
-      return new SystemTrace(settings, undefined).observe;
+      const system = new SystemTrace(settings, undefined);
+      root.origins?.provide(() => system.startAhead());
+      return system.observe;
     },
     next(event) {
       (system ??= new SystemTrace(settingsFor({ kind: "session" }), undefined)).observe(event);
@@ -88,19 +98,23 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   };
 }
 
-function startRunSpan(settings: TraceSettings, parent: Context, resumed: boolean): Span {
+/** A run span; `origin`: the trace of the run it continues (restored or resumed), linked. */
+function startRunSpan(settings: TraceSettings, parent: Context, resumed: boolean, origin?: TraceOrigin | null): Span {
   const name = settings.agentName ? `invoke_agent ${settings.agentName}` : "invoke_agent";
+  const link = linkTo(origin);
+  const links = link ? [...(settings.links ?? []), link] : settings.links;
+  const conversationId = settings.conversationId ?? origin?.conversationId;
   return settings.tracer.startSpan(
     name,
     {
       attributes: {
         [ATTR.operationName]: "invoke_agent",
         ...(settings.agentName ? { [ATTR.agentName]: settings.agentName } : {}),
-        ...(settings.conversationId !== undefined ? { [ATTR.conversationId]: settings.conversationId } : {}),
+        ...(conversationId !== undefined ? { [ATTR.conversationId]: conversationId } : {}),
         ...(resumed ? { [ATTR.resumed]: true } : {}),
         [ATTR.state]: "run",
       },
-      ...(settings.links ? { links: settings.links } : {}),
+      ...(links ? { links } : {}),
       startTime: hrNow(),
     },
     parent,
@@ -120,6 +134,8 @@ const logicId = (ref: AnyActorRef): string | undefined => (ref as unknown as Act
 class SystemTrace {
   private readonly runs = new Map<string, RunTrace>();
   private readonly toolActors = new Map<string, { run: RunTrace; index: number }>();
+  /** Run spans started ahead of their runs (`startAhead`), by the `traceparent` the runs' inputs carry. */
+  private readonly ahead = new Map<string, { span: Span; parent: Context }>();
 
   constructor(
     private readonly settings: TraceSettings,
@@ -152,6 +168,19 @@ class SystemTrace {
     }
   };
 
+  /** R110: a run of this session is about to be made: its span now, its ids for the run's input. */
+  startAhead(): TraceOrigin | undefined {
+    const parent = context.active();
+    const span = startRunSpan(this.settings, parent, false);
+    if (!span.isRecording()) {
+      span.end(hrNow());
+      return undefined;
+    }
+    const origin = originOf(span, this.settings.conversationId);
+    this.ahead.set(origin.traceparent, { span, parent });
+    return origin;
+  }
+
   private init(ref: AnyActorRef, source: AnyActorRef | undefined): void {
     const id = logicId(ref);
     if (id === "run") this.startRun(ref, source);
@@ -167,6 +196,9 @@ class SystemTrace {
 
   private startRun(ref: AnyActorRef, source: AnyActorRef | undefined): void {
     const caller = source ? this.toolActors.get(source.sessionId) : undefined;
+    const runContext = (ref.getSnapshot() as { context?: RunContext }).context;
+    const origin = runContext?.settings.trace ?? null;
+    const ahead = origin ? this.ahead.get(origin.traceparent) : undefined;
     let span: Span;
     let parent: Context;
     if (caller) {
@@ -177,12 +209,15 @@ class SystemTrace {
       span = this.pending;
       this.pending = undefined;
       parent = context.active();
+    } else if (ahead) {
+      ({ span, parent } = ahead);
+      this.ahead.delete(origin!.traceparent);
     } else {
+      // A run traced before (its input names its first span): restored or resumed, linked to it.
       parent = context.active();
-      span = startRunSpan(this.settings, parent, false);
+      span = startRunSpan(this.settings, parent, origin !== null, origin);
     }
     if (!span.isRecording() && !this.settings.metrics) return;
-    const runContext = (ref.getSnapshot() as { context?: RunContext }).context;
     if (runContext) span.setAttributes(modelAttributes(runContext.model));
     const hooks = () => (ref.getSnapshot() as { context?: RunContext }).context?.settings.hooks;
     this.runs.set(ref.sessionId, new RunTrace(this.settings, span, parent, hooks));

@@ -65,6 +65,11 @@ export class RunTrace {
   private turn: Open | undefined;
   private turnNumber = 0;
   private step: OpenStep | undefined;
+  /**
+   * The path of a request whose response arrived while the run stays in its state (R70: a streamed
+   * turn's calls still run): not a new attempt, until the run leaves it.
+   */
+  private answered: string | undefined;
   private tools: (OpenTool | undefined)[] = [];
   private attempts = 0;
   private model: Model | undefined;
@@ -74,6 +79,11 @@ export class RunTrace {
   private ended = false;
   /** R81: the step state entered while the run replayed its journal (see `transition`). */
   private deferred: { spec: StepSpec; path: string; startTime: HrTime; context: RunContext } | undefined;
+  /**
+   * R81: calls preflighted while the run replayed its journal, by index: a call in flight at the
+   * crash settles live, and is traced once, from when the resumed run reached it (see `openTool`).
+   */
+  private deferredTools: ({ call: ToolCall; startTime: HrTime; context: RunContext } | undefined)[] = [];
   readonly context: Context;
 
   constructor(
@@ -119,7 +129,7 @@ export class RunTrace {
     // to the next without leaving its `turn` state.
     if (this.turn && context.spent.turns >= this.turnNumber) this.endTurn(context);
     if (path !== this.path || !this.turn) this.transition(path, context);
-    if (this.turn && path.startsWith("turn.executingTools.preflightingCall")) this.openPreflights(path, context);
+    if ((this.turn || this.replaying()) && path.startsWith("turn.executingTools.preflightingCall")) this.openPreflights(path, context);
   }
 
   private transition(path: string, context: RunContext): void {
@@ -128,7 +138,9 @@ export class RunTrace {
     if (this.step && path !== this.step.path && !path.startsWith(`${this.step.path}.`)) this.endStep(undefined);
     const inTurn = path.startsWith("turn.");
     if (this.turn && !inTurn) this.endTurn(context);
-    const at = this.step ? undefined : stepAt(path, context.settings.hooks);
+    if (this.answered !== undefined && path !== this.answered && !path.startsWith(`${this.answered}.`)) this.answered = undefined;
+    let at = this.step ? undefined : stepAt(path, context.settings.hooks);
+    if (at?.path === this.answered) at = undefined;
     if (this.replaying()) {
       // R81: a step entered while the journal replays may be the one in flight at the crash, made
       // again live: traced only if its reply comes live, from when it was entered.
@@ -162,6 +174,7 @@ export class RunTrace {
   private endTurn(context: RunContext): void {
     const turn = this.turn!;
     this.turn = undefined;
+    this.deferredTools = [];
     if (this.step) this.endStep(undefined);
     // Calls the machine settled without a reply of their own (R72, R73: cancelled, aborted).
     const outcomes = context.turn.batch?.outcomes;
@@ -253,6 +266,7 @@ export class RunTrace {
       ...(failed ? { [ATTR.errorType]: this.lastFailureKind } : {}),
     });
     this.step = undefined;
+    this.answered = step.path;
     span.end(hrNow());
   }
 
@@ -261,20 +275,34 @@ export class RunTrace {
   private openPreflights(path: string, context: RunContext): void {
     const batch = context.turn.batch;
     if (!batch) return;
-    if (path.endsWith(".preflightingCall")) this.openTool(batch.cursor, batch.calls[batch.cursor]);
-    else for (let i = 0; i < batch.calls.length; i++) this.openTool(i, batch.calls[i]);
+    if (path.endsWith(".preflightingCall")) this.openTool(batch.cursor, batch.calls[batch.cursor], context);
+    else for (let i = 0; i < batch.calls.length; i++) this.openTool(i, batch.calls[i], context);
   }
 
-  private openTool(index: number, call: ToolCall | undefined): void {
-    if (!call || this.tools[index] || this.replaying() || !this.turn) return;
+  private openTool(index: number, call: ToolCall | undefined, context?: RunContext, startTime?: HrTime): void {
+    if (call && this.replaying()) {
+      // R81: traced only if it settles live (`endTool`); a replayed outcome drops it.
+      if (context && this.deferredTools[index]?.call.id !== call.id) this.deferredTools[index] = { call, startTime: hrNow(), context };
+      return;
+    }
+    if (!call || this.tools[index] || !this.turn) return;
     const attributes = this.common(this.path);
     attributes[ATTR.operationName] = "execute_tool";
     attributes[ATTR.toolName] = call.name;
     attributes[ATTR.toolCallId] = call.id;
     attributes[ATTR.toolType] = "function";
     if (this.settings.content) attributes[ATTR.toolArguments] = this.settings.content(call.arguments);
-    const span = this.start(`execute_tool ${call.name}`, this.turn.context, attributes);
+    const span = this.start(`execute_tool ${call.name}`, this.turn.context, attributes, startTime);
     this.tools[index] = { span, context: trace.setSpan(this.turn.context, span), at: now(), call };
+  }
+
+  /** R81: a call preflighted while the journal replayed settles live: its span, from when the resumed run reached it (its turn's too). */
+  private openDeferredTool(index: number): void {
+    const deferred = this.deferredTools[index];
+    this.deferredTools[index] = undefined;
+    if (!deferred || this.replaying()) return;
+    if (!this.turn && this.path.startsWith("turn.")) this.startTurn(deferred.context);
+    this.openTool(index, deferred.call, undefined, deferred.startTime);
   }
 
   private preflighted(preflights: Preflight[] | undefined): void {
@@ -286,6 +314,7 @@ export class RunTrace {
   }
 
   private endTool(index: number, outcome: ToolCallOutcome | undefined, crash?: unknown): void {
+    if (this.deferredTools[index]) this.openDeferredTool(index);
     const tool = this.tools[index];
     if (!tool) return;
     this.tools[index] = undefined;

@@ -5,7 +5,6 @@
  * component reading one slice re-renders only when that slice changes. Framework-free: the React
  * hooks in `hooks.ts` read it with `useSyncExternalStore`.
  */
-import type { Agent } from "../agent/agent.js";
 import type { AgentEndReason, AnyAgentEvent, ToolApprovalRequest } from "../protocol/events.js";
 import type { AgentMessage, Usage } from "../protocol/messages.js";
 
@@ -38,6 +37,28 @@ export const frameScheduler: BatchScheduler = (flush) => {
 
 type Slice = "transcript" | "streaming" | "status";
 
+/**
+ * What the store reads: an `Agent` in the page, or a `RemoteAgent` (a session on the server, kept
+ * in step by its event stream). Listeners only look at each event's `type`, then read the state.
+ */
+export interface StoreSubject {
+  readonly state: {
+    readonly messages: readonly AgentMessage[];
+    readonly streamingMessage?: AgentMessage | undefined;
+    readonly isStreaming: boolean;
+    readonly pendingToolCalls: ReadonlySet<string>;
+    readonly errorMessage?: string | undefined;
+  };
+  readonly pendingApprovals: ToolApprovalRequest[];
+  readonly queuedMessages: { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] };
+  readonly lastEndReason: AgentEndReason | undefined;
+  readonly usage: Usage;
+  subscribe(listener: (event: { type: AnyAgentEvent["type"] }) => void, options: { runtimeEvents: true }): () => void;
+  waitForIdle(): Promise<void>;
+  /** Changes no event reports (a remote session's status frame, or its reset to the server's state). */
+  subscribeChanges?(listener: (what: "status" | "all") => void): () => void;
+}
+
 export interface AgentStoreOptions {
   /** How delta notifications are batched (default `frameScheduler`). */
   schedule?: BatchScheduler;
@@ -54,7 +75,7 @@ export class AgentStore {
   private readonly schedule: BatchScheduler;
 
   constructor(
-    readonly agent: Agent,
+    readonly agent: StoreSubject,
     options: AgentStoreOptions = {},
   ) {
     this.schedule = options.schedule ?? frameScheduler;
@@ -74,6 +95,7 @@ export class AgentStore {
   refresh(): void {
     this.transcript = [...this.agent.state.messages];
     this.notify("transcript");
+    this.flushStreaming();
     this.refreshStatus();
   }
 
@@ -84,7 +106,11 @@ export class AgentStore {
 
   private listen(slice: Slice, listener: () => void): () => void {
     this.listeners[slice].add(listener);
-    this.unsubscribe ??= this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
+    if (!this.unsubscribe) {
+      const events = this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
+      const changes = this.agent.subscribeChanges?.((what) => (what === "all" ? this.refresh() : this.refreshStatus()));
+      this.unsubscribe = () => (events(), changes?.());
+    }
     return () => {
       this.listeners[slice].delete(listener);
       if (Object.values(this.listeners).every((set) => set.size === 0)) {
@@ -94,7 +120,7 @@ export class AgentStore {
     };
   }
 
-  private onEvent(event: AnyAgentEvent): void {
+  private onEvent(event: { type: AnyAgentEvent["type"] }): void {
     switch (event.type) {
       case "message_update":
         // Deltas: one notification per batch, whatever their number.
@@ -189,10 +215,10 @@ function sizeOf(message: AgentMessage | undefined): number {
   return size;
 }
 
-const stores = new WeakMap<Agent, AgentStore>();
+const stores = new WeakMap<StoreSubject, AgentStore>();
 
 /** The one store of `agent` (hooks on the same Agent share it and its single subscription). */
-export function agentStore(agent: Agent, options?: AgentStoreOptions): AgentStore {
+export function agentStore(agent: StoreSubject, options?: AgentStoreOptions): AgentStore {
   let store = stores.get(agent);
   if (!store) stores.set(agent, (store = new AgentStore(agent, options)));
   return store;

@@ -1,28 +1,33 @@
 /**
- * React hooks over an Agent in the page (`react` is an optional peer dependency). Each hook reads
+ * React hooks over an Agent in the page, or a session on the server through `createRemoteAgent`
+ * (`react` is an optional peer dependency). Each hook reads
  * one slice of the Agent's store, so a text delta re-renders the streaming message's readers only
  * (once per animation frame), never the transcript's.
  */
 import { useMemo, useSyncExternalStore } from "react";
 import type { Agent } from "../agent/agent.js";
+import { RemoteAgent } from "./remote-agent.js";
 import type { ApproveOptions } from "../types.js";
 import type { AgentMessage } from "../protocol/messages.js";
 import { agentStore, type AgentStatus, type AgentStoreOptions, type StreamingSnapshot } from "./agent-store.js";
 
+/** An Agent in the page, or a session on the server (`createRemoteAgent`): the hooks read both alike. */
+export type AgentHandle = Agent | RemoteAgent;
+
 /** The transcript: changes when a message ends (and when a run ends or the transcript is compacted). */
-export function useAgentTranscript(agent: Agent, options?: AgentStoreOptions): readonly AgentMessage[] {
+export function useAgentTranscript(agent: AgentHandle, options?: AgentStoreOptions): readonly AgentMessage[] {
   const store = agentStore(agent, options);
   return useSyncExternalStore(store.subscribeTranscript, store.getTranscript, store.getTranscript);
 }
 
 /** The message streaming now: changes at most once per batch of deltas. */
-export function useStreamingMessage(agent: Agent, options?: AgentStoreOptions): StreamingSnapshot {
+export function useStreamingMessage(agent: AgentHandle, options?: AgentStoreOptions): StreamingSnapshot {
   const store = agentStore(agent, options);
   return useSyncExternalStore(store.subscribeStreaming, store.getStreaming, store.getStreaming);
 }
 
 /** Phase, pending approvals, queues, last end reason, usage. */
-export function useAgentStatus(agent: Agent, options?: AgentStoreOptions): AgentStatus {
+export function useAgentStatus(agent: AgentHandle, options?: AgentStoreOptions): AgentStatus {
   const store = agentStore(agent, options);
   return useSyncExternalStore(store.subscribeStatus, store.getStatus, store.getStatus);
 }
@@ -42,9 +47,10 @@ export interface AgentActions {
 }
 
 /** Stable action callbacks for `agent` (they never cause a render). */
-export function useAgentActions(agent: Agent, options?: AgentStoreOptions): AgentActions {
+export function useAgentActions(agent: AgentHandle, options?: AgentStoreOptions): AgentActions {
   return useMemo(() => {
     const store = agentStore(agent, options);
+    if (agent instanceof RemoteAgent) return remoteActions(agent);
     // Queue changes emit no event: the status is read again after each action that makes one.
     const queued = (action: () => void) => {
       action();
@@ -67,6 +73,20 @@ export function useAgentActions(agent: Agent, options?: AgentStoreOptions): Agen
   }, [agent]);
 }
 
+/** A remote session's actions are posts: a refusal (an unknown approval, no run to steer) goes to its `onError`. */
+function remoteActions(remote: RemoteAgent): AgentActions {
+  const report = <T>(promise: Promise<T>): Promise<T> => promise.catch((error: unknown) => (remote.reportError(error), undefined as T));
+  return {
+    prompt: (text) => report(remote.prompt(text)),
+    steer: (message) => void report(remote.steer(message)),
+    followUp: (message) => void report(remote.followUp(message)),
+    abort: () => void report(remote.abort()),
+    approve: (approvalId, approveOptions) => void report(remote.approve(approvalId, approveOptions)),
+    reject: (approvalId, reason) => void report(remote.reject(approvalId, reason)),
+    resume: () => report(remote.resume()).then((resumed) => resumed === true),
+  };
+}
+
 export interface UseAgentResult extends AgentActions {
   transcript: readonly AgentMessage[];
   streamingMessage: AgentMessage | undefined;
@@ -79,7 +99,7 @@ export interface UseAgentResult extends AgentActions {
  * included, batched per frame): split a chat into `useAgentTranscript`, `useStreamingMessage` and
  * `useAgentStatus` readers to keep the transcript still while a message streams.
  */
-export function useAgent(agent: Agent, options?: AgentStoreOptions): UseAgentResult {
+export function useAgent(agent: AgentHandle, options?: AgentStoreOptions): UseAgentResult {
   const transcript = useAgentTranscript(agent, options);
   const streaming = useStreamingMessage(agent, options);
   const state = useAgentStatus(agent, options);

@@ -57,6 +57,12 @@ export class JournaledSteps implements JobExecutor {
   /** The run's clock: journaled time (the last outcome's), so no reading differs on replay. */
   readonly clock: Clock;
 
+  /**
+   * R81: the run's numbering, for a response re-requested after a crash (its retraction): the
+   * session object binds it once the run's actor exists.
+   */
+  numbering: (() => PartsNumbering | undefined) | undefined;
+
   constructor(
     private readonly ctx: ObjectContext,
     startedAt: number,
@@ -162,9 +168,21 @@ export class JournaledSteps implements JobExecutor {
    */
   private inParts(id: number, step: StepName, body: JobBody, parts: JobParts, settle: (journaled: unknown) => void): void {
     let feed: PartFeed | undefined;
+    // R81: where this response's events begin in the session's numbering (its first part's first event).
+    let fromSeq: number | undefined;
     const next = (n: number) => {
-      const part = this.ctx.run(`${id} ${step} part ${n}`, async (): Promise<JournaledPart> => (feed ??= new PartFeed(body)).next());
+      const part = this.ctx.run(`${id} ${step} part ${n}`, async (): Promise<JournaledPart> => {
+        // The body starts in this attempt after earlier parts were journaled: the response is requested again.
+        const restarted = feed === undefined && n > 0;
+        const value = await (feed ??= new PartFeed(body)).next();
+        return restarted ? { ...value, restarted: true } : value;
+      });
       this.watch(part, (journaled) => {
+        const numbering = this.numbering?.();
+        // R81: the earlier parts came from an answer that will not end: retracted before the new
+        // answer's events (the flag is journaled, so every attempt retracts at the same point).
+        if (journaled.restarted && numbering && fromSeq !== undefined) numbering.retract(fromSeq);
+        if (n === 0 || journaled.restarted) fromSeq = numbering?.nextSeq();
         if (journaled.kind === "end") return settle(journaled.outcome);
         parts.deliver(journaled.events, journaled.sent);
         next(n + 1);
@@ -195,7 +213,13 @@ export class JournaledSteps implements JobExecutor {
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A part of a job run in parts: what it emitted, then what it sent; or its outcome. */
-type JournaledPart = { kind: "sent"; events: AnyAgentEvent[]; sent: EventObject } | { kind: "end"; outcome: JournaledOutcome };
+type JournaledPart = ({ kind: "sent"; events: AnyAgentEvent[]; sent: EventObject } | { kind: "end"; outcome: JournaledOutcome }) & { restarted?: true };
+
+/** What a response run in parts needs of the run's numbering (R81). */
+export interface PartsNumbering {
+  nextSeq(): number;
+  retract(fromSeq: number): void;
+}
 
 /** A job body's outcome as journaled; `events` read once it settled. A failure is an outcome (the machine decides what it means), never a Restate retry. */
 async function outcomeOf(run: () => Promise<unknown>, events: () => AnyAgentEvent[]): Promise<JournaledOutcome> {

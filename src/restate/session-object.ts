@@ -7,11 +7,14 @@
  *   is replaced by another that continues from the journal, re-running no completed step.
  * - The transcript is the object's state (`messages`); each run starts from it and appends what it
  *   added when it ends.
- * - Events: every AgentEvent of a run is appended to the object's state as it happens (`event:<n>`),
- *   numbered per session; the shared handler `events({after})` returns those after an id, so a
+ * - Events: every event of a run is appended to the object's state as it happens (`event:<n>`),
+ *   numbered per session and flagged provisional as the embedded store numbers and flags them (R81:
+ *   the same numbering code); the shared handler `events({after})` returns those after an id, so a
  *   client resumes from the last id it saw after a reconnect. Shared handlers see the state an
  *   exclusive handler wrote while it still runs (measured), so a client follows a run live, at the
- *   granularity of steps (a step's deltas arrive together, when the step's outcome is journaled).
+ *   granularity of steps (a step's deltas arrive together, when the step's outcome is journaled). A
+ *   response journaled in parts (R70) and requested again after a worker died is preceded by a
+ *   retraction of its earlier parts (`journaled-steps.ts`).
  * - `abort` (shared, so it is not queued behind the run it aborts) resolves the running run's
  *   awakeable; the run sees it in its delivery loop, in journal order.
  * - Approvals (R82) are awakeables: a call that waits for one is a pending journal entry, so the
@@ -30,7 +33,7 @@ import * as restate from "@restatedev/restate-sdk";
 import { createActor } from "xstate";
 import type { AgentMessage, AnyAgentEvent, ApprovalRule, ToolApprovalRequest } from "../types.js";
 import { approvalPrefix } from "../../machines/session.machine.js";
-import { agentEvents, createAgentRunLogic } from "../api/run-logic.js";
+import { agentEvents, createAgentRunLogic, recordedRunDelivery } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 import type { Json, StoredRecord } from "../store/run-store.js";
@@ -62,9 +65,21 @@ export interface PromptResponse {
 }
 
 export interface SessionEvent {
-  /** 1, 2, … per session. */
+  /** 1, 2, … per session: the sequence number the embedded store gives the same event (R81). */
   readonly id: number;
   readonly event: AnyAgentEvent;
+  /**
+   * R81: written before the step that produced it ended (a streaming response's `message_start`
+   * and `message_update`s, a tool's progress): a worker's death may retract it (`message_discarded`,
+   * reason `interrupted`, with `fromSeq`: drop the provisional events from there on).
+   */
+  readonly provisional: boolean;
+}
+
+/** An event as the object's state holds it. */
+interface StoredEvent {
+  event: AnyAgentEvent;
+  provisional: boolean;
 }
 
 export interface SessionState {
@@ -139,6 +154,8 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     // replayed attempt writes the same records at the same points).
     let lastSeq = (await ctx.get<number>(RECORD_COUNT)) ?? 0;
     const journalTo = {
+      // R81: the run's events are numbered on from the session's (as the embedded store numbers them).
+      eventBase: lastEventId,
       append(record: Json): number {
         lastSeq += 1;
         ctx.set(recordKey(lastSeq), record);
@@ -157,10 +174,14 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } }, ...(observe ? { inspect: observe } : {}) });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
+    const numbering = () => recordedRunDelivery(actor);
+    steps.numbering = numbering;
     const subscription = agentEvents(actor).subscribe((event) => {
-      lastEventId += 1;
-      ctx.set(eventKey(lastEventId), event);
-      ctx.set(EVENT_COUNT, lastEventId);
+      // R81: the event's number and whether a crash may retract it, as the embedded store has them.
+      const { seq, provisional } = numbering()!.current();
+      lastEventId = seq;
+      ctx.set(eventKey(seq), { event, provisional } satisfies StoredEvent);
+      ctx.set(EVENT_COUNT, seq);
       // R82: each wait is an awakeable (created where the event is, so at the same point on replay).
       if (event.type === "tool_approval_requested") {
         const { type: _type, ...request } = event;
@@ -265,8 +286,8 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
 
       /** The session's events after `after` (default 0), at most `limit` (default 500), and the last id so far. */
       events: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: PageRequest): Promise<{ events: SessionEvent[]; lastEventId: number }> => {
-        const { items, last } = await readPage<AnyAgentEvent>(ctx, EVENT_COUNT, eventKey, request);
-        return { events: items.map(({ n, value }) => ({ id: n, event: value })), lastEventId: last };
+        const { items, last } = await readPage<StoredEvent>(ctx, EVENT_COUNT, eventKey, request);
+        return { events: items.map(({ n, value }) => ({ id: n, event: value.event, provisional: value.provisional === true })), lastEventId: last };
       }),
     },
   });

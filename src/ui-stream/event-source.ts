@@ -17,7 +17,9 @@ export interface SequencedEvent {
 export interface SequencedEventSource {
   /**
    * Calls `listener` with every event whose `seq` is greater than `after` that the source still
-   * holds (synchronously, in order), then with each new one. Returns the unsubscribe.
+   * holds, in order, then with each new one. Returns the unsubscribe. The in-memory buffer gives
+   * what it holds synchronously; a durable source (`durableEventSource`) may read the store first
+   * and give it a little later: either way no event is given twice or skipped.
    */
   subscribe(listener: (event: SequencedEvent) => void, options?: { after?: number }): () => void;
   /** The `seq` just before the current (or last) run's `agent_start`: subscribing from it replays that run whole. */

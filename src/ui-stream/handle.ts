@@ -11,6 +11,7 @@ import type { SequencedEventSource } from "./event-source.js";
 import type { ChatRequest } from "./request.js";
 import { sseChunk, SSE_DONE, UI_MESSAGE_STREAM_HEADERS } from "./sse.js";
 import { streamRun } from "./stream-run.js";
+import { notifyStreams, streamAgentEvents, streamSessionOf } from "./agent-stream.js";
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 const userMessage = (text: string): AgentMessage => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
@@ -21,9 +22,54 @@ function queueCounts(agent: Agent): { steering: number; followUp: number } {
   return { steering: steering.length, followUp: followUp.length };
 }
 
-export function handleChatRequest(agent: Agent, source: SequencedEventSource, request: ChatRequest, signal?: AbortSignal): Response {
+/** An approval decision the session refused: a typed 4xx, never a crash. */
+function decide(decision: () => void): Response {
+  try {
+    decision();
+    return json({ decided: true });
+  } catch (error) {
+    if (!(error instanceof ApprovalError)) throw error;
+    throw new UIStreamRequestError(error.code === "invalid" ? "invalid_request" : "unknown_approval", error.code === "invalid" ? 400 : 409, error.message);
+  }
+}
+
+/** R81 through the route: resolves once the stored run went live (true) or there was none (false). */
+function resumeRun(agent: Agent): Promise<Response> {
+  if (agent.state.isStreaming) throw new UIStreamRequestError("busy", 409, "A run is in progress");
+  return new Promise<boolean>((resolve, reject) => {
+    agent.resume({ onLive: () => resolve(true) }).then(resolve, reject);
+  }).then(
+    (resumed) => json({ resumed }),
+    (error: unknown) => {
+      throw new UIStreamRequestError("not_durable", 409, error instanceof Error ? error.message : String(error));
+    },
+  );
+}
+
+export function handleChatRequest(agent: Agent, source: SequencedEventSource, request: ChatRequest, signal?: AbortSignal): Response | Promise<Response> {
   const busy = agent.state.isStreaming;
   switch (request.kind) {
+    case "events": {
+      if (!("transcriptLengthAtRunStart" in source)) throw new UIStreamRequestError("unsupported_source", 501, "The agent event stream needs a source that knows where its run started (runEventBuffer)");
+      const eventSource = source as SequencedEventSource & { transcriptLengthAtRunStart: number };
+      return streamAgentEvents(streamSessionOf(agent, eventSource), { ...(request.after !== undefined ? { after: request.after } : {}), ...(request.epoch ? { epoch: request.epoch } : {}), ...(signal ? { signal } : {}) });
+    }
+    case "run":
+      // R53: a prompt while a run goes is queued into it, never a second run.
+      if (busy) {
+        agent.steer(userMessage(request.text));
+        notifyStreams(source, "status");
+        return json({ queued: "steer", ...queueCounts(agent) }, 202);
+      }
+      // The run's outcome travels on the event stream; its failure too (agent_end with an error).
+      agent.prompt(request.text).catch(() => {});
+      return json({ started: true }, 202);
+    case "approve":
+      return decide(() => agent.approve(request.approvalId, request.options));
+    case "reject":
+      return decide(() => agent.reject(request.approvalId, request.reason));
+    case "resumeRun":
+      return resumeRun(agent);
     case "resume":
       // useChat asks on every page load (`resume: true`): no run, nothing to resume.
       if (!busy) return new Response(null, { status: 204 });
@@ -35,6 +81,7 @@ export function handleChatRequest(agent: Agent, source: SequencedEventSource, re
       if (!busy) throw new UIStreamRequestError("no_active_run", 409, "No run is in progress: send the message as a prompt");
       if (request.queue === "steer") agent.steer(userMessage(request.text));
       else agent.followUp(userMessage(request.text));
+      notifyStreams(source, "status");
       return json({ queued: request.queue, ...queueCounts(agent) }, 202);
     case "approvals": {
       if (!busy) throw new UIStreamRequestError("no_active_run", 409, "No run is in progress: its approvals were settled when it ended");

@@ -18,7 +18,13 @@ export type ChatRequest =
   | { kind: "stop"; chatId: string }
   | { kind: "queue"; chatId: string; queue: "steer" | "followUp"; text: string }
   | { kind: "approvals"; chatId: string; decisions: { approvalId: string; approved: boolean; reason?: string }[] }
-  | { kind: "prompt"; chatId: string; text: string };
+  | { kind: "prompt"; chatId: string; text: string }
+  /** The remote agent's requests (`createRemoteAgent` of ./react): answered with JSON, the events travel on `events`. */
+  | { kind: "events"; chatId: string; after?: number; epoch?: string }
+  | { kind: "run"; chatId: string; text: string }
+  | { kind: "approve"; chatId: string; approvalId: string; options?: Record<string, unknown> }
+  | { kind: "reject"; chatId: string; approvalId: string; reason: string }
+  | { kind: "resumeRun"; chatId: string };
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -28,8 +34,20 @@ export function chatIdFromStreamUrl(url: string): string | undefined {
   return segments.at(-1) === "stream" && segments.length >= 2 ? decodeURIComponent(segments.at(-2)!) : undefined;
 }
 
+/** GET `<api>/<chatId>/events?after=N&epoch=E` is the remote agent's event stream. */
+function eventsRequest(url: string): ChatRequest | undefined {
+  const parsed = new URL(url);
+  const segments = parsed.pathname.split("/").filter(Boolean);
+  if (segments.at(-1) !== "events" || segments.length < 2) return undefined;
+  const afterText = parsed.searchParams.get("after");
+  const after = afterText === null ? undefined : Number(afterText);
+  if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) throw new UIStreamRequestError("invalid_request", 400, "`after` must be a sequence number (a non-negative integer)");
+  const epoch = parsed.searchParams.get("epoch") ?? undefined;
+  return { kind: "events", chatId: decodeURIComponent(segments.at(-2)!), ...(after !== undefined ? { after } : {}), ...(epoch ? { epoch } : {}) };
+}
+
 export async function readChatRequest(request: Request): Promise<ChatRequest> {
-  if (request.method === "GET") return { kind: "resume", chatId: chatIdFromStreamUrl(request.url) };
+  if (request.method === "GET") return eventsRequest(request.url) ?? { kind: "resume", chatId: chatIdFromStreamUrl(request.url) };
   if (request.method !== "POST") throw new UIStreamRequestError("invalid_request", 405, `Method ${request.method} is not supported (GET to resume, POST otherwise)`);
   let body: unknown;
   try {
@@ -44,7 +62,18 @@ export async function readChatRequest(request: Request): Promise<ChatRequest> {
     if (typeof body.text !== "string" || body.text === "") throw new UIStreamRequestError("invalid_request", 400, "`text` must be a non-empty string");
     return { kind: "queue", chatId, queue: body.action, text: body.text };
   }
-  if (body.action !== undefined) throw new UIStreamRequestError("invalid_request", 400, `Unknown action ${JSON.stringify(body.action)} (stop, steer, followUp)`);
+  if (body.action === "prompt") {
+    if (typeof body.text !== "string" || body.text === "") throw new UIStreamRequestError("invalid_request", 400, "`text` must be a non-empty string");
+    return { kind: "run", chatId, text: body.text };
+  }
+  if (body.action === "approve" || body.action === "reject") {
+    if (typeof body.approvalId !== "string" || body.approvalId === "") throw new UIStreamRequestError("invalid_request", 400, "`approvalId` must be a non-empty string");
+    if (body.action === "reject") return { kind: "reject", chatId, approvalId: body.approvalId, reason: typeof body.reason === "string" ? body.reason : "" };
+    if (body.options !== undefined && !isRecord(body.options)) throw new UIStreamRequestError("invalid_request", 400, "`options` must be an object");
+    return { kind: "approve", chatId, approvalId: body.approvalId, ...(body.options ? { options: body.options } : {}) };
+  }
+  if (body.action === "resume") return { kind: "resumeRun", chatId };
+  if (body.action !== undefined) throw new UIStreamRequestError("invalid_request", 400, `Unknown action ${JSON.stringify(body.action)} (stop, steer, followUp, prompt, approve, reject, resume)`);
   if (body.trigger !== undefined && body.trigger !== "submit-message") throw new UIStreamRequestError("unsupported_trigger", 400, `Trigger ${JSON.stringify(body.trigger)} is not supported: the session owns its transcript (submit-message only)`);
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => isRecord(m) && Array.isArray(m.parts) && typeof m.role === "string")) {

@@ -8,6 +8,7 @@ import type { Agent } from "../agent/agent.js";
 import { errorResponse, UIStreamRequestError } from "./errors.js";
 import { runEventBuffer, type RunEventBuffer, type SequencedEventSource } from "./event-source.js";
 import { handleChatRequest } from "./handle.js";
+import { hasStreams, notifyStreams } from "./agent-stream.js";
 import { readChatRequest } from "./request.js";
 
 export interface UIMessageStreamOptions {
@@ -28,7 +29,7 @@ export function eventSourceOf(agent: Agent): RunEventBuffer {
 export async function toUIMessageStreamResponse(agent: Agent, request: Request, options: UIMessageStreamOptions = {}): Promise<Response> {
   try {
     const chatRequest = await readChatRequest(request);
-    return handleChatRequest(agent, options.source ?? eventSourceOf(agent), chatRequest, request.signal);
+    return await handleChatRequest(agent, options.source ?? eventSourceOf(agent), chatRequest, request.signal);
   } catch (error) {
     if (error instanceof UIStreamRequestError) return errorResponse(error);
     throw error;
@@ -69,12 +70,13 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
     if (!session) return;
     clearTimeout(session.timer);
     session.stopWatching();
+    notifyStreams(session.source, "end");
     session.source.close();
     sessions.delete(chatId);
   };
   const touch = (chatId: string, session: OpenSession) => {
     clearTimeout(session.timer);
-    session.timer = setTimeout(() => (session.agent.state.isStreaming ? touch(chatId, session) : release(chatId)), idleTimeoutMs);
+    session.timer = setTimeout(() => (session.agent.state.isStreaming || hasStreams(session.source) ? touch(chatId, session) : release(chatId)), idleTimeoutMs);
     (session.timer as { unref?: () => void }).unref?.();
   };
   const open = (chatId: string): Promise<OpenSession> => {
@@ -104,7 +106,7 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
         if (chatRequest.kind === "resume" && !sessions.has(chatRequest.chatId)) return new Response(null, { status: 204 });
         const session = await open(chatRequest.chatId);
         touch(chatRequest.chatId, session);
-        return handleChatRequest(session.agent, session.source, chatRequest, request.signal);
+        return await handleChatRequest(session.agent, session.source, chatRequest, request.signal);
       } catch (error) {
         if (error instanceof UIStreamRequestError) return errorResponse(error);
         throw error;

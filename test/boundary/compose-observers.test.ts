@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { InspectionEvent } from "xstate";
-import { Agent, composeObservers, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type ObservedRoot } from "../../src/index.js";
+import { Agent, TraceOrigins, composeObservers, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type ObservedRoot } from "../../src/index.js";
 import { baseConfig, tool, user } from "../loop/helpers.js";
 
 const script = () => scriptedStreamFn([{ content: [toolCall("look", {}, "a")] }, { content: [text("done")] }]);
@@ -50,7 +50,7 @@ describe("observers compose", () => {
       ],
     });
     expect(output.at(-1)?.role).toBe("assistant");
-    expect(roots).toEqual([{ kind: "run" }]);
+    expect(roots).toEqual([{ kind: "run", origins: expect.any(TraceOrigins) }]);
     expect(seen.length).toBeGreaterThan(10);
     expect(warn.mock.calls).toEqual([[expect.stringContaining("failed to attach (attach bug)")]]);
   });
@@ -59,7 +59,7 @@ describe("observers compose", () => {
     const roots: ObservedRoot[] = [];
     const agent = new Agent({ initialState: { model: scriptedModel, tools: [tool("look")] }, streamFn: script(), sessionId: "conv-1", inspect: { attach: (root) => void roots.push(root) } });
     await agent.prompt("go");
-    expect(roots).toEqual([{ kind: "session", sessionId: "conv-1" }]);
+    expect(roots).toEqual([{ kind: "session", sessionId: "conv-1", origins: expect.any(TraceOrigins) }]);
     expect((agent.state.messages.at(-1) as { content: { text: string }[] }).content[0].text).toBe("done");
   });
 

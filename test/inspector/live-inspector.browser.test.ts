@@ -107,3 +107,55 @@ describe.skipIf(skipWithoutChromium)("live inspector page in Chromium", () => {
     await page.close();
   });
 });
+
+describe.skipIf(skipWithoutChromium)("live inspector page in Chromium: batched per animation frame", () => {
+  let browser: ChromiumSession | undefined;
+  let inspector: LiveInspector | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium({ width: 1200, height: 800 });
+  }, 120_000);
+  afterAll(async () => {
+    await inspector?.close();
+    await browser?.close();
+  });
+
+  it("a 3,000-delta response: one render per frame with news, and far fewer renders and DOM writes than deltas (deltas stay out of the machines)", { timeout: 60_000 }, async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    const page = await browser!.context.newPage();
+    await page.goto(inspector.url);
+    await page.waitForSelector("#sessions li.empty");
+    // Every DOM write the page makes from now on (a render replaces lists and text: one record per node written).
+    await page.evaluate(() => {
+      const w = window as unknown as { __writes: number };
+      w.__writes = 0;
+      new MutationObserver((records) => (w.__writes += records.length)).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    const before = await page.evaluate(() => ({ ...(window as unknown as { __inspector: { frames: number; renders: number } }).__inspector }));
+    const words = Array.from({ length: 3_000 }, (_, i) => `w${i}`).join(" ");
+    let deltas = 0;
+    const agent = new Agent({
+      sessionId: "long",
+      streamFn: scriptedStreamFn([{ content: [text(words)], delayMs: 1 }]),
+      initialState: { systemPrompt: "terse", model: scriptedModel, tools: [] },
+      inspect: [inspector.observer],
+    });
+    agent.subscribe((event) => {
+      if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") deltas++;
+    });
+    await agent.prompt("go");
+    await page.waitForFunction(() => document.querySelector('#actors li[data-machine="run"]')?.getAttribute("data-state") === "done");
+    const after = await page.evaluate(() => {
+      const w = window as unknown as { __inspector: { frames: number; renders: number; applied: number }; __writes: number };
+      return { frames: w.__inspector.frames, renders: w.__inspector.renders, applied: w.__inspector.applied, writes: w.__writes };
+    });
+    const renders = after.renders - before.renders;
+    const frames = after.frames - before.frames;
+    console.log(`3,000-delta response: ${deltas} deltas, ${after.applied} messages applied in ${frames} frames, ${renders} renders, ${after.writes} DOM mutation records`);
+    expect(deltas).toBe(3_000);
+    // One render per frame that had something to apply, never one per delta.
+    expect(renders).toBe(frames);
+    expect(renders).toBeLessThan(deltas / 10);
+    expect(after.writes).toBeLessThan(deltas / 10);
+    await page.close();
+  });
+});

@@ -27,12 +27,12 @@ import type { AgentContext, AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMes
 import { agentEvents, createAgentRunLogic, runAgentLoop, type AgentRunOptions } from "../../src/index.js";
 import { runMachine } from "../../machines/run.machine.js";
 import { toolCallMachine, type ToolCallContext } from "../../machines/tool-call.machine.js";
-import { afterDelivery, endAfterDefect } from "../../src/api/start-run.js";
+import { afterDelivery, endAfterDefect, hostedRuns } from "../../src/api/start-run.js";
 import { runInput } from "../../src/api/run-input.js";
-import { bindRuntime, requireRuntime } from "../../src/api/run-hosts.js";
+
 import { provideRunMachine } from "../../src/actors/implementations.js";
 import { createRunRuntime, type RunRuntime } from "../../src/actors/run-runtime.js";
-import type { RuntimeResolver } from "../../src/actors/steps-worker.js";
+import type { RuntimeSource } from "../../src/actors/steps-worker.js";
 import { ToolRegistry } from "../../src/loop/tool-registry.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -264,10 +264,13 @@ function faultyRegistry(tools: ToolRegistry): ToolRegistry {
   });
 }
 
-/** The resolver `startRun` uses, but the runtime it hands the worker has the faulty registry. */
-const faultyResolve: RuntimeResolver = (owner) => {
-  const runtime = requireRuntime(owner);
-  return { ...runtime, tools: faultyRegistry(runtime.tools) };
+/** The runtimes `startRun` serves, but the runtime handed to the worker has the faulty registry. */
+const faultySource: RuntimeSource = {
+  runtimeOf: (host) => {
+    const runtime = hostedRuns().hosts.runtimeOf(host);
+    return { ...runtime, tools: faultyRegistry(runtime.tools) };
+  },
+  close: (host) => hostedRuns().hosts.close(host),
 };
 
 type Guard = (args: { context: ToolCallContext; event: unknown }) => boolean;
@@ -287,7 +290,7 @@ let faulty: typeof runMachine | undefined;
 
 /** The run machine provided as `startRun` provides it (`provideRunMachine`), except for the faults above. */
 export function faultyRunMachine(): typeof runMachine {
-  return (faulty ??= provideRunMachine(faultyResolve).provide({ actors: { toolCall: faultyToolCall } }));
+  return (faulty ??= provideRunMachine(faultySource).provide({ actors: { toolCall: faultyToolCall } }));
 }
 
 /** `startRun` (src/api/start-run.ts) with the faulty machine: same runtime, queue and defect handling. */
@@ -325,8 +328,10 @@ export interface HostArgs {
 
 /** A run actor and its runtime, bound and not yet started (as `startRun` builds them). */
 export function hostRun(args: HostArgs): { actor: RunActor; runtime: RunRuntime } {
+  const { hosts } = hostedRuns();
+  const host = hosts.newKey();
   const actor: RunActor = createActor(args.machine, {
-    input: runInput({ prompts: args.prompts, messages: args.context.messages, tools: new ToolRegistry(args.context.tools), config: args.config, startedAt: 0 }),
+    input: { ...runInput({ prompts: args.prompts, messages: args.context.messages, tools: new ToolRegistry(args.context.tools), config: args.config, startedAt: 0 }), host },
     inspect: args.inspect,
   });
   const runtime = createRunRuntime({
@@ -341,7 +346,7 @@ export function hostRun(args: HostArgs): { actor: RunActor; runtime: RunRuntime 
       actor.stop();
     },
   });
-  bindRuntime(actor, runtime);
+  hosts.serve(host, runtime);
   return { actor, runtime };
 }
 

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { createActor, fromPromise } from "xstate";
 import { defaultConvertToLlm, scriptedModel, scriptedStreamFn, text, toolCall, Agent, type AgentEvent, type AnyAgentEvent, type AgentLoopConfig, type AgentMessage } from "../../src/index.js";
 import { hostedRunMachine } from "../../src/api/start-run.js";
-import { providedSessionMachine, bindSession } from "../../src/agent/provided-session.js";
+import { sessionHosting } from "../../src/agent/provided-session.js";
 import { SessionRuntime } from "../../src/agent/session-runtime.js";
 import { sessionMachine } from "../../machines/session.machine.js";
 import { Coverage, memo } from "./harness.js";
@@ -22,8 +22,8 @@ import { ok, tool, untilAborted } from "../loop/helpers.js";
 import { says, scenario } from "../agent/helpers.js";
 
 /**
- * Sessions wired as the Agent wires them (the provided machine, a `SessionRuntime` bound to the
- * actor, runs hosted by it), but with deliberately faulty implementations, for the transitions
+ * Sessions wired as the Agent wires them (the provided machine, a `SessionRuntime` serving the
+ * actor's `host` key, runs hosted by it), but with deliberately faulty implementations, for the transitions
  * only a runtime defect takes:
  * - `rejecting`: `settleEvents` and `emitFailure` reject (the real ones never do:
  *   `EventQueue.settled()` resolves, and `SessionRuntime.emitFailure` catches a listener's second throw);
@@ -33,7 +33,7 @@ import { says, scenario } from "../agent/helpers.js";
 const faultyMachines = {
   rejecting: () => {
     const rejects = <I,>(what: string) => fromPromise<void, I>(() => Promise.reject(new Error(`faulty runtime: ${what} rejected`)));
-    return providedSessionMachine().provide({ actors: { settleEvents: rejects("settleEvents"), emitFailure: rejects<AgentEvent[]>("emitFailure") } });
+    return sessionHosting().machine.provide({ actors: { settleEvents: rejects<{ host: string }>("settleEvents"), emitFailure: rejects<{ host: string; events: AgentEvent[] }>("emitFailure") } });
   },
   crashingRun: () => {
     const run = hostedRunMachine().provide({
@@ -43,22 +43,23 @@ const faultyMachines = {
         },
       },
     });
-    return providedSessionMachine().provide({ actors: { run } });
+    return sessionHosting().machine.provide({ actors: { run } });
   },
 };
 
 function faultySession(coverage: Coverage, machine: keyof typeof faultyMachines, failingListener: boolean) {
-  const actor = createActor(faultyMachines[machine](), { input: { messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
   const delivered: AnyAgentEvent[] = [];
   const runtime = new SessionRuntime(
-    actor,
+    sessionHosting(),
+    undefined,
     async (event) => {
       delivered.push(event);
       if (failingListener && event.type === "message_end") throw new Error("listener bug");
     },
     () => {},
   );
-  bindSession(actor, runtime);
+  const actor = createActor(faultyMachines[machine](), { input: { host: runtime.key, messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
+  runtime.attach(actor);
   actor.start();
   const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: defaultConvertToLlm };
   const done = runtime.start({ config, streamFn: scriptedStreamFn([answer("a")]), tools: [], messages: [], prompts: [says("go")], skipInitialSteeringPoll: false });

@@ -1,7 +1,7 @@
 /**
  * Coverage of `runToolCall`'s host machine (machines/tool-call-host.machine.ts) by real calls: the
- * host wired as `runToolCall` wires it (`provideToolCallHost(requireRuntime)`, a runtime bound to
- * the actor before it starts), with an `inspect` observer, which `runToolCall` itself does not
+ * host wired as `runToolCall` wires it (`provideToolCallHost(hosts)`, a runtime served under the
+ * actor's key before it starts), with an `inspect` observer, which `runToolCall` itself does not
  * take. Each call's outcome must equal what the public `runToolCall` returns for the same call, so
  * the wiring measured is the one the entry point uses.
  */
@@ -12,11 +12,12 @@ import { toolCallHostMachine } from "../../machines/tool-call-host.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
 import { provideToolCallHost } from "../../src/actors/implementations.js";
 import { createRunRuntime } from "../../src/actors/run-runtime.js";
-import { bindRuntime, requireRuntime } from "../../src/api/run-hosts.js";
+import { RunHosts, rehostedRun } from "../../src/api/run-hosts.js";
 import type { AgentLoopConfig } from "../../src/index.js";
 import { Coverage, memo } from "./harness.js";
 
-const host = provideToolCallHost(requireRuntime);
+const hosts = new RunHosts();
+const host = provideToolCallHost(hosts);
 
 type Faults = "none" | "preflightRejects";
 
@@ -27,8 +28,9 @@ type Faults = "none" | "preflightRejects";
  */
 function hostedToolCall(toolCall: ToolCall, options: RunToolCallOptions, coverage: Coverage, faults: Faults = "none", snapshot?: unknown) {
   const inspect = (event: InspectionEvent) => coverage.record(event);
-  const input = { toolCall, hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall }, startedAt: 0 };
-  const actor = snapshot ? createActor(host, { snapshot: snapshot as never, input, inspect }) : createActor(host, { input, inspect });
+  const key = hosts.newKey();
+  const input = { host: key, toolCall, hooks: { beforeToolCall: !!options.beforeToolCall, afterToolCall: !!options.afterToolCall }, startedAt: 0 };
+  const actor = snapshot ? createActor(host, { snapshot: rehostedRun(snapshot as never, key), input, inspect }) : createActor(host, { input, inspect });
   const runtime = createRunRuntime({
     owner: actor,
     config: { beforeToolCall: options.beforeToolCall, afterToolCall: options.afterToolCall } as AgentLoopConfig,
@@ -47,7 +49,7 @@ function hostedToolCall(toolCall: ToolCall, options: RunToolCallOptions, coverag
           }
         })()
       : runtime.startedCalls;
-  bindRuntime(actor, { ...runtime, startedCalls, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) });
+  hosts.serve(key, { ...runtime, startedCalls, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) });
   return actor;
 }
 

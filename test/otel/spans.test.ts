@@ -186,6 +186,30 @@ describe("R110: context, content, metrics, cost", () => {
     for (const span of spans()) for (const value of Object.values(span.attributes)) if (typeof value === "string") expect(value.length).toBeLessThanOrEqual(2_000);
   });
 
+  it("R110, R70: a streamed turn whose call outlives the response has one request span (the call running is no new attempt)", async () => {
+    const { tracer, spans } = memoryTracer();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const read = tool("read", async () => {
+      await gate;
+      return ok("read");
+    });
+    const sink = (event: { type: string; message?: { role: string } }) => {
+      if (event.type === "message_end" && event.message?.role === "assistant") release();
+    };
+    await runAgentLoop([user("go")], { messages: [], tools: [read] }, baseConfig({ streamingToolExecution: true }), sink, undefined, scriptedStreamFn([{ content: [toolCall("read", {}, "c1")] }, { content: [text("done")] }]), {
+      inspect: otelObserver({ tracer }),
+    });
+    expect(spanTree(spans(), (span) => String(span.attributes["xstate_agent_loop.request.attempt"] ?? ""))).toEqual([
+      "invoke_agent",
+      "  turn",
+      "    chat scripted 1",
+      "    execute_tool read",
+      "  turn",
+      "    chat scripted 1",
+    ]);
+  });
+
   it("R110: metrics: token usage and duration per request, tool-call durations, run end reasons", async () => {
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });

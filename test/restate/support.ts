@@ -11,6 +11,8 @@ export interface Worker {
   readonly process: ChildProcess;
   /** Every `executed <toolCallId>` line so far. */
   readonly executed: string[];
+  /** Every `span {json}` line so far (a worker started with OTEL=1), parsed. */
+  readonly spans: unknown[];
   /** Resolves when the worker has printed `count` executions in all. */
   executions(count: number): Promise<void>;
   kill(): Promise<void>;
@@ -30,6 +32,7 @@ export function startWorker(port: number, env: Record<string, string> = {}): Pro
     stdio: ["ignore", "pipe", "pipe"],
   });
   const executed: string[] = [];
+  const spans: unknown[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   let stderr = "";
   child.stderr!.on("data", (chunk) => (stderr = (stderr + chunk).slice(-4_000)));
@@ -40,6 +43,7 @@ export function startWorker(port: number, env: Record<string, string> = {}): Pro
         child.removeAllListeners("exit");
         resolve(worker);
       }
+      if (line.startsWith("span ")) spans.push(JSON.parse(line.slice("span ".length)));
       if (line.startsWith("executed ")) {
         executed.push(line.slice("executed ".length));
         for (const waiter of waiters.filter((w) => executed.length >= w.count)) waiter.resolve();
@@ -49,6 +53,7 @@ export function startWorker(port: number, env: Record<string, string> = {}): Pro
       port,
       process: child,
       executed,
+      spans,
       executions: (count) => (executed.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
       kill: () =>
         child.exitCode !== null || child.signalCode !== null

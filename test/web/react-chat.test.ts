@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createReadStream, existsSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,33 +20,13 @@ import { createChatRoute, uiMessagesOf } from "../../src/ui-stream/index.js";
 import { ensureLibraryBuilt } from "../../scripts/example-web.js";
 import { launchChromium, skipWithoutChromium, type ChromiumSession } from "../support/chromium.js";
 import { screenshotPath } from "../support/screenshots.js";
+import { serveWeb } from "../support/web-handler.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const EXAMPLE = join(ROOT, "examples/react-chat");
 const OUT = join(EXAMPLE, "dist");
 const STORY = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
 const FAST = "Okay, faster: " + Array.from({ length: 60 }, (_, i) => `n${i}`).join(" ");
-
-/** Node's request as a Web Request (its signal aborts when the client goes away), and a Web Response back. */
-async function serveWeb(req: IncomingMessage, res: ServerResponse, handler: (request: Request) => Promise<Response>): Promise<void> {
-  const controller = new AbortController();
-  res.on("close", () => controller.abort());
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks);
-  const response = await handler(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body, signal: controller.signal }));
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
-  res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
-  const reader = response.body.getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) res.write(next.value);
-  } catch {
-    // the client went away
-  }
-  res.end();
-}
 
 const types: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".map": "application/json" };
 
@@ -64,6 +44,8 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
   let chromium: ChromiumSession;
   let agent: Agent;
   let release: () => void = () => {};
+  let sessions: Record<"c1" | "c2", { agent: Agent; release: () => void }>;
+  const requests: string[] = [];
   let url: string;
   let close: () => Promise<void>;
 
@@ -74,26 +56,35 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
     const lookup = defineTool({ name: "lookup", description: "lookup", parameters: z.object({ q: z.string() }), execute: async (_id, { q }) => ({ content: [{ type: "text", text: `found ${q}` }], details: {} }) });
     const gated = (name: string, needsApproval: boolean) =>
       defineTool({ name, description: name, parameters: z.object({}), needsApproval, execute: async () => ({ content: [{ type: "text", text: `${name} done` }], details: {} }) });
-    const slow = defineTool({
-      name: "slow",
-      description: "slow",
-      parameters: z.object({}),
-      execute: () => new Promise<AgentToolResult<unknown>>((resolve) => (release = () => resolve({ content: [{ type: "text", text: "slow done" }], details: {} }))),
-    });
-    agent = new Agent({
-      streamFn: scriptedStreamFn([
-        { content: [text("Checking both."), toolCall("lookup", { q: "a" }, "l1"), toolCall("lookup", { q: "b" }, "l2")] },
-        { content: [text("Both found.")] },
-        { content: [toolCall("write", {}, "w1"), toolCall("deploy", {}, "d1")] },
-        { content: [text("Wrote it; no deploy.")] },
-        { content: [text(STORY)], chunkSize: 6, delayMs: 25 },
-        { content: [text("Step one."), toolCall("slow", {}, "s1")] },
-        { content: [text(FAST)], chunkSize: 4, delayMs: 25 },
-      ]),
-      initialState: { model: scriptedModel, tools: [lookup, gated("write", true), gated("deploy", true), slow] },
-    });
-    const route = createChatRoute({ createAgent: () => agent });
+    // One session per chat: c1 for useChat, c2 for useAgent; each with its own held tool.
+    const session = () => {
+      const held = { release: () => {} };
+      const slow = defineTool({
+        name: "slow",
+        description: "slow",
+        parameters: z.object({}),
+        execute: () => new Promise<AgentToolResult<unknown>>((resolve) => (held.release = () => resolve({ content: [{ type: "text", text: "slow done" }], details: {} }))),
+      });
+      const agent = new Agent({
+        streamFn: scriptedStreamFn([
+          { content: [text("Checking both."), toolCall("lookup", { q: "a" }, "l1"), toolCall("lookup", { q: "b" }, "l2")] },
+          { content: [text("Both found.")] },
+          { content: [toolCall("write", {}, "w1"), toolCall("deploy", {}, "d1")] },
+          { content: [text("Wrote it; no deploy.")] },
+          { content: [text(STORY)], chunkSize: 6, delayMs: 25 },
+          { content: [text("Step one."), toolCall("slow", {}, "s1")] },
+          { content: [text(FAST)], chunkSize: 4, delayMs: 25 },
+        ]),
+        initialState: { model: scriptedModel, tools: [lookup, gated("write", true), gated("deploy", true), slow] },
+      });
+      return { agent, release: () => held.release() };
+    };
+    sessions = { c1: session(), c2: session() };
+    agent = sessions.c1.agent;
+    release = sessions.c1.release;
+    const route = createChatRoute({ createAgent: (chatId) => sessions[chatId as "c1" | "c2"].agent });
     const server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
       const path = new URL(req.url!, "http://x").pathname;
       if (path === "/api/chat/c1/messages") {
         res.writeHead(200, { "content-type": "application/json" });
@@ -175,28 +166,64 @@ describe.skipIf(skipWithoutChromium)("examples/react-chat: useChat against the u
     await page.screenshot({ path: screenshotPath("react-chat.png") });
   });
 
-  it("the same page with useAgent over an Agent in the page: approval card, state badge, stop", { timeout: 60_000 }, async () => {
+  it("the same flows with useAgent over the session on the server (?mode=agent): the DOM equals the transcript, a reload resumes after its last sequence number", { timeout: 90_000 }, async () => {
+    const { agent: session, release: releaseSlow } = sessions.c2;
     const page = await chromium.context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`${url}&mode=agent`);
+    page.on("console", (message) => void (message.type() === "error" && errors.push(message.text())));
+    await page.goto(url.replace("chat=c1", "chat=c2") + "&mode=agent");
     await page.waitForSelector("body[data-ready=true]");
+    const idleAfter = (assistants: number) =>
+      page.waitForFunction((n) => document.querySelector("#state")?.getAttribute("data-state") === "idle" && document.querySelectorAll('[data-role="assistant"]').length === n, assistants);
+    const userText = (page: Page) => page.$$eval('[data-role="user"]', (items) => items.map((item) => item.textContent));
+    const transcriptTexts = (role: string) => session.state.messages.filter((m) => m.role === role).map((m) => runText([{ ...m, role: "assistant" } as AgentMessage]));
+
+    // Turn 1: two tools in parallel.
+    await ask(page, "Look up a and b");
+    await idleAfter(2);
+    expect(await tools(page)).toEqual(["lookup:output-available", "lookup:output-available"]);
+
+    // Turn 2: approve one, reject one from the page (R82); the badge follows the session.
     await ask(page, "Write and deploy");
     await page.waitForSelector('[data-tool="deploy"][data-state="approval-requested"]');
     await page.waitForSelector('#state[data-state="awaitingApproval"]');
     await page.click('[data-tool="write"] [data-action="approve"]');
     await page.click('[data-tool="deploy"] [data-action="reject"]');
-    await page.waitForSelector('#state[data-state="idle"]');
-    expect(await tools(page)).toEqual(["write:output-available", "deploy:output-error"]);
-    expect(await assistantText(page)).toEqual(["Checking both.", "Wrote it; no deploy."]);
+    await idleAfter(4);
+    expect((await tools(page)).slice(2)).toEqual(["write:output-available", "deploy:output-error"]);
+
+    // Turn 3: stop mid-stream (a posted stop; the run ends aborted).
     await ask(page, "Tell a long story");
     await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").split(" ").length > 5);
     expect(await page.getAttribute("#state", "data-state")).toBe("streaming");
     await page.click("#stop");
-    await page.waitForSelector('#state[data-state="idle"]');
-    const story = (await assistantText(page)).at(-1)!;
-    expect(story.startsWith("word0 word1") && !story.includes("word399")).toBe(true);
+    await idleAfter(5);
+    expect(session.lastEndReason).toBe("aborted");
+
+    // Turn 4: steering while the run waits on a tool (R53: queued, not a second run), then a reload mid-stream.
+    await ask(page, "Count slowly");
+    await page.waitForSelector('[data-tool="slow"][data-state="input-available"]');
+    await ask(page, "Faster please");
+    await page.waitForFunction(() => document.querySelector("#queued")?.textContent === "1 queued");
+    expect(session.queuedMessages.steering.length).toBe(1);
+    releaseSlow();
+    await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").includes("n5 "));
+    const before = requests.length;
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    await session.waitForIdle();
+    await idleAfter(7);
+    // The reloaded page asked for the events after the last one it had, in the same epoch: no reset, no replay.
+    const resumed = requests.slice(before).filter((line) => line.startsWith("GET /api/chat/c2/events"));
+    expect(resumed).toHaveLength(1);
+    expect(Number(/after=(\d+)/.exec(resumed[0]!)?.[1])).toBeGreaterThan(0);
+    // The whole DOM against the session's transcript: no text twice, none missing.
+    expect(await assistantText(page)).toEqual(transcriptTexts("assistant"));
+    expect(await userText(page)).toEqual(transcriptTexts("user"));
+    expect((await assistantText(page)).at(-1)).toBe(FAST);
+    expect(await tools(page)).toEqual(["lookup:output-available", "lookup:output-available", "write:output-available", "deploy:output-error", "slow:output-available"]);
     expect(errors).toEqual([]);
-    await page.screenshot({ path: screenshotPath("react-chat-agent.png") });
+    await page.screenshot({ path: screenshotPath("react-chat-agent.png"), fullPage: true });
   });
 });

@@ -87,10 +87,12 @@ function Chat({ initial }: { initial: UIMessage[] }): ReactNode {
   );
 }
 
-// ?mode=agent: the same page over an Agent in the page, with the hooks of xstate-agent-loop/react.
+// ?mode=agent: the same page with the hooks of xstate-agent-loop/react over the session on the server.
 if (new URLSearchParams(location.search).get("mode") === "agent") {
-  const { InPageChat, createPageAgent } = await import("./in-page.js");
-  createRoot(document.getElementById("root")!).render(h(InPageChat, { agent: createPageAgent() }));
+  const [{ AgentChat }, { createRemoteAgent }] = await Promise.all([import("./agent-mode.js"), import("xstate-agent-loop/react")]);
+  const remote = createRemoteAgent({ url: API, chatId, storage: sessionStorage });
+  await remote.ready;
+  createRoot(document.getElementById("root")!).render(h(AgentChat, { remote }));
 } else {
   const initial = (await (await fetch(`${API}/${encodeURIComponent(chatId)}/messages`)).json()) as UIMessage[];
   createRoot(document.getElementById("root")!).render(h(Chat, { initial }));

@@ -11,6 +11,8 @@ import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
 import { SessionLockedError, StoreEngineUnavailableError, type Json, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
+import type { AgentOptions } from "../../agent/types.js";
+import type { EventDelivery } from "../../durable/delivery.js";
 import { openSqliteStore } from "../../sqlite.js";
 import { createWorkspaceTools, listFilesTool, readFileTool, searchTextTool, writeFileTool } from "../tools/index.js";
 import { parseCliArgs, USAGE, type CliOptions } from "./args.js";
@@ -29,7 +31,7 @@ import { openTraceFile, type TraceFile } from "./trace-file.js";
 import { readVersion } from "./version.js";
 import { startOtelExport, type OtelExport } from "./otel.js";
 import { formatSessionList, metaOf, newSessionId, sessionStoreDir, STORE_FILE, type SessionMeta } from "./sessions.js";
-import { showTranscript } from "./transcript.js";
+import { RESTORED_DIVIDER, showTranscript, userLine } from "./transcript.js";
 import { approvalQuestion, parseApprovalAnswer, type ApprovalAnswer } from "./write-approval.js";
 import { McpConfigError, readMcpServers, type CliMcpServer } from "./mcp-config.js";
 import { gateProjectServers, readLine } from "./mcp-approvals.js";
@@ -224,6 +226,7 @@ class CliSession {
   private input?: TerminalInput;
   private inspector?: Inspector;
   private relay?: InspectorRelay;
+  private readonly forkOptions: () => AgentOptions;
   private running = false;
   private aborting = false;
   /** A Ctrl-C was the last key: another one exits. */
@@ -236,8 +239,11 @@ class CliSession {
   private pendingExit: number | undefined;
   private resolveExit!: (code: number) => void;
   private readonly exitRequested = new Promise<number>((resolve) => (this.resolveExit = resolve));
-  /** While a resumed run replays its journal: the transcript shown so far (the rest is shown once it is live). */
-  private catchingUp: number | undefined;
+  /**
+   * While `--resume` restores a session: the stored transcript is drawn once, then the unfinished
+   * run's replayed events as the live run drew them; `liveSeq`: its first live event's number.
+   */
+  private restoring: { liveSeq: number | undefined; drawnSeq: number; storedDrawn: boolean; drawn: boolean; divided: boolean } | undefined;
   /** A resumed run has delivered no live event yet (its waiting calls are looked for in the state). */
   private replaying = false;
   private spinner?: ReturnType<typeof setInterval>;
@@ -283,10 +289,9 @@ class CliSession {
           ]
         : createWorkspaceTools({ cwd, deniedPaths })
     ).map((tool) => (tool.name === "write_file" && !options.yes ? askBeforeWriting(tool) : tool));
-    this.agent = new Agent({
+    const common: AgentOptions = {
       initialState: { model: choice.model, systemPrompt: systemPrompt(cwd), tools, thinkingLevel: options.thinking },
       streamFn: choice.streamFn,
-      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       ...(options.maxTurns !== undefined || options.maxCostUsd !== undefined
         ? { budget: { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}) } }
         : {}),
@@ -296,6 +301,12 @@ class CliSession {
       ...(options.streamingTools ? { streamingToolExecution: true } : {}),
       // R30: an MCP server's tools/list_changed reaches the next turn of a run.
       ...(mcpServers.length > 0 ? { prepareNextTurnWithContext: (turn: Parameters<McpClient["prepareNextTurn"]>[0]) => this.mcp?.prepareNextTurn(turn) } : {}),
+    };
+    // A fork in the live inspector runs with this session's implementations: its model and its tools as they are now (MCP's included).
+    this.forkOptions = () => ({ ...common, initialState: { ...common.initialState, model: this.agent.state.model, tools: this.agent.state.tools } });
+    this.agent = new Agent({
+      ...common,
+      ...(sessions ? { durable: { store: sessions.store, sessionId: sessions.sessionId } } : {}),
       // Observers compose: the trace and the inspector (both set up later), and the OpenTelemetry export.
       inspect: [
         (event) => {
@@ -307,7 +318,7 @@ class CliSession {
         ...(otel ? [otel.observer] : []),
       ],
     });
-    this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
+    this.agent.subscribe((event, _signal, delivery) => this.onEvent(event, delivery), { runtimeEvents: true });
   }
 
   async start(prompt: string | undefined): Promise<number> {
@@ -349,25 +360,31 @@ class CliSession {
     this.demoInjected = true;
     this.running = true;
     this.aborting = false;
-    this.catchingUp = 0;
     this.replaying = true;
+    const restoring = (this.restoring = { liveSeq: undefined as number | undefined, drawnSeq: 0, storedDrawn: false, drawn: false, divided: false });
     let resuming: Promise<boolean>;
     try {
       this.markRunning(true);
-      // resume() adopts the stored session before its first await: its transcript is there now.
-      // R81: the screen redraws the stored transcript; the listeners get what follows the journal.
-      resuming = this.agent.resume({ after: "journal" });
+      // R81: the listeners get the unfinished run whole, from its agent_start (the events its journal
+      // replays included): the screen draws it as the live run did (tool rows, markdown, its turns).
+      // resume() adopts the stored session (the transcript up to that run) before its first await.
+      const after = this.agent.sequence?.runStartAfter ?? "journal";
+      resuming = this.agent.resume({
+        after,
+        onLive: ({ seq }) => {
+          restoring.liveSeq = seq;
+          if (restoring.drawnSeq >= seq - 1) this.restoredDivider();
+        },
+      });
     } catch (error) {
       this.running = false;
-      this.catchingUp = undefined;
+      this.restoring = undefined;
       this.replaying = false;
       this.renderer.notice(`✗ cannot resume ${sessions.sessionId}: ${(error as Error).message}`, "error");
       return 2;
     }
-    this.catchUp();
-    // The run's own start was replayed (no listener saw it): the footer counts from here.
-    this.renderer.handle({ type: "agent_start" });
-    // The trace too: its run starts here (what came before is in the session's journal: exportSessionTrace).
+    this.drawStored();
+    // The trace: its run starts here (what came before is in the session's journal: exportSessionTrace).
     this.trace?.recorder.note(`resumed session ${sessions.sessionId}: the run's earlier events were replayed from its journal`);
     this.trace?.recorder.recordEvent({ type: "agent_start" });
     this.showRunning();
@@ -381,8 +398,10 @@ class CliSession {
       this.renderer.notice(`✗ ${(error as Error).message}`, "error");
     } finally {
       clearInterval(this.spinner);
-      this.catchUp();
-      this.catchingUp = undefined;
+      this.drawStored();
+      this.restoredDivider();
+      this.restoring = undefined;
+      this.renderer.syncTranscript(this.agent.state.messages.length);
       this.replaying = false;
       this.running = false;
       this.closeQuestion();
@@ -400,15 +419,38 @@ class CliSession {
     return undefined;
   }
 
-  /** Shows the transcript messages not shown yet (a resumed run's replayed part). */
-  private catchUp(): void {
-    if (this.catchingUp === undefined) return;
+  /**
+   * The stored transcript up to the unfinished run (its last quiet point), once: before the first
+   * replayed event reaches the screen (the state holds exactly that transcript until then).
+   */
+  private drawStored(): void {
+    const restoring = this.restoring;
+    if (!restoring || restoring.storedDrawn) return;
+    restoring.storedDrawn = true;
     const messages = this.agent.state.messages;
-    if (messages.length > this.catchingUp) {
-      showTranscript(messages.slice(this.catchingUp), this.renderer, this.style, messages.slice(0, this.catchingUp));
-      this.catchingUp = messages.length;
-    }
+    if (messages.some((message) => message.role !== "system")) restoring.drawn = true;
+    showTranscript(messages, this.renderer, this.style);
     this.renderer.syncTranscript(messages.length);
+  }
+
+  /** One of the unfinished run's events its journal replayed (delivered before the crash): drawn only, as the live run drew it. */
+  private drawReplayed(event: AnyAgentEvent, seq: number): void {
+    const restoring = this.restoring!;
+    this.drawStored();
+    restoring.drawn = true;
+    // The live screen echoed the prompt as it was typed (the renderer leaves user messages to the app).
+    if (event.type === "message_end" && event.message.role === "user") this.renderer.print(userLine(event.message, this.style));
+    this.renderer.handle(event);
+    restoring.drawnSeq = seq;
+    if (restoring.liveSeq !== undefined && seq >= restoring.liveSeq - 1) this.restoredDivider();
+  }
+
+  /** The one divider between the restored session and what this process adds to it. */
+  private restoredDivider(): void {
+    const restoring = this.restoring;
+    if (!restoring || restoring.divided || !restoring.drawn) return;
+    restoring.divided = true;
+    this.renderer.divider(RESTORED_DIVIDER);
   }
 
   /** The session's meta: written while no run holds the session (before and after each run). */
@@ -460,13 +502,17 @@ class CliSession {
     if (this.interactive) this.showIdle();
   }
 
-  private onEvent(event: AnyAgentEvent): void {
-    // A resumed run is live: what it replayed is shown first, and what waits is asked.
+  private onEvent(event: AnyAgentEvent, delivery: EventDelivery | undefined): void {
+    const restoring = this.restoring;
+    if (restoring && delivery) {
+      if (restoring.liveSeq === undefined || delivery.seq < restoring.liveSeq) return this.drawReplayed(event, delivery.seq);
+      this.restoredDivider();
+    }
+    // A resumed run is live: what waits is asked.
     if (this.replaying) {
       this.askWaitingApprovals();
       this.replaying = false;
     }
-    this.catchUp();
     if (event.type === "tool_approval_requested") this.onApprovalRequested(event);
     else if (event.type === "tool_approval_resolved" && this.question?.approvalId === event.approvalId) this.closeQuestion();
     if (isRuntimeEvent(event)) {
@@ -660,10 +706,9 @@ class CliSession {
 
   /** A resumed run's waiting calls emit no second request event: they are asked from `pendingApprovals`. */
   private askWaitingApprovals(): void {
-    if (this.catchingUp === undefined) return;
+    if (this.restoring === undefined) return;
     const waiting = this.agent.pendingApprovals.filter((request) => !this.seenApprovals.has(request.approvalId));
     if (waiting.length === 0) return;
-    this.catchUp();
     for (const request of waiting) this.onApprovalRequested(request);
   }
 
@@ -836,14 +881,24 @@ class CliSession {
 
   private async connectInspector(): Promise<void> {
     if (!this.options.inspect) return;
-    const connection = await (this.options.inspectWith === "stately" ? connectInspector : connectLiveInspector)(this.io.inspector);
+    const sessions = this.sessions;
+    const connection =
+      this.options.inspectWith === "stately"
+        ? await connectInspector(this.io.inspector)
+        : await connectLiveInspector(this.io.inspector, {
+            sessionId: sessions?.sessionId,
+            // A saved session can be forked from the page (time travel), with this session's model and tools.
+            ...(sessions
+              ? { fork: { store: sessions.store, sessionId: sessions.sessionId, options: this.forkOptions, paidModel: this.choice.offline ? undefined : this.choice.model.id } }
+              : {}),
+          });
     this.inspector = connection.inspector;
     this.relay = connection.relay;
     this.renderer.notice(connection.notice, connection.tone);
   }
 
   private announceOtel(): void {
-    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}`, "info");
+    if (this.otel) this.renderer.notice(`otel: exporting the session's spans by OTLP/HTTP to ${this.otel.url}, its metrics to ${this.otel.metricsUrl}`, "info");
   }
 
   private async finish(): Promise<void> {

@@ -245,7 +245,7 @@ Options:
       --inspect        Watch the session live on a local page (loopback, offline; its URL is printed)
       --inspect=stately  Stream it to the Stately inspector's relay on ws://localhost:8080 instead
                        (started, with its page opened, when none is running)
-      --otel           Export OpenTelemetry spans by OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
+      --otel           Export OpenTelemetry spans and metrics by OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
                        (default http://localhost:4318; the standard OTEL_* variables apply)
   -C, --cwd <dir>      Work on this directory instead of the current one
       --max-turns <n>  End a run after n turns (its footer says so)

@@ -8,6 +8,8 @@
 import { connect } from "node:net";
 import type { InspectionEvent } from "xstate";
 import type { LiveInspector } from "../../inspector/index.js";
+import type { AgentOptions } from "../../agent/types.js";
+import type { RunStore } from "../../store/index.js";
 
 export const DEFAULT_LIVE_INSPECTOR_PORT = 4180;
 
@@ -95,9 +97,15 @@ export async function connectInspector(setup: InspectorSetup = {}): Promise<Insp
   }
 }
 
+/** What the live inspector is told of the CLI's session: its id, and how a fork of it runs (a saved session). */
+export interface LiveSession {
+  sessionId?: string;
+  fork?: { store: RunStore; sessionId: string; options: () => AgentOptions; paidModel?: string };
+}
+
 /** `--inspect`: starts the live inspector page; the session is attached to it on its first step. */
-export async function connectLiveInspector(setup: InspectorSetup = {}): Promise<InspectorConnection> {
-  const { createLiveInspector } = await import("../../inspector/index.js");
+export async function connectLiveInspector(setup: InspectorSetup = {}, session: LiveSession = {}): Promise<InspectorConnection> {
+  const { createLiveInspector, agentForkRunner } = await import("../../inspector/index.js");
   const host = setup.live?.host;
   const port = setup.live?.port ?? DEFAULT_LIVE_INSPECTOR_PORT;
   let live: LiveInspector;
@@ -110,11 +118,15 @@ export async function connectLiveInspector(setup: InspectorSetup = {}): Promise<
     }
     live = await createLiveInspector({ port: 0, host });
   }
+  if (session.fork) {
+    const { store, sessionId, options, paidModel } = session.fork;
+    live.addForkSource({ store, sessionId, run: agentForkRunner(options), ...(paidModel ? { paidModel } : {}) });
+  }
   setup.live?.onStart?.(live);
   let attached: ((event: InspectionEvent) => void) | undefined;
   const inspector: Inspector = {
     next(event) {
-      const next = (attached ??= live.observer.attach({ kind: "session" }) ?? (() => {}));
+      const next = (attached ??= live.observer.attach({ kind: "session", ...(session.sessionId ? { sessionId: session.sessionId } : {}) }) ?? (() => {}));
       next(event as InspectionEvent);
     },
     close: () => live.close(),

@@ -211,6 +211,20 @@ export class Renderer {
     this.redraw();
   }
 
+  /** A whole assistant text drawn as the stream draws it (light markdown, wrapped at word boundaries): a restored transcript. */
+  text(text: string): void {
+    this.startBlock("text");
+    this.write(text);
+    this.endBlock();
+  }
+
+  /** A permanent dim line of its own, after whatever is open (the restored-transcript divider). */
+  divider(text: string): void {
+    this.endBlock();
+    this.line(this.style.dim(text));
+    this.redraw();
+  }
+
   /** Raw permanent text (the echo of a prompt, the banner). */
   print(text: string): void {
     this.flushWord();

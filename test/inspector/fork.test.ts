@@ -1,0 +1,167 @@
+/**
+ * Time travel without a browser: the restore suite's scenario A (test/restore/scenario.ts) recorded
+ * into a durable session, then forked from every persisted point of its journal: each fork is a new
+ * session that finishes, the original is never written, and a fork with an edited response differs
+ * from the original exactly at that response.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { runAgentLoop, type AgentMessage } from "../../src/index.js";
+import { resumeAgentLoop } from "../../src/durable/resume.js";
+import { createLiveInspector, type ForkSource, type LiveInspector, type WireMessage } from "../../src/inspector/index.js";
+import type { Json, RunStore } from "../../src/store/run-store.js";
+import { fixedClock, newWorld, scenarioInput, scenarioOptions } from "../restore/scenario.js";
+import { memoryRunStore } from "../support/memory-run-store.js";
+
+let inspector: LiveInspector | undefined;
+afterEach(async () => {
+  await inspector?.close();
+  inspector = undefined;
+});
+
+/** Scenario A, journaled into session "a". */
+async function recordScenarioA() {
+  const store = memoryRunStore();
+  const options = scenarioOptions(newWorld());
+  const input = scenarioInput();
+  const messages = await runAgentLoop(input.prompts, { messages: [], tools: [...(options.tools ?? [])] }, options.config, () => {}, undefined, options.streamFn, {
+    durable: { store, sessionId: "a" },
+    clock: fixedClock,
+  });
+  return { store, messages };
+}
+
+/** The app's implementations in the inspector process: scenario A's tools, hooks and model. */
+function scenarioSource(store: RunStore): ForkSource {
+  return {
+    store,
+    sessionId: "a",
+    run: async (fork) => {
+      // The app's queues were delivered in the original; a fork asks them again and finds them empty.
+      const options = scenarioOptions({ ...newWorld(), steered: true, followedUp: true });
+      const result = await resumeAgentLoop(fork.durable, {
+        config: options.config,
+        tools: fork.tools(options.tools ?? []),
+        streamFn: fork.streamFn(options.streamFn),
+        sink: () => {},
+        clock: fixedClock,
+        inspect: fork.inspect,
+      });
+      expect(result.resumed).toBe(true);
+    },
+  };
+}
+
+const recordsOf = (store: RunStore, session: string): Json[] => store.readSession(session).records().map((entry) => entry.record);
+const compareOf = (messages: WireMessage[], fork: string) => messages.find((m): m is Extract<WireMessage, { t: "compare" }> => m.t === "compare" && m.s === fork);
+
+describe("time travel: fork a durable session from a persisted point", () => {
+  it("R13, R81: a fork from every persisted point of scenario A finishes in a new session; the original is only read", { timeout: 120_000 }, async () => {
+    const { store, messages } = await recordScenarioA();
+    const original = JSON.stringify(recordsOf(store, "a"));
+    const approved: string[] = [];
+    inspector = await createLiveInspector({
+      port: 0,
+      // The page's part: every call of a tool that is not replay-safe asks before it runs again.
+      forkApprovals: (request) => (approved.push(request.tool), { approve: true }),
+    });
+    inspector.addForkSource(scenarioSource(store));
+    const points = inspector.forkPoints("a");
+    // Every record of the run but the last (the `end`) leaves something to run.
+    expect(points.length).toBe(recordsOf(store, "a").length - 1);
+    expect(points.filter((point) => point.beforeResponse).map((point) => point.label)).toEqual(["before request 1", "before request 2", "before request 3", "before request 4"]);
+
+    for (const point of points) {
+      const fork = inspector.fork({ session: "a", seq: point.seq });
+      await fork.done;
+      const records = recordsOf(store, fork.sessionId);
+      expect(records.at(-1), `${point.label} (${point.seq})`).toMatchObject({ k: "end" });
+      // Nothing before the point is made again: the fork starts with the original's records.
+      expect(records.slice(0, point.seq)).toEqual(recordsOf(store, "a").slice(0, point.seq));
+      const { messages: forkMessages } = (records.at(-1) as unknown as { messages: AgentMessage[] });
+      expect(forkMessages.length, point.label).toBeGreaterThan(0);
+    }
+    expect(store.listSessions()).toHaveLength(points.length + 1);
+    expect(JSON.stringify(recordsOf(store, "a"))).toBe(original);
+    // Only the tools that are not replay-safe asked (the write and the sub-agent), never the reads.
+    expect(new Set(approved)).toEqual(new Set(["write", "delegate"]));
+    expect(messages.length).toBeGreaterThan(0);
+  });
+
+  it("a fork before the second request with an edited response differs from the original exactly there", async () => {
+    const { store } = await recordScenarioA();
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.addForkSource(scenarioSource(store));
+    const point = inspector.forkPoints("a").find((candidate) => candidate.beforeResponse?.request === 2)!;
+    // The recorded second response: a sequential write and a sub-agent call.
+    expect(point.beforeResponse).toEqual({
+      request: 2,
+      text: "",
+      calls: [
+        { name: "write", arguments: { path: "out", text: "x" }, id: "c5" },
+        { name: "delegate", arguments: { task: "sum" }, id: "c6" },
+      ],
+    });
+    const fork = inspector.fork({ session: "a", seq: point.seq, edit: { text: "Nothing to write after all.", keepCalls: false } });
+    await fork.done;
+    const compare = compareOf(inspector.messages(), fork.sessionId)!;
+    const assistants = compare.original.flatMap((line, i) => (line.role === "assistant" ? [i] : []));
+    expect(compare.diverge).toBe(assistants[1]);
+    expect(compare.fork.slice(0, compare.diverge!)).toEqual(compare.original.slice(0, compare.diverge!));
+    expect(compare.fork[compare.diverge!]).toEqual({ role: "assistant", text: "Nothing to write after all." });
+    expect(compare.original[compare.diverge!]).toEqual({ role: "assistant", text: '[write {"path":"out","text":"x"}] [delegate {"task":"sum"}]' });
+    // The page learnt of the fork on the original's channel.
+    expect(inspector.messages().filter((m) => m.t === "fork")).toEqual([{ t: "fork", s: "a", fork: fork.sessionId, seq: point.seq, label: "before request 2", edited: true }]);
+  });
+
+  it("the page's actions: a fork and an approval by POST need the page's token; bad input is a 400", async () => {
+    const { store } = await recordScenarioA();
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.addForkSource(scenarioSource(store));
+    const page = await (await fetch(inspector.url)).text();
+    const token = /name="inspector-token" content="([^"]+)"/.exec(page)![1];
+    const post = (path: string, body: unknown, headers: Record<string, string> = { "x-inspector-token": token, "content-type": "application/json" }) =>
+      fetch(new URL(path, inspector!.url), { method: "POST", headers, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    const point = inspector.forkPoints("a").find((candidate) => candidate.beforeResponse?.request === 2)!;
+    // Another site's page can send a simple POST (no custom header, a form's content type): refused.
+    expect((await post("/fork", { session: "a", seq: point.seq }, { "content-type": "text/plain" })).status).toBe(403);
+    expect((await post("/fork", { session: "a", seq: point.seq }, { "x-inspector-token": "wrong", "content-type": "application/json" })).status).toBe(403);
+    expect(await post("/fork", { session: "nope", seq: 1 })).toEqual({ status: 400, body: JSON.stringify({ error: 'session "nope" cannot be forked (not a durable session the inspector was given)' }) });
+    expect(await post("/fork", { session: "a", seq: "x" })).toEqual({ status: 400, body: JSON.stringify({ error: "expected { session, seq, edit? }" }) });
+    expect((await post("/approval", { session: "a", id: "x", approve: true })).status).toBe(400);
+    // The write of the second response asks in the page; the page approves it by POST.
+    const started = await post("/fork", { session: "a", seq: point.seq });
+    expect(started.status).toBe(200);
+    const forkId = (JSON.parse(started.body) as { fork: string }).fork;
+    const waiting = await untilMessage(inspector, (m) => m.t === "approval" && m.s === forkId && m.state === "waiting");
+    expect(waiting).toMatchObject({ tool: "write", args: { path: "out", text: "x" } });
+    expect(await post("/approval", { session: forkId, id: (waiting as { id: string }).id, approve: true })).toEqual({ status: 200, body: '{"ok":true}' });
+    const second = await untilMessage(inspector, (m) => m.t === "approval" && m.s === forkId && m.state === "waiting" && m.tool === "delegate");
+    expect(await post("/approval", { session: forkId, id: (second as { id: string }).id, approve: false, reason: "not now" })).toEqual({ status: 200, body: '{"ok":true}' });
+    const compare = await untilMessage(inspector, (m) => m.t === "compare" && m.s === forkId);
+    expect(compare).toMatchObject({ t: "compare", of: "a" });
+    const results = (compare as Extract<WireMessage, { t: "compare" }>).fork.filter((line) => line.role === "toolResult").map((line) => line.text);
+    expect(results).toContain("Rejected in the inspector: not now");
+  });
+});
+
+/** Waits for the inspector to have sent a message (read through its SSE channel, as the page does). */
+async function untilMessage(inspector: LiveInspector, test: (m: WireMessage) => boolean): Promise<WireMessage> {
+  const response = await fetch(new URL("/events", inspector.url));
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the channel closed");
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const found = (JSON.parse(frame.replace(/^(event: \w+\n)?data: /, "")) as WireMessage[]).find(test);
+      if (found) {
+        await reader.cancel();
+        return found;
+      }
+    }
+  }
+}
