@@ -283,7 +283,7 @@ function loadPoints(id) {
     var before = app.points.filter(function (point) { return point.beforeResponse; });
     if (before.length) select.value = String(before[before.length > 1 ? 1 : 0].seq);
     $("fork").hidden = !data || app.points.length === 0;
-    $("fork-paid").textContent = app.paidModel ? "A fork calls " + app.paidModel + ", a paid model: you are asked before it starts." : "";
+    $("fork-paid").textContent = app.paidModel ? "A fork calls " + app.paidModel + ", a paid model: its first request waits for your approval below." : "";
     pointChosen();
   });
 }
@@ -306,7 +306,6 @@ function pointChosen() {
 function forkNow() {
   var point = chosenPoint();
   if (!point) return;
-  if (app.paidModel && !confirm("This fork calls " + app.paidModel + ", a paid model. Fork?")) return;
   var body = { session: app.pointsOf, seq: point.seq };
   if (point.beforeResponse && ($("fork-edit").checked || $("fork-response").value !== point.beforeResponse.text)) {
     body.edit = { text: $("fork-response").value, keepCalls: $("fork-keep-calls").checked };
