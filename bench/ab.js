@@ -3,16 +3,18 @@
 // && npm run build)`, then BENCH_BASE=/tmp/base/dist). On a shared machine the time of one run
 // drifts with the load more than a change moves it, so each sample times a few runs of A and then
 // of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
-// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also b, c, trace, inspect); `BENCH_SAMPLES` (60).
+// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also b, c, m, trace, inspect); `BENCH_SAMPLES` (60).
 // `trace` is (a) with each build's trace recorder attached (bench (i)), `inspect` (a) with a no-op
 // inspection observer: the floor under `trace`.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
+import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
 const A = { ...(await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href)), trace: await import(pathToFileURL(resolve(process.env.BENCH_BASE, "src/trace/index.js")).href) };
-const B = { ...(await import("../dist/index.js")), trace: await import("../dist/src/trace/index.js") };
+// `BENCH_B=<dir>` puts another build in B's place (the other order: BENCH_BASE=dist BENCH_B=<base>).
+const bDir = process.env.BENCH_B ? resolve(process.env.BENCH_B) : new URL("../dist/", import.meta.url).pathname;
+const B = { ...(await import(pathToFileURL(resolve(bDir, "index.js")).href)), trace: await import(pathToFileURL(resolve(bDir, "src/trace/index.js")).href) };
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 
 const scenarios = {
@@ -26,6 +28,10 @@ const scenarios = {
   f: (build) => promptsOnOneAgent(build.Agent, 300),
   // (b): five runs of 10,000 text deltas (one is ~5 ms: too short a sample on a shared machine).
   b: (build) => deltaRuns(build, []),
+  // (m): one response of 1,000 text blocks × 3 deltas (issue 40 item 6), five runs a sample.
+  m: async (build) => {
+    for (let i = 0; i < 5; i++) await build.runAgentLoop(prompt(), { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, manyBlocksStream(1000));
+  },
   // (c): the same over a 5,000-message transcript.
   c: (build) => deltaRuns(build, history),
   // (i): (a) with the trace recorder on, as bench/run.js attaches it; 50 runs a sample.

@@ -74,6 +74,9 @@ type WithInput<M, I> =
  */
 const channels = new Map<string, Subject<AnyAgentEvent>>();
 
+/** Closes the key of a run actor collected while its key was open (created, never started: no worker closes it). */
+const neverStarted = new FinalizationRegistry<{ hosts: RunHosts; key: string }>(({ hosts, key }) => hosts.close(key));
+
 /** Every AgentEvent of an embedded run, in order, from the moment of subscription (none once it ended). */
 export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
   const host = (ref.getSnapshot() as { context?: { host?: unknown } } | undefined)?.context?.host;
@@ -115,12 +118,19 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   // The runtimes of this logic's runs, by key: each run actor made from it gets one, served until its worker stops.
   const hosts = new RunHosts();
   const provided = provideRunMachine(hosts);
-  /** Serves the runtime of the run actor `owner` under a new key (made when its worker starts; `input`: journal it). */
+  /**
+   * Serves the runtime of the run actor `owner` under a new key (made when its worker starts; `input`: journal it).
+   * The worker closes the key when it stops; an actor that is never started has no worker, so what
+   * is served holds the actor weakly and the key is closed when the actor is collected.
+   */
   const host = (owner: AnyActorRef, input: RunInput | undefined): string => {
     const key = hosts.newKey();
     const channel = new Subject<AnyAgentEvent>();
     channels.set(key, channel);
-    hosts.serve(key, () => embeddedRuntime(owner, channel, options, input), () => channels.delete(key));
+    const ref = new WeakRef(owner);
+    // The worker runs inside the actor: it is alive when its worker asks for its runtime.
+    hosts.serve(key, () => embeddedRuntime(ref.deref()!, channel, options, input), () => channels.delete(key));
+    neverStarted.register(owner, { hosts, key });
     return key;
   };
   // The machine's input is its own plain-data RunInput; an embedding app gives the public

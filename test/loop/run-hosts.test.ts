@@ -4,8 +4,11 @@
  * would keep the whole finished run alive through every young-generation one: bench/README.md,
  * "What outlives a run"; a key never closed would keep it for ever.)
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { createActor } from "xstate";
 import { describe, expect, it } from "vitest";
-import { runAgentLoop, scriptedStreamFn, text } from "../../src/index.js";
+import { agentEvents, createAgentRunLogic, runAgentLoop, scriptedStreamFn, text } from "../../src/index.js";
 import { hostedRuns, type RunActor } from "../../src/api/start-run.js";
 import { baseConfig, user } from "./helpers.js";
 
@@ -35,4 +38,34 @@ describe("run hosts", () => {
     expect(actor!.getSnapshot().status).not.toBe("active");
     expect(served(actor!)).toBe(false);
   });
+
+  it("an embedded run actor created but never started is not kept, nor its event channel", async () => {
+    const logic = createAgentRunLogic({ streamFn: scriptedStreamFn([{ content: [text("done")] }]), config: baseConfig() });
+    // Made in a function of its own so that no local of this test keeps the actor or its channel.
+    const refs = (() => {
+      const actor = createActor(logic, { input: { messages: [], prompts: [user("go")] } });
+      const channel = (agentEvents(actor) as unknown as { source: object }).source;
+      return { actor: new WeakRef(actor), channel: new WeakRef(channel) };
+    })();
+    const collected = await collectedAfterGc(() => refs.actor.deref() === undefined && refs.channel.deref() === undefined);
+    expect(collected).toBe(true);
+  });
 });
+
+/**
+ * Full collections (and the turns FinalizationRegistry callbacks run in) until `done`, at most 20.
+ * Never a collection in the turn `done` ran in: a `WeakRef`'s `deref` keeps its target alive until
+ * the turn ends.
+ */
+async function collectedAfterGc(done: () => boolean): Promise<boolean> {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 20; i++) {
+    gc();
+    await nextTurn();
+    if (done()) return true;
+    await nextTurn();
+  }
+  return false;
+}
