@@ -24,7 +24,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { openSqliteStore } from "../../src/sqlite.js";
@@ -37,7 +38,18 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 10);
 const SEED = process.env.CRASH_SEED !== undefined ? Number(process.env.CRASH_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
 const CHILD = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "xstate-agent-crash-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The child bundled once, run with plain `node`: under tsx each child spent ~4.5 s compiling before
+// its first event, which made the per-point timeout depend on the machine's load. Packages stay
+// external, resolved from this checkout's node_modules (the bundle is written inside it).
+const BUNDLE_DIR = mkdtempSync(join(fileURLToPath(new URL("../../node_modules/.cache/", import.meta.url)), "crash-child-"));
+const BUNDLE = join(BUNDLE_DIR, "crash-child.mjs");
+beforeAll(async () => {
+  await build({ entryPoints: [CHILD], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile: BUNDLE, logLevel: "silent" });
+}, 60_000);
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(BUNDLE_DIR, { recursive: true, force: true });
+});
 
 
 interface ChildResult {
@@ -48,7 +60,7 @@ interface ChildResult {
 
 function child(args: string[]): Promise<ChildResult> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn(process.execPath, [BUNDLE, ...args], { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     proc.stderr.on("data", (chunk) => (stderr += String(chunk)));
     proc.on("exit", (code, signal) => resolve({ code, signal, stderr }));
