@@ -17,10 +17,15 @@
  *    exactly there (or at the retraction); with `after`, what the first process finished plus what
  *    the second delivered is the replay's sequence exactly: each event once, `turn_start` included,
  *    no message spliced from two answers.
- * CRASH_POINTS (default 10; `npm run test:crash`: 100), CRASH_SEED replays a tally.
+ * A second tally runs the session with streaming tool execution (R70: calls start while the model
+ * streams, so an interrupted response may be journaled in part), mostly killed mid-response; on
+ * top of the checks above, what a consumer keeps after dropping the provisional events each
+ * retraction names is never a message spliced from two answers.
+ * CRASH_POINTS (default 10, and half as many R70 points, at least 4; `npm run test:crash`: 100),
+ * CRASH_SEED replays a tally.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,7 +46,9 @@ const root = mkdtempSync(join(tmpdir(), "xstate-agent-crash-"));
 // The child bundled once, run with plain `node`: under tsx each child spent ~4.5 s compiling before
 // its first event, which made the per-point timeout depend on the machine's load. Packages stay
 // external, resolved from this checkout's node_modules (the bundle is written inside it).
-const BUNDLE_DIR = mkdtempSync(join(fileURLToPath(new URL("../../node_modules/.cache/", import.meta.url)), "crash-child-"));
+const CACHE = fileURLToPath(new URL("../../node_modules/.cache/", import.meta.url));
+mkdirSync(CACHE, { recursive: true });
+const BUNDLE_DIR = mkdtempSync(join(CACHE, "crash-child-"));
 const BUNDLE = join(BUNDLE_DIR, "crash-child.mjs");
 beforeAll(async () => {
   await build({ entryPoints: [CHILD], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile: BUNDLE, logLevel: "silent" });

@@ -12,7 +12,7 @@ const ev = (event: object) => event as AgentEvent;
 
 describe("web chat follow view: retractions (R81)", () => {
   it("R81: a retraction pointing back at a partial response drops its provisional events from fromSeq on, keeps firm tool events, and draws the re-requested answer alone", () => {
-    const log = new SessionLog();
+    const log = new SessionLog<AgentEvent>();
     const feed: [number, AgentEvent, boolean][] = [
       [36, ev({ type: "turn_start" }), false],
       [37, ev({ type: "message_start", message: assistant("") }), true],
@@ -30,7 +30,7 @@ describe("web chat follow view: retractions (R81)", () => {
   });
 
   it("R81: a retraction at its own number (the embedded store's usual case) drops nothing firm before it; a message_discarded without fromSeq is an ordinary event", () => {
-    const log = new SessionLog();
+    const log = new SessionLog<AgentEvent>();
     log.add({ id: 1, event: ev({ type: "message_start", message: assistant("") }), provisional: true });
     log.add({ id: 2, event: ev({ type: "message_discarded", reason: "output_limit" }), provisional: false });
     expect(log.add({ id: 3, event: ev({ type: "message_discarded", reason: "interrupted", fromSeq: 3 }), provisional: false })).toBe("retracted");

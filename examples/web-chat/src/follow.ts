@@ -16,7 +16,7 @@ const status = document.querySelector<HTMLElement>("#follow-status")!;
 const list = document.querySelector<HTMLOListElement>("#transcript")!;
 let view = new TranscriptView(list, new WeakMap());
 // R81: a retraction takes back the provisional events from its `fromSeq` on: the view is drawn again from what is kept.
-const log = new SessionLog();
+const log = new SessionLog<AgentEvent>();
 const redraw = () => {
   list.replaceChildren();
   view = new TranscriptView(list, new WeakMap());

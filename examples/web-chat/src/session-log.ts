@@ -4,19 +4,19 @@
  * takes back every provisional event from `fromSeq` on, not just the last message. Firm events in
  * that range (a tool's start and end between the partial response's deltas) stay.
  */
-import type { AgentEvent } from "xstate-agent-loop";
 
-export interface LoggedEvent {
+/** An event as the session's numbered log holds it (`E`: the page's event type; kept generic so this module needs no import). */
+export interface LoggedEvent<E extends { type: string }> {
   readonly id: number;
-  readonly event: AgentEvent;
+  readonly event: E;
   readonly provisional: boolean;
 }
 
-export class SessionLog {
-  private kept: LoggedEvent[] = [];
+export class SessionLog<E extends { type: string }> {
+  private kept: LoggedEvent<E>[] = [];
 
   /** The events to draw, in order. */
-  get events(): readonly LoggedEvent[] {
+  get events(): readonly LoggedEvent<E>[] {
     return this.kept;
   }
 
@@ -24,7 +24,7 @@ export class SessionLog {
    * Takes the next event; `"retracted"` when it took events back (redraw from `events`), else
    * `"appended"` (draw just this one). The retraction itself is not kept: it draws nothing.
    */
-  add(entry: LoggedEvent): "appended" | "retracted" {
+  add(entry: LoggedEvent<E>): "appended" | "retracted" {
     const fromSeq = retractionFrom(entry.event);
     if (fromSeq === undefined) {
       this.kept.push(entry);
@@ -35,7 +35,7 @@ export class SessionLog {
   }
 }
 
-function retractionFrom(event: AgentEvent): number | undefined {
+function retractionFrom(event: { type: string }): number | undefined {
   const candidate = event as { type: string; reason?: unknown; fromSeq?: unknown };
   return candidate.type === "message_discarded" && candidate.reason === "interrupted" && typeof candidate.fromSeq === "number" ? candidate.fromSeq : undefined;
 }
