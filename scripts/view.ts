@@ -1,11 +1,13 @@
 /**
- * The run viewer: a tiny local HTTP server (127.0.0.1 only) for visualizations/viewer/, a trace
- * file (src/trace/FORMAT.md) and the generated statecharts (visualizations/*.machine.svg|json).
- * Everything is local: no CDN, no build step, works offline.
+ * `npm run view -- trace.jsonl [--port N] [--classic]` (default port 4173; 0 picks a free one).
  *
- *   npm run view -- trace.jsonl [--port N]      (default port 4173; 0 picks a free one)
+ * By default a trace file (src/trace/FORMAT.md) opens in the live inspector's page
+ * (src/inspector): one UI for live runs and recorded files. `--classic` serves the older run
+ * viewer instead (visualizations/viewer/: its timeline of turns and tool calls, usage table and
+ * record filters, which the inspector page does not have yet), from the server below: a tiny
+ * local HTTP server (127.0.0.1 only), no CDN, no build step, offline.
  *
- * Routes: /  /viewer.js  /viewer.css   /trace.jsonl (re-read on every request)
+ * Classic routes: /  /viewer.js  /viewer.css   /trace.jsonl (re-read on every request)
  *         /machines/index.json   /machines/<name>.machine.svg|json
  */
 import { existsSync } from "node:fs";
@@ -120,14 +122,34 @@ export async function startViewerServer(options: ViewerOptions): Promise<ViewerS
   };
 }
 
-function parseArgs(argv: string[]): { trace?: string; port: number; help: boolean; live: boolean } {
+/**
+ * What `npm run view` serves for a trace: the live inspector's page showing the file (default), or
+ * the classic viewer. Throws `TraceFormatError` (inspector page) when the file is not a v1 trace.
+ */
+export async function openTrace(options: { trace: string; port?: number; classic?: boolean }): Promise<{ url: string; close(): Promise<void> }> {
+  if (options.classic) return startViewerServer({ trace: options.trace, port: options.port });
+  const { createLiveInspector } = await import("../src/inspector/index.js");
+  const text = await readFile(options.trace, "utf8");
+  const inspector = await createLiveInspector({ port: options.port ?? DEFAULT_PORT });
+  try {
+    inspector.showTrace(text, basename(options.trace));
+  } catch (error) {
+    await inspector.close();
+    throw error;
+  }
+  return inspector;
+}
+
+function parseArgs(argv: string[]): { trace?: string; port: number; help: boolean; classic: boolean } {
   let trace: string | undefined;
   let port = DEFAULT_PORT;
   let help = false;
-  let live = false;
+  let classic = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === "--live") live = true;
+    if (arg === "--classic") classic = true;
+    // The default now; still accepted so older commands keep working.
+    else if (arg === "--live") classic = false;
     else if (arg === "--port" || arg === "-p") port = Number(argv[++i]);
     else if (arg.startsWith("--port=")) port = Number(arg.slice("--port=".length));
     else if (arg === "--help" || arg === "-h") help = true;
@@ -135,31 +157,21 @@ function parseArgs(argv: string[]): { trace?: string; port: number; help: boolea
     else throw new Error(`unexpected argument: ${arg}`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port must be an integer from 0 to 65535");
-  return { trace, port, help, live };
+  return { trace, port, help, classic };
 }
 
 async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   if (args.help || !args.trace) {
     console.log(
-      "usage: npm run view -- TRACE.jsonl [--port N] [--live]\n  Serves the run viewer for a trace (src/trace/FORMAT.md) on http://127.0.0.1:N/ (default 4173).\n  --live: opens it in the live inspector's page instead (the same page as --inspect).",
+      "usage: npm run view -- TRACE.jsonl [--port N] [--classic]\n  Opens a trace (src/trace/FORMAT.md) in the live inspector's page on http://127.0.0.1:N/ (default 4173).\n  --classic: the older run viewer instead (timeline, usage table, record filters).",
     );
     process.exit(args.help ? 0 : 2);
   }
-  if (args.live) {
-    const { createLiveInspector } = await import("../src/inspector/index.js");
-    const inspector = await createLiveInspector({ port: args.port });
-    inspector.showTrace(await readFile(args.trace, "utf8"), basename(args.trace));
-    console.log(`Live inspector for ${args.trace}: ${inspector.url}  (Ctrl-C to stop)`);
-    const close = () => void inspector.close().then(() => process.exit(0));
-    process.once("SIGINT", close);
-    process.once("SIGTERM", close);
-    return;
-  }
-  if (!existsSync(join(VISUALIZATIONS_DIR, "run.machine.svg"))) console.warn("warning: visualizations/run.machine.svg is missing; run `npm run visualize`");
-  const viewer = await startViewerServer({ trace: args.trace, port: args.port });
-  console.log(`Run viewer for ${args.trace}: ${viewer.url}  (Ctrl-C to stop)`);
-  const stop = () => void viewer.close().then(() => process.exit(0));
+  if (args.classic && !existsSync(join(VISUALIZATIONS_DIR, "run.machine.svg"))) console.warn("warning: visualizations/run.machine.svg is missing; run `npm run visualize`");
+  const view = await openTrace({ trace: args.trace, port: args.port, classic: args.classic });
+  console.log(`${args.classic ? "Run viewer" : "Inspector"} for ${args.trace}: ${view.url}  (Ctrl-C to stop)`);
+  const stop = () => void view.close().then(() => process.exit(0));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 }

@@ -22,6 +22,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildGraph, isMachine, toJson, type MachineLike } from "./diagram/graph.js";
 import { layoutDiagram } from "./diagram/layout.js";
 import { toMermaid } from "./diagram/mermaid.js";
+import { machineRules, type MachineRules } from "./diagram/rules.js";
 import { toSvg } from "./diagram/svg.js";
 
 export { buildGraph, labelOfEvent, labelOfGuard, type MachineGraph } from "./diagram/graph.js";
@@ -29,7 +30,7 @@ export { buildGraph, labelOfEvent, labelOfGuard, type MachineGraph } from "./dia
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MACHINES_DIR = join(ROOT, "machines");
 export const DEFAULT_OUT_DIR = join(ROOT, "visualizations");
-const GENERATED = /\.machine\.(mmd|svg|json)$/;
+const GENERATED = /\.machine\.(mmd|svg|json)$|^machine-rules\.json$/;
 
 
 // ---------------------------------------------------------------------------------------------
@@ -88,6 +89,14 @@ export async function generate(machines: LoadedMachine[]): Promise<Map<string, s
     files.set(`${name}.svg`, toSvg(await layoutDiagram(graph)));
     files.set(`${name}.json`, toJson(graph));
   }
+  // The rule ids of the machines' comments, for the live inspector's clicked-state list.
+  const rules: MachineRules = { states: {}, transitions: {} };
+  for (const { source, machine } of machines) {
+    const found = machineRules(await readFile(join(ROOT, source), "utf8"), machine.id, source);
+    Object.assign(rules.states, found.states);
+    Object.assign(rules.transitions, found.transitions);
+  }
+  files.set("machine-rules.json", `${JSON.stringify(rules, null, 1)}\n`);
   return files;
 }
 

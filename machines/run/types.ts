@@ -211,10 +211,10 @@ export interface RunSettings {
   recovery: RecoverySettings;
   /** R70: `null` when tools wait for the response's end (pi's behaviour). */
   streamingTools: StreamingToolsSettings | null;
-  /** R110: from the input; `null` when no observer traced the run. */
-  trace: TraceOrigin | null;
   /** R100: `null` when the run asks for no structured answer. */
   output: OutputRunSettings | null;
+  /** R110: from the input; `null` when no observer traced the run. */
+  trace: TraceOrigin | null;
 }
 
 /** The current turn. */

@@ -95,6 +95,8 @@ export interface DurableRunOptions extends AgentRunOptions {
 /** Where a `journalTo` run records: a writer, and the session's event count before the run (R81's numbering continues from it). */
 export interface JournalTarget extends JournalWriter {
   readonly eventBase?: number;
+  /** R81: told the run's numbering when the run starts recording (the writer's owner numbers its log by it). */
+  numberedBy?(delivery: RecordedRunDelivery): void;
 }
 
 /** R81 for a `journalTo` run: its events' numbering, as the embedded store numbers them. */
@@ -105,13 +107,6 @@ export interface RecordedRunDelivery {
   nextSeq(): number;
   /** Retracts the provisional events from `fromSeq` on (a response re-requested after a crash): journaled, then `message_discarded`. */
   retract(fromSeq: number): void;
-}
-
-const recordedRuns = new WeakMap<AnyActorRef, RecordedRunDelivery>();
-
-/** The numbering of a run actor made from logic with `journalTo` (undefined for any other run). */
-export function recordedRunDelivery(ref: AnyActorRef): RecordedRunDelivery | undefined {
-  return recordedRuns.get(ref);
 }
 
 export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
@@ -204,7 +199,7 @@ function recordEmbedded(owner: AnyActorRef, runtime: RunRuntime, options: AgentR
   // R81: numbered, flagged and retracted as the embedded store's runs are.
   const ledger = new DeliveryLedger(base, base + 1);
   numberEvents(runtime, journal, ledger, false);
-  recordedRuns.set(owner, {
+  writer.numberedBy?.({
     current: () => {
       const { seq, provisional } = ledger.current();
       return { seq, provisional };

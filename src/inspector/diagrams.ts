@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { MachineRules } from "./transitions.js";
 
 export interface Diagram {
   /** The machine id (the root `<g id>` of the SVG: run, session, toolCall, toolCallHost). */
@@ -31,4 +32,16 @@ export function loadDiagrams(dir: string | undefined): Diagram[] {
     if (machine) out.push({ machine, svg });
   }
   return out;
+}
+
+/** The rule ids generated beside the diagrams (visualizations/machine-rules.json); none when missing or unreadable. */
+export function loadRules(dir: string | undefined): MachineRules {
+  const empty: MachineRules = { states: {}, transitions: {} };
+  if (!dir || !existsSync(join(dir, "machine-rules.json"))) return empty;
+  try {
+    const rules = JSON.parse(readFileSync(join(dir, "machine-rules.json"), "utf8")) as Partial<MachineRules>;
+    return { states: rules.states ?? {}, transitions: rules.transitions ?? {} };
+  } catch {
+    return empty;
+  }
 }

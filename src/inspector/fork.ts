@@ -34,7 +34,7 @@ export interface ForkContext {
   sessionId: string;
   durable: DurableOptions;
   point: ForkPoint;
-  /** The stream function the fork runs with: the edited response first, then `base` (default: the recording's later responses). */
+  /** The stream function the fork runs with: the edited response first, then `base` (default: the recording's later responses; a `paidModel` base asks first). */
   streamFn(base?: StreamFn): StreamFn;
   /** The app's tools, each that is not replay-safe (and does not ask already, R82) waiting for the page's approval. */
   tools(tools: readonly AgentTool[]): AgentTool[];
@@ -51,7 +51,10 @@ export interface ForkSource {
   sessionId: string;
   /** Runs the fork to its end (e.g. `agentForkRunner`). */
   run(fork: ForkContext): Promise<void>;
-  /** Set when a fork calls a paid model: the page says so before the fork's first request. */
+  /**
+   * Set when a fork calls a paid model (the runner's own `base` stream function): the fork's first
+   * request to it waits for a confirmation in the page (an approval of "paid model").
+   */
   paidModel?: string;
 }
 
@@ -88,6 +91,20 @@ export function forkStreamFn(first: ScriptedResponse | undefined, then: StreamFn
     const fn = edited ?? then;
     edited = undefined;
     return fn(model, context, options);
+  };
+}
+
+/**
+ * A paid model's stream function that waits for a confirmation before its first request (a fork
+ * says so before it spends money); a refusal answers that request and every later one with an
+ * error response, so the paid model is never called.
+ */
+export function confirmedStreamFn(base: StreamFn, confirm: () => Promise<ApprovalDecision>): StreamFn {
+  let decision: Promise<ApprovalDecision> | undefined;
+  return async (model, context, options) => {
+    const answer = await (decision ??= confirm());
+    if (!answer.approve) return scriptedStreamFn([{ stopReason: "error", errorMessage: `Not sent to the paid model: ${answer.reason}` }])(model, context, options);
+    return base(model, context, options);
   };
 }
 

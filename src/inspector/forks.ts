@@ -8,7 +8,7 @@ import { sanitizeValue, type SanitizeOptions } from "../inspect/sanitize.js";
 import type { AttachableObserver } from "../boundary/inspect-observer.js";
 import type { AgentMessage } from "../types.js";
 import { divergence, transcriptLine, type ForkPoint, type TranscriptLine } from "./fork-points.js";
-import { editedResponse, ForkError, forkStreamFn, gatedTool, pointsOf, recordingStreamFn, seedFork, type ApprovalDecision, type ForkEdit, type ForkSource } from "./fork.js";
+import { confirmedStreamFn, editedResponse, ForkError, forkStreamFn, gatedTool, pointsOf, recordingStreamFn, seedFork, type ApprovalDecision, type ForkEdit, type ForkSource } from "./fork.js";
 import type { WireMessage } from "./feed.js";
 
 export interface ForkRequest {
@@ -33,6 +33,9 @@ export interface ForkApprovalRequest {
   tool: string;
   args: unknown;
 }
+
+/** The approval id under which a fork waits before its first request to a paid model. */
+export const PAID_MODEL_APPROVAL = "paid-model";
 
 interface Waiting {
   session: string;
@@ -112,7 +115,15 @@ export function createForkManager(options: {
           sessionId,
           durable: { store: source.store, sessionId },
           point,
-          streamFn: (base) => forkStreamFn(first, base ?? recordingStreamFn(source, seq, first ? 1 : 0)),
+          streamFn: (base) =>
+            forkStreamFn(
+              first,
+              !base
+                ? recordingStreamFn(source, seq, first ? 1 : 0)
+                : source.paidModel
+                  ? confirmedStreamFn(base, () => new Promise((resolve) => ask(sessionId, PAID_MODEL_APPROVAL, "paid model", { model: source.paidModel }, resolve)))
+                  : base,
+            ),
           tools: (tools) =>
             tools.map((tool) =>
               tool.replay === "safe" || tool.needsApproval === true

@@ -283,7 +283,7 @@ function loadPoints(id) {
     var before = app.points.filter(function (point) { return point.beforeResponse; });
     if (before.length) select.value = String(before[before.length > 1 ? 1 : 0].seq);
     $("fork").hidden = !data || app.points.length === 0;
-    $("fork-paid").textContent = app.paidModel ? "A fork calls " + app.paidModel + ", a paid model: you are asked before it starts." : "";
+    $("fork-paid").textContent = app.paidModel ? "A fork calls " + app.paidModel + ", a paid model: its first request waits for your approval below." : "";
     pointChosen();
   });
 }
@@ -306,7 +306,6 @@ function pointChosen() {
 function forkNow() {
   var point = chosenPoint();
   if (!point) return;
-  if (app.paidModel && !confirm("This fork calls " + app.paidModel + ", a paid model. Fork?")) return;
   var body = { session: app.pointsOf, seq: point.seq };
   if (point.beforeResponse && ($("fork-edit").checked || $("fork-response").value !== point.beforeResponse.text)) {
     body.edit = { text: $("fork-response").value, keepCalls: $("fork-keep-calls").checked };
@@ -407,18 +406,19 @@ function zoomable(chart) {
 }
 document.querySelectorAll(".chart").forEach(zoomable);
 
-// A clicked state lists its own transitions: event, guard, target (from the machine definitions).
+// A clicked state lists its own transitions: event, guard, target, rule ids (from the machine definitions and their comments).
 var transitions = JSON.parse($("transitions").textContent || "{}");
 document.querySelectorAll(".chart g.node.state").forEach(function (node) {
   node.addEventListener("click", function () {
     document.querySelectorAll(".chart g.node.clicked").forEach(function (other) { other.classList.remove("clicked"); });
     node.classList.add("clicked");
-    var list = transitions[node.id] || [];
+    var info = transitions[node.id] || { rules: [], transitions: [] };
+    var list = info.transitions;
     var box = $("state-info");
     box.hidden = false;
     box.setAttribute("data-state-id", node.id);
-    box.replaceChildren(el("b", { text: node.id }), el("small", { text: " · " + list.length + " transition" + (list.length === 1 ? "" : "s") + " of its own (a click elsewhere keeps this open)" }), el("ul", {}, list.map(function (t) {
-      return el("li", { text: (t.event || "always") + (t.guard ? " [" + t.guard + "]" : "") + " → " + (t.targets.length ? t.targets.join(", ") : "(stays: actions only)") });
+    box.replaceChildren(el("b", { text: node.id }), el("span", { class: "rules", text: info.rules.length ? " (" + info.rules.join(", ") + ")" : "" }), el("small", { text: " · " + list.length + " transition" + (list.length === 1 ? "" : "s") + " of its own (a click elsewhere keeps this open)" }), el("ul", {}, list.map(function (t) {
+      return el("li", { "data-rules": t.rules.join(" "), text: (t.event || "always") + (t.guard ? " [" + t.guard + "]" : "") + " → " + (t.targets.length ? t.targets.join(", ") : "(stays: actions only)") + (t.rules.length ? " · " + t.rules.join(", ") : "") });
     })));
   });
 });

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { AttachableObserver } from "../boundary/inspect-observer.js";
 import type { SanitizeOptions } from "../inspect/sanitize.js";
-import { findDiagramsDir, loadDiagrams } from "./diagrams.js";
+import { findDiagramsDir, loadDiagrams, loadRules } from "./diagrams.js";
 import { createInspectorFeed, type WireMessage } from "./feed.js";
 import { ForkError, type ApprovalDecision, type ForkSource } from "./fork.js";
 import type { ForkPoint } from "./fork-points.js";
@@ -122,9 +122,10 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
   const actionToken = randomBytes(18).toString("base64url");
   const feed = createInspectorFeed({ sanitize: options.sanitize });
   const forks = createForkManager({ observer: feed.observer, note: feed.note, reserve: feed.reserve, sanitize: { ...options.sanitize }, answer: options.forkApprovals });
-  const diagrams = loadDiagrams(options.diagramsDir ?? findDiagramsDir());
+  const diagramsDir = options.diagramsDir ?? findDiagramsDir();
+  const diagrams = loadDiagrams(diagramsDir);
   // Inlined as a JSON data block (never executed): "<" escaped so no text closes the element.
-  const transitions = JSON.stringify(machineTransitions()).replace(/</g, "\\u003c");
+  const transitions = JSON.stringify(machineTransitions(loadRules(diagramsDir))).replace(/</g, "\\u003c");
   const clients = new Set<ServerResponse>();
   const flushMs = options.flushMs ?? 16;
 

@@ -33,7 +33,7 @@ import * as restate from "@restatedev/restate-sdk";
 import { createActor } from "xstate";
 import type { AgentMessage, AnyAgentEvent, ApprovalRule, ToolApprovalRequest } from "../types.js";
 import { approvalPrefix } from "../../machines/session.machine.js";
-import { agentEvents, createAgentRunLogic, recordedRunDelivery } from "../api/run-logic.js";
+import { agentEvents, createAgentRunLogic, type RecordedRunDelivery } from "../api/run-logic.js";
 import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 import type { Json, StoredRecord } from "../store/run-store.js";
@@ -153,6 +153,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     // R80, R83: the run's journal, record by record into the object's state (deterministic: a
     // replayed attempt writes the same records at the same points).
     let lastSeq = (await ctx.get<number>(RECORD_COUNT)) ?? 0;
+    let delivery: RecordedRunDelivery | undefined;
     const journalTo = {
       // R81: the run's events are numbered on from the session's (as the embedded store numbers them).
       eventBase: lastEventId,
@@ -161,6 +162,9 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         ctx.set(recordKey(lastSeq), record);
         ctx.set(RECORD_COUNT, lastSeq);
         return lastSeq;
+      },
+      numberedBy(numbering: RecordedRunDelivery): void {
+        delivery = numbering;
       },
     };
     const logic = createAgentRunLogic({ ...run, config, clock: steps.clock, executor: steps, journalTo });
@@ -174,7 +178,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } }, ...(observe ? { inspect: observe } : {}) });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
-    const numbering = () => recordedRunDelivery(actor);
+    const numbering = () => delivery;
     steps.numbering = numbering;
     const subscription = agentEvents(actor).subscribe((event) => {
       // R81: the event's number and whether a crash may retract it, as the embedded store has them.

@@ -5,7 +5,7 @@
  * from the original exactly at that response.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { runAgentLoop, type AgentMessage } from "../../src/index.js";
+import { runAgentLoop, type AgentMessage, type StreamFn } from "../../src/index.js";
 import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { createLiveInspector, type ForkSource, type LiveInspector, type WireMessage } from "../../src/inspector/index.js";
 import type { Json, RunStore } from "../../src/store/run-store.js";
@@ -137,6 +137,49 @@ describe("time travel: fork a durable session from a persisted point", () => {
     expect(differing).toEqual([compare.diverge]);
     expect(compare.fork).toHaveLength(compare.original.length);
     expect(compare.fork[compare.diverge!].text).toBe('Writing and delegating. [write {"path":"out","text":"x"}] [delegate {"task":"sum"}]');
+  });
+
+  it("a fork that calls a paid model waits for a confirmation in the page before its first request; refused, the model is never called", async () => {
+    const { store } = await recordScenarioA();
+    const requests: string[] = [];
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.addForkSource({
+      ...scenarioSource(store),
+      paidModel: "claude-paid",
+      run: async (fork) => {
+        const options = scenarioOptions({ ...newWorld(), steered: true, followedUp: true });
+        const paid: StreamFn = (model, context, streamOptions) => (requests.push(fork.sessionId), options.streamFn!(model, context, streamOptions));
+        await resumeAgentLoop(fork.durable, { config: options.config, tools: [...(options.tools ?? [])], streamFn: fork.streamFn(paid), sink: () => {}, clock: fixedClock, inspect: fork.inspect });
+      },
+    });
+    expect((await (await fetch(new URL("/points?session=a", inspector.url))).json()) as { paidModel: string }).toMatchObject({ paidModel: "claude-paid" });
+    const point = inspector.forkPoints("a").find((candidate) => candidate.beforeResponse?.request === 2)!;
+
+    const refused = inspector.fork({ session: "a", seq: point.seq });
+    const asked = await untilMessage(inspector, (m) => m.t === "approval" && m.s === refused.sessionId && m.state === "waiting");
+    expect(asked).toEqual({ t: "approval", s: refused.sessionId, id: "paid-model", tool: "paid model", args: { model: "claude-paid" }, state: "waiting" });
+    expect(requests).toEqual([]);
+    expect(inspector.decide(refused.sessionId, "paid-model", { approve: false, reason: "too dear" })).toBe(true);
+    await refused.done;
+    expect(requests).toEqual([]);
+    const last = (recordsOf(store, refused.sessionId).at(-1) as unknown as { messages: AgentMessage[] }).messages.at(-1) as { stopReason?: string; errorMessage?: string };
+    expect(last).toMatchObject({ stopReason: "error", errorMessage: "Not sent to the paid model: too dear" });
+
+    // Confirmed, the fork's requests go to the model (an edited first response is free: the ask comes after it).
+    const approved = inspector.fork({ session: "a", seq: point.seq, edit: { text: "Writing and delegating." } });
+    const second = await untilMessage(inspector, (m) => m.t === "approval" && m.s === approved.sessionId && m.state === "waiting");
+    expect(second).toMatchObject({ id: "paid-model" });
+    expect(requests).toEqual([]);
+    inspector.decide(approved.sessionId, "paid-model", { approve: true });
+    await approved.done;
+    expect(requests.length).toBeGreaterThan(0);
+    expect(new Set(requests)).toEqual(new Set([approved.sessionId]));
+    expect(inspector.messages().filter((m) => m.t === "approval" && m.id === "paid-model").map((m) => [m.s, (m as { state: string }).state])).toEqual([
+      [refused.sessionId, "waiting"],
+      [refused.sessionId, "rejected"],
+      [approved.sessionId, "waiting"],
+      [approved.sessionId, "approved"],
+    ]);
   });
 
   it("the page's actions: a fork and an approval by POST need the page's token; bad input is a 400", async () => {

@@ -112,10 +112,11 @@ describe.skipIf(skipWithoutChromium)("live inspector page in Chromium", () => {
     const edge = chart.locator("g.edge.transition:has(text)").first();
     await edge.locator("text").first().hover({ force: true });
     expect(await edge.locator("path").first().evaluate((path) => getComputedStyle(path).stroke)).toBe("rgb(217, 72, 15)");
-    // A clicked state lists its own transitions, with their guards, from the machine definitions.
+    // A clicked state lists its own transitions, with their guards and rule ids, from the machine definitions and their comments.
     await page.locator('.chart g.node.state[id="toolCall.executing"]').dispatchEvent("click");
+    expect(await page.textContent("#state-info .rules")).toBe(" (R70, R22)");
     expect(await page.$$eval("#state-info li", (items) => items.map((item) => item.textContent))).toEqual([
-      "step.executeToolCall.done [isFinalized] → toolCall.finalizing",
+      "step.executeToolCall.done [isFinalized] → toolCall.finalizing · R23, R29, R13",
       "step.executeToolCall.done → toolCall.settled",
       "call.cancel → toolCall.settled",
     ]);

@@ -140,6 +140,65 @@ describe("live inspector (Node): the channel carries the actor tree, active stat
   });
 });
 
+describe("live inspector: a clicked state's transitions carry their guards and rule ids", () => {
+  it("reads rule ids from the comments before states, transitions and guards (scripts/diagram/rules.ts)", async () => {
+    const { machineRules } = await import("../../scripts/diagram/rules.js");
+    const source = `
+      const m = setup({
+        guards: {
+          // R7: the response asks for tool calls.
+          hasCalls: () => true,
+          plain: () => true,
+        },
+      }).createMachine({
+        id: "m",
+        states: {
+          // R1, R2: the start.
+          a: {
+            on: {
+              go: [
+                // R9: first.
+                { guard: "hasCalls", target: "b" },
+                { guard: "plain", target: "b" },
+              ],
+              // R4a: a lone transition.
+              stop: { target: "b" },
+            },
+          },
+          b: { always: [{ guard: "hasCalls", target: "a" }] },
+        },
+      });`;
+    expect(machineRules(source, "m")).toEqual({
+      states: { "m.a": ["R1", "R2"] },
+      transitions: { "m.a": { go: [["R9", "R7"], []], stop: [["R4a"]] }, "m.b": { "": [["R7"]] } },
+    });
+  });
+
+  it("the page inlines each state's rule ids and its transitions' (from visualizations/machine-rules.json)", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    const page = await (await fetch(inspector.url)).text();
+    const data = JSON.parse(/<script type="application\/json" id="transitions">(.*?)<\/script>/s.exec(page)![1]) as Record<string, { rules: string[]; transitions: { event: string; guard: string | null; targets: string[]; rules: string[] }[] }>;
+    expect(data["toolCall.executing"]).toEqual({
+      rules: ["R70", "R22"],
+      transitions: [
+        { event: "step.executeToolCall.done", guard: "isFinalized", targets: ["toolCall.finalizing"], rules: ["R23", "R29", "R13"] },
+        { event: "step.executeToolCall.done", guard: null, targets: ["toolCall.settled"], rules: [] },
+        { event: "call.cancel", guard: null, targets: ["toolCall.settled"], rules: [] },
+      ],
+    });
+    expect(data["run.turn.requesting.startingRequest"]).toEqual({
+      rules: ["R40"],
+      transitions: [
+        { event: "", guard: "hasTransformContext", targets: ["run.turn.requesting.transformingContext"], rules: expect.any(Array) },
+        { event: "", guard: null, targets: ["run.turn.requesting.convertingToLlm"], rules: [] },
+      ],
+    });
+    // Most of the run's guarded transitions name a rule.
+    const guarded = Object.entries(data).filter(([id]) => id.startsWith("run.")).flatMap(([, state]) => state.transitions.filter((t) => t.guard));
+    expect(guarded.filter((t) => t.rules.length > 0).length / guarded.length).toBeGreaterThan(0.5);
+  });
+});
+
 describe("live inspector: a recorded trace in the same page (npm run view -- FILE --live)", () => {
   it("shows each run of a trace as a recorded session: its actors, their recorded states and its events; a file that is not a trace is a typed error", async () => {
     const { readFileSync } = await import("node:fs");

@@ -5,8 +5,9 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { OutputError, promptForOutput, text, toolCall } from "../../src/index.js";
+import { AgentInputError, OutputError, promptForOutput, text, toolCall } from "../../src/index.js";
 import { scenario } from "../agent/helpers.js";
+import { tool } from "../loop/helpers.js";
 
 const schema = z.object({ title: z.string(), tags: z.array(z.string()).default([]) });
 
@@ -52,6 +53,15 @@ describe("R100: structured output through the Agent", () => {
     expect(failure).toBeInstanceOf(OutputError);
     expect((failure as OutputError).reason).toBe("output_invalid");
     expect(agent.state.output).toBeUndefined();
+  });
+
+  it("R100: an Agent tool with the answer tool's name: prompt rejects with AgentInputError and the Agent stays usable", async () => {
+    const { agent } = scenario([{ content: [toolCall("answer", { title: "Dune" }, "f1")] }], { output: { schema } }, { tools: [tool("final_answer")] });
+    await expect(agent.prompt("Name a book")).rejects.toThrow(AgentInputError);
+    expect(agent.state.isStreaming).toBe(false);
+    agent.output = { schema, toolName: "answer" };
+    await agent.prompt("Name a book");
+    expect(agent.state.output).toEqual({ title: "Dune", tags: [] });
   });
 
   it("R100: a JSON Schema gives unknown, or the type the caller names", () => {

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startViewerServer, type ViewerServer } from "../../scripts/view.js";
+import { openTrace, startViewerServer, type ViewerServer } from "../../scripts/view.js";
+import { TraceFormatError } from "../../src/inspector/index.js";
 import { launchChromium, skipWithoutChromium } from "../support/chromium.js";
 import { screenshotPath } from "../support/screenshots.js";
 
@@ -70,7 +71,71 @@ describe("sample trace fixture", () => {
   });
 });
 
-describe("viewer server", () => {
+describe("npm run view FILE: the live inspector's page on the file (one UI, two sources)", () => {
+  it("serves the inspector page showing the trace's run: its actors, recorded states and events", async () => {
+    const view = await openTrace({ trace: SAMPLE, port: 0 });
+    try {
+      expect(view.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const html = await (await fetch(view.url)).text();
+      expect(html).toContain("<h1>Live inspector</h1>");
+      expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+      const messages = (await (await fetch(new URL("/messages.json", view.url))).json()) as { t: string; s: string; a?: string; id?: string; value?: unknown; type?: string }[];
+      expect(messages.filter((m) => m.t === "session").map((m) => m.s)).toEqual(["sample-trace.jsonl · run 1"]);
+      expect(messages.filter((m) => m.t === "actor").map((m) => m.id)).toEqual(["run", "tool:0", "tool:1"]);
+      // Every recorded run state and every event of the file, in order.
+      expect(messages.filter((m) => m.t === "snap" && m.a === "run").map((m) => JSON.stringify(m.value))).toEqual(
+        records.filter((r) => r.type === "state" && r.actor === "run").map((r) => JSON.stringify(r.value)),
+      );
+      expect(messages.filter((m) => m.t === "event").map((m) => m.type)).toEqual(records.filter((r) => r.type === "event").map((r) => r.event!.type));
+    } finally {
+      await view.close();
+    }
+  });
+
+  it("a file that is not a version 1 trace is a typed error, and nothing is left listening", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "xal-view-"));
+    try {
+      const file = join(dir, "v2.jsonl");
+      writeFileSync(file, `${JSON.stringify({ ...records[0], version: 2 })}\n`);
+      await expect(openTrace({ trace: file, port: 0 })).rejects.toThrow(new TraceFormatError("v2.jsonl is trace format 2; this build reads version 1"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--classic still serves the run viewer", async () => {
+    const view = await openTrace({ trace: SAMPLE, port: 0, classic: true });
+    try {
+      expect(await (await fetch(view.url)).text()).toContain("viewer.js");
+    } finally {
+      await view.close();
+    }
+  });
+});
+
+describe.skipIf(skipWithoutChromium)("npm run view FILE in Chromium", () => {
+  it("shows the recorded run in the inspector page: the actor tree and the run chart at its last recorded state", { timeout: 90_000 }, async () => {
+    const view = await openTrace({ trace: SAMPLE, port: 0 });
+    const browser = await launchChromium({ width: 1400, height: 900 });
+    try {
+      const page = await browser.context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.route("**/*", (route) => (route.request().url().startsWith(view.url) ? route.continue() : route.abort()));
+      await page.goto(view.url);
+      await page.waitForFunction(() => document.querySelector('#actors li[data-machine="run"]')?.getAttribute("data-state") === "done");
+      const actors = await page.$$eval("#actors li", (items) => items.map((li) => `${(li as HTMLElement).dataset.actorId} ${(li as HTMLElement).dataset.machine}`));
+      expect(actors).toEqual(["run run", "tool:0 toolCall", "tool:1 toolCall"]);
+      expect(await page.$$eval('.chart[data-machine="run"] g.active-leaf', (nodes) => nodes.map((node) => node.id))).toEqual(["run.done"]);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await view.close();
+    }
+  });
+});
+
+describe("classic viewer server (npm run view -- FILE --classic)", () => {
   let viewer: ViewerServer;
   beforeAll(async () => {
     viewer = await startViewerServer({ trace: SAMPLE, port: 0 });
@@ -100,7 +165,7 @@ describe("viewer server", () => {
   });
 });
 
-describe.skipIf(skipWithoutChromium)("viewer in Chromium", () => {
+describe.skipIf(skipWithoutChromium)("classic viewer in Chromium", () => {
   it("steps to a tool call, highlights the active state and shows parallel tool bars", { timeout: 90_000 }, async () => {
     const viewer = await startViewerServer({ trace: SAMPLE, port: 0 });
     const browser = await launchChromium({ width: 1440, height: 1000 });
@@ -190,7 +255,7 @@ function sampleUsage() {
   return { responses: usages.length, input: usages.reduce((sum, usage) => sum + usage.input, 0), output: usages.reduce((sum, usage) => sum + usage.output, 0), total: usages.reduce((sum, usage) => sum + usage.totalTokens, 0), first: usages[0] };
 }
 
-describe.skipIf(skipWithoutChromium)("issue 16: the viewer in Chromium", () => {
+describe.skipIf(skipWithoutChromium)("issue 16: the classic viewer in Chromium", () => {
   let viewer: ViewerServer;
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   let dir: string;
