@@ -307,6 +307,8 @@ export class RunJournal implements JobJournal {
             // R82: the decision reaches the waiting call where the run took it.
             this.owner?.send(record.event);
           } else if (record.input === "retract") {
+            // (It took back every partial response replayed before it: a later resume retracts from after it.)
+            this.partialFrom.clear();
             const retraction = this.hooks.retraction?.(record.fromSeq);
             if (retraction) this.runtime?.events.push(retraction);
           } else {
