@@ -155,8 +155,9 @@ export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: D
   if (trackDelivery) journal.hooks.delivered = () => ledger.deliveredSeq;
   journal.hooks.eventCount = () => ledger.lastSeq;
   journal.hooks.retraction = (fromSeq = ledger.nextSeq) => {
-    // A consumer whose `after` fell inside what is retracted resumes from the retraction.
-    ledger.resumeAt(fromSeq);
+    // A consumer whose `after` fell inside what is retracted resumes from the retraction itself
+    // (its own number: a `fromSeq` that points back names events whose numbers stay theirs).
+    ledger.resumeAt(ledger.nextSeq);
     return { type: "message_discarded", reason: "interrupted", fromSeq };
   };
 }

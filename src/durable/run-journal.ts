@@ -101,8 +101,16 @@ export class RunJournal implements JobJournal {
 
   /** R81: a job's output is not in a record yet: what is pushed now is provisional. */
   get uncovered(): boolean {
-    return this.live && this.open !== undefined;
+    return (this.live && this.open !== undefined) || this.replayingProvisional;
   }
+  /** A replayed response event that was provisional when first delivered (it stays so: a retraction may still take it back). */
+  private replayingProvisional = false;
+  /**
+   * R70, R81: responses journaled in part (an `out` record: a call's intent came while the model
+   * streamed) whose end no record holds, by path: the sequence number of their first replayed event.
+   * Requested again, their partial events are retracted from there, not only what followed the journal.
+   */
+  private readonly partialFrom = new Map<string, number>();
 
   /** Whether records were delivered since the last call (a replay is over once none are). */
   progressed(): boolean {
@@ -260,10 +268,13 @@ export class RunJournal implements JobJournal {
   private goingLive(job: JournaledJob): void {
     if (this.retractPending && EMITTING.has(job.name)) {
       this.retractPending = false;
-      const retraction = this.hooks.retraction?.();
+      // A partial response journaled before the crash began earlier than the journal's end: retracted from its start.
+      const fromSeq = this.partialFrom.size > 0 ? Math.min(...this.partialFrom.values()) : undefined;
+      this.partialFrom.clear();
+      const retraction = this.hooks.retraction?.(fromSeq);
       if (retraction) {
         this.flush();
-        this.append({ k: "input", input: "retract" });
+        this.append({ k: "input", input: "retract", ...(fromSeq !== undefined ? { fromSeq } : {}) });
         this.runtime?.events.push(retraction);
       }
     }
@@ -296,6 +307,8 @@ export class RunJournal implements JobJournal {
             // R82: the decision reaches the waiting call where the run took it.
             this.owner?.send(record.event);
           } else if (record.input === "retract") {
+            // (It took back every partial response replayed before it: a later resume retracts from after it.)
+            this.partialFrom.clear();
             const retraction = this.hooks.retraction?.(record.fromSeq);
             if (retraction) this.runtime?.events.push(retraction);
           } else {
@@ -320,13 +333,18 @@ export class RunJournal implements JobJournal {
         const out = decodeOut(record.out ?? []);
         if (record.k === "out" || record.k === "response") {
           if (record.k === "response") {
+            this.partialFrom.delete(record.path);
             const end = out[out.length - 1] as { type?: string; message?: AssistantMessage };
             if (end?.type === "message_end" && end.message) this.ended.set(record.path, { message: end.message, at: record.at });
+          } else if (record.job === "streamResponse" && !this.partialFrom.has(record.path)) {
+            this.partialFrom.set(record.path, (this.hooks.eventCount?.() ?? 0) + 1);
           }
-          job.replay(out, undefined);
+          if (record.job === "streamResponse") this.replayResponsePart(job, out, record.k === "response");
+          else job.replay(out, undefined);
           continue;
         }
         this.ended.delete(record.path);
+        this.partialFrom.delete(record.path);
         this.waiting.splice(index, 1);
         if (record.job === "executeToolCall") this.openIntents.delete(record.path);
         this.hooks.onTime?.(record.reply.at);
@@ -368,6 +386,21 @@ export class RunJournal implements JobJournal {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * R81: a response's events replayed with the flags they were first delivered with: provisional
+   * up to its `message_end` (so a consumer given them after a crash can drop them at a retraction).
+   */
+  private replayResponsePart(job: JournaledJob, out: ReturnType<typeof decodeOut>, ends: boolean): void {
+    out.forEach((item, i) => {
+      this.replayingProvisional = !("sent" in item) && !(ends && i === out.length - 1);
+      try {
+        job.replay([item], undefined);
+      } finally {
+        this.replayingProvisional = false;
+      }
+    });
   }
 
   private fail(error: Error): void {

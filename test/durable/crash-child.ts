@@ -13,6 +13,7 @@
  * record: between its last delta and its record), `ms:N` (after N ms of wall time).
  * `after`: `ack` resumes after the last event the first process's subscriber finished (exactly once).
  * `agent-*`: the same session through an Agent (`durable` option, `agent.resume()`).
+ * `CRASH_STREAMING=1`: the session with streaming tool execution (R70: calls start mid-response).
  */
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,7 +54,7 @@ function openStore(): RunStore {
 
 const store = openStore();
 const durable = { store, sessionId: "crash" };
-const session = crashSession(join(dir, "executions.txt"), { requests: join(dir, "requests.txt") });
+const session = crashSession(join(dir, "executions.txt"), { requests: join(dir, "requests.txt"), streaming: process.env.CRASH_STREAMING === "1" });
 let events = 0;
 let updates = 0;
 const listener = async (event: AnyAgentEvent, delivery?: EventDelivery) => {

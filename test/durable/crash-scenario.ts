@@ -19,7 +19,8 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** `again`: the request was made before (a resume re-requests what was in flight): a real model answers differently. */
 function response(turn: number, again = 0): ScriptedResponse {
-  const said = (words: string) => (again > 0 ? `${words} (asked again ${again})` : words);
+  // The marker leads, so a re-requested answer differs from its first delta (a splice shows).
+  const said = (words: string) => (again > 0 ? `(asked again ${again}) ${words}` : words);
   if (turn >= TURNS) return { content: [text(said("All done."))] };
   return {
     content: [
@@ -42,7 +43,10 @@ export interface CrashSession {
  * counter, in process). `requests`: a side file of the requests made per turn, so a request made
  * again (in any process) is answered differently, as a real model would.
  */
-export function crashSession(executions: string | ((id: string) => void), { fast = false, requests }: { fast?: boolean; requests?: string } = {}): CrashSession {
+export function crashSession(
+  executions: string | ((id: string) => void),
+  { fast = false, requests, streaming = false }: { fast?: boolean; requests?: string; streaming?: boolean } = {},
+): CrashSession {
   const counted = typeof executions === "string" ? (id: string) => appendFileSync(executions, `${id}\n`) : executions;
   // Different delays per call and turn, so completion order differs from source order.
   // (`fast`: no delays, for the in-process test that resumes at every record.)
@@ -53,6 +57,8 @@ export function crashSession(executions: string | ((id: string) => void), { fast
     description: name,
     parameters: { type: "object", properties: { path: { type: "string" }, text: { type: "string" }, url: { type: "string" } } },
     ...(safe ? { replay: "safe" as const } : {}),
+    // R70 (`streaming`): every call may start while the response still streams.
+    ...(streaming ? { isConcurrencySafe: () => true } : {}),
     execute: async (id, params, _signal, onUpdate) => {
       counted(id);
       onUpdate?.(ok(`working on ${id}`));
@@ -62,7 +68,7 @@ export function crashSession(executions: string | ((id: string) => void), { fast
   });
   const assistants = (messages: readonly { role: string }[]) => messages.filter((message) => message.role === "assistant").length;
   return {
-    config: { model: scriptedModel, convertToLlm: (messages) => messages as never },
+    config: { model: scriptedModel, convertToLlm: (messages) => messages as never, ...(streaming ? { streamingToolExecution: true } : {}) },
     tools: [tool("read", true), tool("write", false), tool("fetch", false)],
     streamFn: scriptedStreamFn(({ context }) => {
       const turn = assistants(context.messages);
@@ -86,5 +92,6 @@ export function executionCounts(executions: string): Record<string, number> {
 
 /** The same session through an Agent (R80, R81: `durable`, `agent.resume()`). */
 export function crashAgent(session: CrashSession, durable: DurableOptions): Agent {
-  return new Agent({ streamFn: session.streamFn, initialState: { model: scriptedModel, tools: session.tools }, clock: fixedClock, durable });
+  const streaming = session.config.streamingToolExecution === true ? { streamingToolExecution: true } : {};
+  return new Agent({ streamFn: session.streamFn, initialState: { model: scriptedModel, tools: session.tools }, clock: fixedClock, durable, ...streaming });
 }

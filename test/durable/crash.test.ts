@@ -17,14 +17,20 @@
  *    exactly there (or at the retraction); with `after`, what the first process finished plus what
  *    the second delivered is the replay's sequence exactly: each event once, `turn_start` included,
  *    no message spliced from two answers.
- * CRASH_POINTS (default 10; `npm run test:crash`: 100), CRASH_SEED replays a tally.
+ * A second tally runs the session with streaming tool execution (R70: calls start while the model
+ * streams, so an interrupted response may be journaled in part), mostly killed mid-response; on
+ * top of the checks above, what a consumer keeps after dropping the provisional events each
+ * retraction names is never a message spliced from two answers.
+ * CRASH_POINTS (default 10, and half as many R70 points, at least 4; `npm run test:crash`: 100),
+ * CRASH_SEED replays a tally.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/index.js";
 import { runAgentLoop } from "../../src/index.js";
 import { openSqliteStore } from "../../src/sqlite.js";
@@ -37,7 +43,20 @@ const POINTS = Number(process.env.CRASH_POINTS ?? 10);
 const SEED = process.env.CRASH_SEED !== undefined ? Number(process.env.CRASH_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
 const CHILD = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "xstate-agent-crash-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// The child bundled once, run with plain `node`: under tsx each child spent ~4.5 s compiling before
+// its first event, which made the per-point timeout depend on the machine's load. Packages stay
+// external, resolved from this checkout's node_modules (the bundle is written inside it).
+const CACHE = fileURLToPath(new URL("../../node_modules/.cache/", import.meta.url));
+mkdirSync(CACHE, { recursive: true });
+const BUNDLE_DIR = mkdtempSync(join(CACHE, "crash-child-"));
+const BUNDLE = join(BUNDLE_DIR, "crash-child.mjs");
+beforeAll(async () => {
+  await build({ entryPoints: [CHILD], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile: BUNDLE, logLevel: "silent" });
+}, 60_000);
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(BUNDLE_DIR, { recursive: true, force: true });
+});
 
 
 interface ChildResult {
@@ -46,9 +65,10 @@ interface ChildResult {
   stderr: string;
 }
 
-function child(args: string[]): Promise<ChildResult> {
+function child(args: string[], streaming: boolean): Promise<ChildResult> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    const env = { ...process.env, CRASH_STREAMING: streaming ? "1" : "0" };
+    const proc = spawn(process.execPath, [BUNDLE, ...args], { stdio: ["ignore", "ignore", "pipe"], env });
     let stderr = "";
     proc.stderr.on("data", (chunk) => (stderr += String(chunk)));
     proc.on("exit", (code, signal) => resolve({ code, signal, stderr }));
@@ -59,7 +79,7 @@ const readOut = (path: string) => JSON.parse(readFileSync(path, "utf8")) as { me
 const INTERRUPTED = /^Tool \w+ was interrupted before it finished; its outcome is unknown, so it was not run again\.$/;
 /** The scripted model stamps its messages with its own wall clock (timestamp, durationMs): not part of the comparison. */
 const timeless = (messages: AgentMessage[]) =>
-  JSON.parse(JSON.stringify(messages, (key, value) => (key === "timestamp" || key === "durationMs" ? 0 : typeof value === "string" ? value.replace(/ \(asked again \d+\)/, "") : value))) as AgentMessage[];
+  JSON.parse(JSON.stringify(messages, (key, value) => (key === "timestamp" || key === "durationMs" ? 0 : typeof value === "string" ? value.replace(/\(asked again \d+\) /, "") : value))) as AgentMessage[];
 
 function problems(messages: AgentMessage[], baseline: AgentMessage[], counts: Record<string, number>): { problems: string[]; interrupted: number } {
   const found: string[] = [];
@@ -134,69 +154,126 @@ export function deliveryProblems(first: { events: Logged[]; acked: number }, sec
     const retraction = second.events[0].key.startsWith("message_discarded:interrupted");
     if (withAfter && from !== first.acked + 1 && !(retraction && from <= first.acked + 1)) found.push(`with after=${first.acked} the second process delivered from ${from}`);
   }
+  for (const [name, log] of [["first", first], ["second", second]] as const) found.push(...splices(log.events).map((problem) => `${name}: ${problem}`));
   if (withAfter) {
-    const merged = first.events.filter((event) => event.seq! <= first.acked && (from === undefined || event.seq! < from)).concat(second.events);
+    const merged = mergedOf(first, second);
     const keys = merged.map((event) => event.key);
     if (JSON.stringify(keys) !== JSON.stringify(replay)) {
       const at = keys.findIndex((key, i) => key !== replay[i]);
       found.push(`with after, the delivered sequence differs from the replay at ${at + 1}: ${keys[at] ?? "nothing"} / ${replay[at] ?? "nothing"}`);
     }
   }
+  found.push(...splices(withAfter ? mergedOf(first, second) : second.events).map((problem) => `delivered: ${problem}`));
   return found;
 }
 
+/** With `after`: what the first process finished, then what the second delivered (from where it resumed). */
+function mergedOf(first: { events: Logged[]; acked: number }, second: { events: Logged[] }): Logged[] {
+  const from = second.events.length > 0 ? second.events[0].seq! : undefined;
+  return first.events.filter((event) => event.seq! <= first.acked && (from === undefined || event.seq! < from)).concat(second.events);
+}
+
+/**
+ * No message spliced from two answers, as a consumer sees it: each retraction drops the provisional events it was
+ * given from `fromSeq` on; then every event of an assistant message (start, updates) must be a
+ * prefix of the answer its `message_end` holds (the re-requested answer differs from its first delta).
+ */
+export function splices(events: readonly Logged[]): string[] {
+  const kept: Logged[] = [];
+  for (const event of events) {
+    const retraction = /^message_discarded:interrupted:(\d+)$/.exec(event.key);
+    if (retraction) {
+      // As the contract says: drop what was provisional from `fromSeq` on (firm events stay).
+      const fromSeq = Number(retraction[1]);
+      for (let i = kept.length - 1; i >= 0; i--) if (kept[i].seq! >= fromSeq && kept[i].provisional) kept.splice(i, 1);
+      continue;
+    }
+    kept.push(event);
+  }
+  const found: string[] = [];
+  let open: Logged[] = [];
+  for (const event of kept) {
+    const match = /^message_(start|update|end):assistant:(.*)$/s.exec(event.key);
+    if (!match) continue;
+    if (match[1] === "start") {
+      if (open.length > 0) found.push(`seq ${event.seq}: a message_start inside the message started at ${open[0].seq}`);
+      open = [event];
+    } else if (match[1] === "update") open.push(event);
+    else {
+      const answer = match[2];
+      const spliced = open.find((part) => !answer.startsWith(part.key.replace(/^message_(start|update):assistant:/, "")));
+      if (spliced) found.push(`seq ${event.seq}: its message spliced from two answers (${spliced.key} at ${spliced.seq}, then ${answer})`);
+      open = [];
+    }
+  }
+  return found;
+}
+
+/** One tally: `points` kills drawn from `kinds`, each resumed by a new process; `streaming`: the session with R70 on. */
+async function crashRun(POINTS: number, streaming: boolean, kinds: readonly string[], tag: string): Promise<void> {
+  const baselineDir = join(root, `baseline-${tag}`);
+  const session = crashSession(join(root, `baseline-${tag}-executions.txt`), { streaming });
+  const durable = { store: openSqliteStore(join(baselineDir, "sessions.db")), sessionId: "crash" };
+  let events = 0;
+  let updates = 0;
+  const baselineMessages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, (event) => {
+    events++;
+    if (event.type === "message_update") updates++;
+  }, undefined, session.streamFn, { durable, clock: fixedClock });
+  const agentBaseline = crashAgent(session, { store: openSqliteStore(join(root, `baseline-${tag}-agent.db`)), sessionId: "crash" });
+  await agentBaseline.prompt(prompt);
+  const baselines = { run: baselineMessages, agent: agentBaseline.state.messages.slice() };
+  const appends = durable.store.readSession("crash").records().length;
+  const responses = durable.store.readSession("crash").records().filter((r) => (r.record as { k: string }).k === "response").length || 6;
+  const draw = random(SEED ^ (streaming ? 0x70 : 0x33));
+  const points = Array.from({ length: POINTS }, (_, i) => {
+    const kind = kinds[i % kinds.length];
+    const n = kind === "event" ? 1 + Math.floor(draw() * (events - 1)) : kind === "update" ? 1 + Math.floor(draw() * updates) : kind === "append" ? 1 + Math.floor(draw() * (appends - 1)) : kind === "response" ? 1 + Math.floor(draw() * responses) : Math.floor(draw() * 400);
+    return `${kind}:${n}`;
+  });
+  const tally = { killed: 0, finishedFirst: 0, interrupted: 0, retracted: 0, failed: [] as string[] };
+  const play = async (point: string, i: number) => {
+    const dir = join(root, `${tag}-q${i}`);
+    const via = i % 2 === 1 ? "agent" : "run";
+    const withAfter = Math.floor(i / 2) % 2 === 0;
+    const label = `point ${i} (${via}, ${point}${withAfter ? ", after" : ""})`;
+    const first = await child([via === "agent" ? "agent-run" : "run", dir, join(dir, "first.json"), point], streaming);
+    if (first.signal === "SIGKILL") tally.killed++;
+    else if (first.code === 0) tally.finishedFirst++;
+    else return void tally.failed.push(`${label}: the first process failed: ${first.stderr.slice(0, 400)}`);
+    const second = await child([via === "agent" ? "agent-resume" : "resume", dir, join(dir, "out.json"), "none", withAfter ? "ack" : "none"], streaming);
+    if (second.code !== 0) return void tally.failed.push(`${label}: the resume failed: ${second.stderr.slice(0, 400)}`);
+    const messages = first.code === 0 ? readOut(join(dir, "first.json")).messages : readOut(join(dir, "out.json")).messages;
+    const found = problems(messages, baselines[via], executionCounts(join(dir, "executions.txt")));
+    tally.interrupted += found.interrupted;
+    const store = openSqliteStore(join(dir, "sessions.db"));
+    const replay = (await replayEvents(store.readSession("crash").records())).map(project);
+    store.close();
+    tally.retracted += replay.filter((key) => key.startsWith("message_discarded:interrupted")).length;
+    const delivery = deliveryProblems(readLog(join(dir, "first.json.events")), readLog(join(dir, "out.json.events")), replay, withAfter && first.code !== 0);
+    const all = found.problems.concat(delivery);
+    if (all.length > 0) tally.failed.push(`${label}: ${all.slice(0, 6).join("; ")}`);
+  };
+  for (let i = 0; i < points.length; i += 2) await Promise.all(points.slice(i, i + 2).map((point, k) => play(point, i + k)));
+  console.log(
+    `crash test 33${streaming ? " (R70)" : ""} (CRASH_SEED=${SEED}): ${POINTS} points, ${tally.killed} killed and resumed, ${tally.finishedFirst} finished before their kill point, ` +
+      `${tally.interrupted} interrupted-call results, ${tally.retracted} retractions, ${tally.failed.length} with violations`,
+  );
+  expect(tally.failed).toEqual([]);
+  expect(tally.killed).toBeGreaterThan(0);
+}
+
+/** R70's points: mostly mid-response (calls start while the model streams, so a partial response is journaled). */
+const R70_POINTS = Math.max(4, Math.ceil(POINTS / 2));
+// (Per point: two children of ~0.5 s start-up plus the session's run; the margin covers a loaded machine.)
+const perPoint = 8_000;
+
 describe("issue 33: delivery by sequence across SIGKILLs (R81)", () => {
-  it(`R81: ${POINTS} SIGKILLs at seeded points (in listeners, mid-response, after records, before a response's record), each resumed by a new process (CRASH_SEED=${SEED})`, { timeout: 60_000 + POINTS * 8_000 }, async () => {
-    const baselineDir = join(root, "baseline-33");
-    const session = crashSession(join(root, "baseline-33-executions.txt"));
-    const durable = { store: openSqliteStore(join(baselineDir, "sessions.db")), sessionId: "crash" };
-    let events = 0;
-    let updates = 0;
-    const baselineMessages = await runAgentLoop([prompt], { messages: [], tools: session.tools }, session.config, (event) => {
-      events++;
-      if (event.type === "message_update") updates++;
-    }, undefined, session.streamFn, { durable, clock: fixedClock });
-    const agentBaseline = crashAgent(session, { store: openSqliteStore(join(root, "baseline-33-agent.db")), sessionId: "crash" });
-    await agentBaseline.prompt(prompt);
-    const baselines = { run: baselineMessages, agent: agentBaseline.state.messages.slice() };
-    const appends = durable.store.readSession("crash").records().length;
-    const responses = durable.store.readSession("crash").records().filter((r) => (r.record as { k: string }).k === "response").length || 6;
-    const draw = random(SEED ^ 0x33);
-    const kinds = ["event", "update", "append", "response", "event", "ms"] as const;
-    const points = Array.from({ length: POINTS }, (_, i) => {
-      const kind = kinds[i % kinds.length];
-      const n = kind === "event" ? 1 + Math.floor(draw() * (events - 1)) : kind === "update" ? 1 + Math.floor(draw() * updates) : kind === "append" ? 1 + Math.floor(draw() * (appends - 1)) : kind === "response" ? 1 + Math.floor(draw() * responses) : Math.floor(draw() * 400);
-      return `${kind}:${n}`;
-    });
-    const tally = { killed: 0, finishedFirst: 0, interrupted: 0, retracted: 0, failed: [] as string[] };
-    const play = async (point: string, i: number) => {
-      const dir = join(root, `q${i}`);
-      const via = i % 2 === 1 ? "agent" : "run";
-      const withAfter = Math.floor(i / 2) % 2 === 0;
-      const label = `point ${i} (${via}, ${point}${withAfter ? ", after" : ""})`;
-      const first = await child([via === "agent" ? "agent-run" : "run", dir, join(dir, "first.json"), point]);
-      if (first.signal === "SIGKILL") tally.killed++;
-      else if (first.code === 0) tally.finishedFirst++;
-      else return void tally.failed.push(`${label}: the first process failed: ${first.stderr.slice(0, 400)}`);
-      const second = await child([via === "agent" ? "agent-resume" : "resume", dir, join(dir, "out.json"), "none", withAfter ? "ack" : "none"]);
-      if (second.code !== 0) return void tally.failed.push(`${label}: the resume failed: ${second.stderr.slice(0, 400)}`);
-      const messages = first.code === 0 ? readOut(join(dir, "first.json")).messages : readOut(join(dir, "out.json")).messages;
-      const found = problems(messages, baselines[via], executionCounts(join(dir, "executions.txt")));
-      tally.interrupted += found.interrupted;
-      const store = openSqliteStore(join(dir, "sessions.db"));
-      const replay = (await replayEvents(store.readSession("crash").records())).map(project);
-      store.close();
-      tally.retracted += replay.filter((key) => key.startsWith("message_discarded:interrupted")).length;
-      const delivery = deliveryProblems(readLog(join(dir, "first.json.events")), readLog(join(dir, "out.json.events")), replay, withAfter && first.code !== 0);
-      const all = found.problems.concat(delivery);
-      if (all.length > 0) tally.failed.push(`${label}: ${all.slice(0, 6).join("; ")}`);
-    };
-    for (let i = 0; i < points.length; i += 2) await Promise.all(points.slice(i, i + 2).map((point, k) => play(point, i + k)));
-    console.log(
-      `crash test 33 (CRASH_SEED=${SEED}): ${POINTS} points, ${tally.killed} killed and resumed, ${tally.finishedFirst} finished before their kill point, ` +
-        `${tally.interrupted} interrupted-call results, ${tally.retracted} retractions, ${tally.failed.length} with violations`,
-    );
-    expect(tally.failed).toEqual([]);
-    expect(tally.killed).toBeGreaterThan(0);
+  it(`R81: ${POINTS} SIGKILLs at seeded points (in listeners, mid-response, after records, before a response's record), each resumed by a new process (CRASH_SEED=${SEED})`, { timeout: 60_000 + POINTS * perPoint }, async () => {
+    await crashRun(POINTS, false, ["event", "update", "append", "response", "event", "ms"], "33");
+  });
+
+  it(`R81 with R70: ${R70_POINTS} SIGKILLs with calls started while the model streams; a re-requested answer is never spliced with the first one's start (CRASH_SEED=${SEED})`, { timeout: 60_000 + R70_POINTS * perPoint }, async () => {
+    await crashRun(R70_POINTS, true, ["update", "append", "update", "event", "response", "append"], "r70");
   });
 });

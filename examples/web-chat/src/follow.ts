@@ -7,12 +7,21 @@
  * resumes from that id, and no event is drawn twice.
  */
 import type { AgentEvent } from "xstate-agent-loop";
+import { SessionLog } from "./session-log.js";
 import { TranscriptView } from "./transcript.js";
 import "./style.css";
 
 const session = new URLSearchParams(location.search).get("session") ?? "";
 const status = document.querySelector<HTMLElement>("#follow-status")!;
-const view = new TranscriptView(document.querySelector<HTMLOListElement>("#transcript")!, new WeakMap());
+const list = document.querySelector<HTMLOListElement>("#transcript")!;
+let view = new TranscriptView(list, new WeakMap());
+// R81: a retraction takes back the provisional events from its `fromSeq` on: the view is drawn again from what is kept.
+const log = new SessionLog<AgentEvent>();
+const redraw = () => {
+  list.replaceChildren();
+  view = new TranscriptView(list, new WeakMap());
+  for (const { event } of log.events) view.handle(event);
+};
 
 let after = 0;
 const show = (text: string) => {
@@ -32,10 +41,11 @@ async function follow(): Promise<void> {
         body: JSON.stringify({ session, after }),
       });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const { events } = (await response.json()) as { events: { id: number; event: AgentEvent }[] };
-      for (const { id, event } of events) {
+      const { events } = (await response.json()) as { events: { id: number; event: AgentEvent; provisional?: boolean }[] };
+      for (const { id, event, provisional } of events) {
         if (id <= after) continue;
-        view.handle(event);
+        if (log.add({ id, event, provisional: provisional === true }) === "retracted") redraw();
+        else view.handle(event);
         after = id;
         if (event.type === "agent_end") document.body.dataset.runsEnded = String(Number(document.body.dataset.runsEnded ?? 0) + 1);
       }
