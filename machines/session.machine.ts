@@ -194,16 +194,13 @@ export const sessionMachine = setup({
       assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
-    // The one in-place change of the session's context, kept out of every `assign` (which stays
-    // pure): the transcript grows in place, as the reference's `state.messages` does (the Agent's
-    // `state.messages` is one array across runs, test/agent/scale.test.ts), and a copy per message
-    // made it O(n²) (issue 19). Whoever keeps a transcript beyond this session copies it
-    // (`Agent.getPersistedSnapshot`, restore); replacing it (reset, setMessages, compaction,
-    // adopting a run's output) makes a new array.
-    growTranscript: ({ context, event }) => {
+    // The transcript grows by a new array (the context is never changed in place). The Agent's
+    // `state.messages`, one array across runs as the reference's, is the Agent's own copy, grown
+    // as this one grows (src/agent/transcript-view.ts).
+    growTranscript: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
-      context.messages.push(event.message);
-    },
+      return { messages: context.messages.concat([event.message]) };
+    }),
     addUsage: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
       const usage = addMessageUsage(context.usage, event.message);
@@ -258,7 +255,7 @@ export const sessionMachine = setup({
     "run.messageEnd": { actions: ["growTranscript", "addUsage"] },
     "run.turnEnd": { actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
-    // (A copy: the session's transcript grows in place, and the event's array is the run's.)
+    // (A copy: the event's array is the run's.)
     "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages.slice(), runStart: ({ event }) => event.messages.length }) },
     "run.resume": { actions: "adoptResumedRun" },
     "approval.clearRules": { actions: assign({ approval: ({ context }) => ({ ...approvalsOf(context), rules: [] }) }) },

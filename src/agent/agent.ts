@@ -41,6 +41,7 @@ import { rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
+import { TranscriptView } from "./transcript-view.js";
 import { detachedSnapshot } from "./detached-snapshot.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
@@ -152,6 +153,8 @@ export class Agent {
   private readonly tail: SessionTail | undefined;
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
+  /** `state.messages`, made when first read. */
+  private transcript: TranscriptView | undefined;
   /** Made when `events$` is first asked for. */
   private events: Subject<AgentEvent> | undefined;
   private tools: AgentTool[];
@@ -270,6 +273,7 @@ export class Agent {
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     session.subscribe({ error: (error) => this.runtime.crash(error) });
+    if (this.transcript) this.follow(session);
     this.live = session;
     this.parked = undefined;
     if (start) session.start();
@@ -540,6 +544,7 @@ export class Agent {
   reset(): void {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
     this.journalQueue({ k: "queue", op: "clear", queue: "all" });
+    this.transcript?.replaced();
     this.send({ type: "session.reset" });
     this.view.clear();
   }
@@ -572,8 +577,7 @@ export class Agent {
   }
 
   /**
-   * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back. Its
-   * transcript is a copy (the session appends to its own in place).
+   * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back.
    */
   getPersistedSnapshot(): Snapshot<unknown> {
     // A parked session is persisted by an actor made for it and never started.
@@ -586,6 +590,12 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
+    // The app pushed onto `state.messages` (the reference's array is its transcript): the run starts from it.
+    const edited = this.transcript?.edited();
+    if (edited) {
+      this.send({ type: "session.setMessages", messages: edited.slice() });
+      this.transcript!.mirror(this.context.messages);
+    }
     const runPlan = this.runPlan(plan);
     const trace = this.origins.next();
     if (trace) runPlan.trace = trace;
@@ -729,7 +739,21 @@ export class Agent {
     }
   }
 
-  /** The replayed system prompt, cached per transcript array and length (it grows in place). */
+  /** `state.messages`: one array while the session only appends to its transcript. */
+  private messages(): AgentMessage[] {
+    if (!this.transcript) {
+      this.transcript = new TranscriptView();
+      if (this.live) this.follow(this.live);
+    }
+    return this.transcript.of(this.context.messages);
+  }
+
+  /** `state.messages`, once read, follows the session's transcript (an Agent nobody asks pays nothing). */
+  private follow(session: SessionActor): void {
+    session.subscribe((snapshot) => this.transcript!.follow(snapshot.context.messages));
+  }
+
+  /** The replayed system prompt, cached per transcript array and length. */
   private systemPrompt(): string {
     const messages = this.context.messages;
     const replay = this.replay;
@@ -742,6 +766,7 @@ export class Agent {
   /** `state.messages = …` */
   private setMessages(messages: AgentMessage[]): void {
     checkMessages(messages, "state.messages");
+    this.transcript?.replaced();
     this.send({ type: "session.setMessages", messages: messages.slice() });
   }
 
@@ -784,7 +809,7 @@ const stateProperties: PropertyDescriptorMap = {
     set: function (this: object, tools: AgentTool[]) { agentOf(this)["setTools"](tools); },
   },
   messages: {
-    get: function (this: object) { return agentOf(this)["context"].messages; },
+    get: function (this: object) { return agentOf(this)["messages"](); },
     set: function (this: object, messages: AgentMessage[]) { agentOf(this)["setMessages"](messages); },
   },
   isStreaming: { get: function (this: object) { return agentOf(this)["busy"]; } },
