@@ -143,10 +143,10 @@ export class Agent {
   private pinned: boolean;
   private readonly inspect: ((event: InspectionEvent) => void) | undefined;
   /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
-  private readonly origins = new TraceOrigins();
+  private readonly origins: TraceOrigins | undefined;
   private readonly runtime: SessionRuntime;
   /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
-  private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean; subscription?: Subscription }>();
+  private listeners: Map<AgentRuntimeListener, ListenerEntry> = noListeners;
   /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
   private sequenced = 0;
   /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
@@ -217,7 +217,9 @@ export class Agent {
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
     const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
-    this.inspect = guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
+    // Only an inspected Agent can have a tracing observer to start its runs' traces (an idle Agent keeps no more).
+    this.origins = options.inspect === undefined ? undefined : new TraceOrigins();
+    this.inspect = this.origins && guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
     this.pinned = this.inspect !== undefined;
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
@@ -340,7 +342,7 @@ export class Agent {
     const key = listener as AgentRuntimeListener;
     // Subscribed again: it keeps its place; asking for runtime events again adds them.
     const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
-    this.listeners.set(key, { runtimeEvents });
+    this.ownListeners().set(key, { runtimeEvents });
     return () => void this.listeners.delete(key);
   }
 
@@ -362,7 +364,7 @@ export class Agent {
     // (The catch-up may run to its end, or fail, within this call.)
     subscription = tail.subscribe(listener as SequencedListener, { after, runtimeEvents: options.runtimeEvents === true, onError: (error) => (unsubscribe(), onError(error)) });
     if (done) return unsubscribe;
-    this.listeners.set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
+    this.ownListeners().set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
     this.sequenced++;
     return unsubscribe;
   }
@@ -597,7 +599,7 @@ export class Agent {
       this.transcript!.mirror(this.context.messages);
     }
     const runPlan = this.runPlan(plan);
-    const trace = this.origins.next();
+    const trace = this.origins?.next();
     if (trace) runPlan.trace = trace;
     return this.runtime.start(runPlan).finally(() => this.idleAgain());
   }
@@ -739,6 +741,12 @@ export class Agent {
     }
   }
 
+  /** The Agent's own listener map, made at its first subscription (an Agent with none shares one empty map). */
+  private ownListeners(): Map<AgentRuntimeListener, ListenerEntry> {
+    if (this.listeners === noListeners) this.listeners = new Map();
+    return this.listeners;
+  }
+
   /** `state.messages`: one array while the session only appends to its transcript. */
   private messages(): AgentMessage[] {
     if (!this.transcript) {
@@ -786,6 +794,13 @@ export class Agent {
     this.tools = (checkTools(tools, "state.tools") ?? []).slice();
   }
 }
+
+interface ListenerEntry {
+  runtimeEvents: boolean;
+  subscription?: Subscription;
+}
+/** Never added to (see `ownListeners`). */
+const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
 
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
