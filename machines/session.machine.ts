@@ -126,7 +126,14 @@ export type SettleEventsLogic = PromiseActorLogic<void, SessionActorInput>;
 /** Delivers a failed run's failure message, `turn_end` and `agent_end` to the listeners (R55). */
 export type EmitFailureLogic = PromiseActorLogic<void, SessionActorInput & { events: AgentEvent[] }>;
 
-const emptyQueues = (): Record<QueueName, AgentMessage[]> => ({ steering: [], followUp: [] });
+/**
+ * Shared by every session whose queues are empty (issue 40 item 5: an idle Agent's context stays
+ * small). The context is never changed in place: a queue change makes new arrays and a new object.
+ */
+const noQueues: Record<QueueName, AgentMessage[]> = Object.freeze({ steering: Object.freeze([]) as unknown as AgentMessage[], followUp: Object.freeze([]) as unknown as AgentMessage[] });
+const emptyQueues = (): Record<QueueName, AgentMessage[]> => noQueues;
+/** The default modes, shared likewise. */
+const defaultModes: Record<QueueName, QueueMode> = Object.freeze({ steering: "one-at-a-time", followUp: "one-at-a-time" });
 
 export const sessionMachine = setup({
   types: {
@@ -344,7 +351,7 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     model: input.model,
     thinkingLevel: input.thinkingLevel,
     queues: emptyQueues(),
-    modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
+    modes: (input.steeringMode ?? "one-at-a-time") === "one-at-a-time" && (input.followUpMode ?? "one-at-a-time") === "one-at-a-time" ? defaultModes : { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
     errorMessage: null,
     usage: emptyUsage(),
     runStart: input.messages.length,
