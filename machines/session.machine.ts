@@ -126,7 +126,14 @@ export type SettleEventsLogic = PromiseActorLogic<void, SessionActorInput>;
 /** Delivers a failed run's failure message, `turn_end` and `agent_end` to the listeners (R55). */
 export type EmitFailureLogic = PromiseActorLogic<void, SessionActorInput & { events: AgentEvent[] }>;
 
-const emptyQueues = (): Record<QueueName, AgentMessage[]> => ({ steering: [], followUp: [] });
+/**
+ * Shared by every session whose queues are empty (issue 40 item 5: an idle Agent's context stays
+ * small). The context is never changed in place: a queue change makes new arrays and a new object.
+ */
+const noQueues: Record<QueueName, AgentMessage[]> = Object.freeze({ steering: Object.freeze([]) as unknown as AgentMessage[], followUp: Object.freeze([]) as unknown as AgentMessage[] });
+const emptyQueues = (): Record<QueueName, AgentMessage[]> => noQueues;
+/** The default modes, shared likewise. */
+const defaultModes: Record<QueueName, QueueMode> = Object.freeze({ steering: "one-at-a-time", followUp: "one-at-a-time" });
 
 export const sessionMachine = setup({
   types: {
@@ -194,16 +201,13 @@ export const sessionMachine = setup({
       assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
-    // The one in-place change of the session's context, kept out of every `assign` (which stays
-    // pure): the transcript grows in place, as the reference's `state.messages` does (the Agent's
-    // `state.messages` is one array across runs, test/agent/scale.test.ts), and a copy per message
-    // made it O(n²) (issue 19). Whoever keeps a transcript beyond this session copies it
-    // (`Agent.getPersistedSnapshot`, restore); replacing it (reset, setMessages, compaction,
-    // adopting a run's output) makes a new array.
-    growTranscript: ({ context, event }) => {
+    // The transcript grows by a new array (the context is never changed in place). The Agent's
+    // `state.messages`, one array across runs as the reference's, is the Agent's own copy, grown
+    // as this one grows (src/agent/transcript-view.ts).
+    growTranscript: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
-      context.messages.push(event.message);
-    },
+      return { messages: context.messages.concat([event.message]) };
+    }),
     addUsage: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
       const usage = addMessageUsage(context.usage, event.message);
@@ -258,7 +262,7 @@ export const sessionMachine = setup({
     "run.messageEnd": { actions: ["growTranscript", "addUsage"] },
     "run.turnEnd": { actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
-    // (A copy: the session's transcript grows in place, and the event's array is the run's.)
+    // (A copy: the event's array is the run's.)
     "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages.slice(), runStart: ({ event }) => event.messages.length }) },
     "run.resume": { actions: "adoptResumedRun" },
     "approval.clearRules": { actions: assign({ approval: ({ context }) => ({ ...approvalsOf(context), rules: [] }) }) },
@@ -347,7 +351,7 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     model: input.model,
     thinkingLevel: input.thinkingLevel,
     queues: emptyQueues(),
-    modes: { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
+    modes: (input.steeringMode ?? "one-at-a-time") === "one-at-a-time" && (input.followUpMode ?? "one-at-a-time") === "one-at-a-time" ? defaultModes : { steering: input.steeringMode ?? "one-at-a-time", followUp: input.followUpMode ?? "one-at-a-time" },
     errorMessage: null,
     usage: emptyUsage(),
     runStart: input.messages.length,

@@ -41,6 +41,7 @@ import { rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
+import { TranscriptView } from "./transcript-view.js";
 import { detachedSnapshot } from "./detached-snapshot.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
@@ -142,16 +143,18 @@ export class Agent {
   private pinned: boolean;
   private readonly inspect: ((event: InspectionEvent) => void) | undefined;
   /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
-  private readonly origins = new TraceOrigins();
+  private readonly origins: TraceOrigins | undefined;
   private readonly runtime: SessionRuntime;
   /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
-  private readonly listeners = new Map<AgentRuntimeListener, { runtimeEvents: boolean; subscription?: Subscription }>();
+  private listeners: Map<AgentRuntimeListener, ListenerEntry> = noListeners;
   /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
   private sequenced = 0;
   /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
   private readonly tail: SessionTail | undefined;
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
+  /** `state.messages`, made when first read. */
+  private transcript: TranscriptView | undefined;
   /** Made when `events$` is first asked for. */
   private events: Subject<AgentEvent> | undefined;
   private tools: AgentTool[];
@@ -214,7 +217,9 @@ export class Agent {
     this.identity = options.identity;
     this.tools = (initial.tools ?? []).slice();
     const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
-    this.inspect = guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
+    // Only an inspected Agent can have a tracing observer to start its runs' traces (an idle Agent keeps no more).
+    this.origins = options.inspect === undefined ? undefined : new TraceOrigins();
+    this.inspect = this.origins && guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
     this.pinned = this.inspect !== undefined;
     if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
     this.durable = options.durable;
@@ -270,6 +275,7 @@ export class Agent {
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     session.subscribe({ error: (error) => this.runtime.crash(error) });
+    if (this.transcript) this.follow(session);
     this.live = session;
     this.parked = undefined;
     if (start) session.start();
@@ -336,7 +342,7 @@ export class Agent {
     const key = listener as AgentRuntimeListener;
     // Subscribed again: it keeps its place; asking for runtime events again adds them.
     const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
-    this.listeners.set(key, { runtimeEvents });
+    this.ownListeners().set(key, { runtimeEvents });
     return () => void this.listeners.delete(key);
   }
 
@@ -358,7 +364,7 @@ export class Agent {
     // (The catch-up may run to its end, or fail, within this call.)
     subscription = tail.subscribe(listener as SequencedListener, { after, runtimeEvents: options.runtimeEvents === true, onError: (error) => (unsubscribe(), onError(error)) });
     if (done) return unsubscribe;
-    this.listeners.set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
+    this.ownListeners().set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
     this.sequenced++;
     return unsubscribe;
   }
@@ -540,6 +546,7 @@ export class Agent {
   reset(): void {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before resetting.");
     this.journalQueue({ k: "queue", op: "clear", queue: "all" });
+    this.transcript?.replaced();
     this.send({ type: "session.reset" });
     this.view.clear();
   }
@@ -572,8 +579,7 @@ export class Agent {
   }
 
   /**
-   * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back. Its
-   * transcript is a copy (the session appends to its own in place).
+   * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back.
    */
   getPersistedSnapshot(): Snapshot<unknown> {
     // A parked session is persisted by an actor made for it and never started.
@@ -586,8 +592,14 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
+    // The app pushed onto `state.messages` (the reference's array is its transcript): the run starts from it.
+    const edited = this.transcript?.edited();
+    if (edited) {
+      this.send({ type: "session.setMessages", messages: edited.slice() });
+      this.transcript!.mirror(this.context.messages);
+    }
     const runPlan = this.runPlan(plan);
-    const trace = this.origins.next();
+    const trace = this.origins?.next();
     if (trace) runPlan.trace = trace;
     return this.runtime.start(runPlan).finally(() => this.idleAgain());
   }
@@ -729,7 +741,27 @@ export class Agent {
     }
   }
 
-  /** The replayed system prompt, cached per transcript array and length (it grows in place). */
+  /** The Agent's own listener map, made at its first subscription (an Agent with none shares one empty map). */
+  private ownListeners(): Map<AgentRuntimeListener, ListenerEntry> {
+    if (this.listeners === noListeners) this.listeners = new Map();
+    return this.listeners;
+  }
+
+  /** `state.messages`: one array while the session only appends to its transcript. */
+  private messages(): AgentMessage[] {
+    if (!this.transcript) {
+      this.transcript = new TranscriptView();
+      if (this.live) this.follow(this.live);
+    }
+    return this.transcript.of(this.context.messages);
+  }
+
+  /** `state.messages`, once read, follows the session's transcript (an Agent nobody asks pays nothing). */
+  private follow(session: SessionActor): void {
+    session.subscribe((snapshot) => this.transcript!.follow(snapshot.context.messages));
+  }
+
+  /** The replayed system prompt, cached per transcript array and length. */
   private systemPrompt(): string {
     const messages = this.context.messages;
     const replay = this.replay;
@@ -742,6 +774,7 @@ export class Agent {
   /** `state.messages = …` */
   private setMessages(messages: AgentMessage[]): void {
     checkMessages(messages, "state.messages");
+    this.transcript?.replaced();
     this.send({ type: "session.setMessages", messages: messages.slice() });
   }
 
@@ -761,6 +794,13 @@ export class Agent {
     this.tools = (checkTools(tools, "state.tools") ?? []).slice();
   }
 }
+
+interface ListenerEntry {
+  runtimeEvents: boolean;
+  subscription?: Subscription;
+}
+/** Never added to (see `ownListeners`). */
+const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
 
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
@@ -784,7 +824,7 @@ const stateProperties: PropertyDescriptorMap = {
     set: function (this: object, tools: AgentTool[]) { agentOf(this)["setTools"](tools); },
   },
   messages: {
-    get: function (this: object) { return agentOf(this)["context"].messages; },
+    get: function (this: object) { return agentOf(this)["messages"](); },
     set: function (this: object, messages: AgentMessage[]) { agentOf(this)["setMessages"](messages); },
   },
   isStreaming: { get: function (this: object) { return agentOf(this)["busy"]; } },

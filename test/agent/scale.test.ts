@@ -36,6 +36,24 @@ describe("issue 19.1: an idle Agent keeps its session as plain data", () => {
     expect(ours).toEqual({ sameArray: true, length: 4, transcript: ["user:one", "assistant:a", "user:two", "assistant:b"] });
   });
 
+  it("issue 34.3: the session's transcript is immutable; state.messages stays one array, and what the app pushes onto it reaches the next run, as the reference's", async () => {
+    const observe = async (kind: "reference" | "ours") => {
+      const stream = scriptedStreamFn(answers("a", "b"));
+      const init = { initialState: { model: scriptedModel }, streamFn: stream };
+      const subject = (kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never)) as unknown as Agent;
+      const held = subject.state.messages;
+      await subject.prompt("one");
+      held.push(says("pushed"));
+      await subject.prompt("two");
+      subject.state.messages = [...held];
+      const replaced = subject.state.messages !== held;
+      return { held: texts(held), replaced, tails: requestTails(stream), transcript: texts(subject.state.messages) };
+    };
+    const ours = await observe("ours");
+    expect(ours).toEqual(await observe("reference"));
+    expect(ours.held).toEqual(["user:one", "assistant:a", "user:pushed", "user:two", "assistant:b"]);
+  });
+
   it("issue 19.1, R13: a persisted snapshot keeps the transcript it was taken with; two restores of it are independent", async () => {
     const { agent: original } = agent(answers("a", "later"));
     await original.prompt("one");
