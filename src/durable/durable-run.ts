@@ -154,10 +154,12 @@ export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: D
   ledger.wrap(runtime.events, () => journal.uncovered);
   if (trackDelivery) journal.hooks.delivered = () => ledger.deliveredSeq;
   journal.hooks.eventCount = () => ledger.lastSeq;
-  journal.hooks.retraction = (fromSeq = ledger.nextSeq) => {
+  journal.hooks.retraction = (fromSeq = ledger.nextSeq, deliveredAfter = 0) => {
     // A consumer whose `after` fell inside what is retracted resumes from the retraction itself
-    // (its own number: a `fromSeq` that points back names events whose numbers stay theirs).
-    ledger.resumeAt(ledger.nextSeq);
+    // (its own number: a `fromSeq` that points back names events whose numbers stay theirs),
+    // unless the journal shows the retraction was already delivered (a process resumed after it
+    // noted a delivery at or past its number): a consumer's `after` is then past it, not before it.
+    if (deliveredAfter < ledger.nextSeq) ledger.resumeAt(ledger.nextSeq);
     return { type: "message_discarded", reason: "interrupted", fromSeq };
   };
 }

@@ -56,14 +56,15 @@ export class RunJournal implements JobJournal {
   /**
    * Told when the run diverges from its records, and when a resumed run goes live. `delivered`:
    * the last sequence number whose delivery completed (written into records, R81); `retraction`:
-   * the event that retracts a crashed process's provisional events (R81), pushed where the journal says.
+   * the event that retracts a crashed process's provisional events (R81), pushed where the journal says
+   * (`deliveredAfter`, for a replayed one: the highest delivery its later records noted).
    */
   readonly hooks: {
     onFailure?: (error: Error) => void;
     onLive?: () => void;
     onTime?: (at: number) => void;
     delivered?: () => number;
-    retraction?: (fromSeq?: number) => AnyAgentEvent;
+    retraction?: (fromSeq?: number, deliveredAfter?: number) => AnyAgentEvent;
     /** The session's event count so far (the `end` record keeps it for the next run). */
     eventCount?: () => number;
   } = {};
@@ -309,7 +310,7 @@ export class RunJournal implements JobJournal {
           } else if (record.input === "retract") {
             // (It took back every partial response replayed before it: a later resume retracts from after it.)
             this.partialFrom.clear();
-            const retraction = this.hooks.retraction?.(record.fromSeq);
+            const retraction = this.hooks.retraction?.(record.fromSeq, deliveredAfter(this.records, this.cursor));
             if (retraction) this.runtime?.events.push(retraction);
           } else {
             this.graceDue = false;
@@ -417,4 +418,14 @@ export class RunJournal implements JobJournal {
     if (digest === undefined) this.digests.set(job, (digest = digestOf(job.input)));
     return digest;
   }
+}
+
+/** The highest delivery (`d`) noted by `records` from `from` on: what an earlier process's consumer had finished by then. */
+function deliveredAfter(records: readonly JournalRecord[], from: number): number {
+  let delivered = 0;
+  for (let i = from; i < records.length; i++) {
+    const d = (records[i] as { d?: number }).d;
+    if (typeof d === "number" && d > delivered) delivered = d;
+  }
+  return delivered;
 }
