@@ -11,7 +11,9 @@
  * of the Nth `message_update`: mid-response), `append:N` (right after this process's Nth record:
  * between a record and the delivery of its events), `response:N` (right before the Nth response's
  * record: between its last delta and its record), `ms:N` (after N ms of wall time).
- * `after`: `ack` resumes after the last event the first process's subscriber finished (exactly once).
+ * `after`: `ack` resumes after the last event the first process's subscriber finished (exactly once);
+ * `ack2` (a third process, after two crashes): after the last event finished by the first or, when it
+ * finished any, the second (`mid.json`) process.
  * `agent-*`: the same session through an Agent (`durable` option, `agent.resume()`).
  * `CRASH_STREAMING=1`: the session with streaming tool execution (R70: calls start mid-response).
  */
@@ -68,18 +70,20 @@ const listener = async (event: AnyAgentEvent, delivery?: EventDelivery) => {
 };
 if (killKind === "ms") setTimeout(kill, killAt);
 
-/** The last sequence number the first process's subscriber finished with (0: none). */
-function acked(): number {
-  const first = join(dir, "first.json.events");
-  if (!existsSync(first)) return 0;
+/** The last sequence number the earlier processes' subscriber finished with, in process order (0: none). */
+function acked(logs: string[]): number {
   let last = 0;
-  for (const line of readFileSync(first, "utf8").split("\n").filter(Boolean)) {
-    const entry = JSON.parse(line) as { ack?: number | null };
-    if (typeof entry.ack === "number") last = entry.ack;
+  for (const name of logs) {
+    const file = join(dir, `${name}.events`);
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+      const entry = JSON.parse(line) as { ack?: number | null };
+      if (typeof entry.ack === "number") last = entry.ack;
+    }
   }
   return last;
 }
-const after = afterArg === "ack" ? acked() : undefined;
+const after = afterArg === "ack" ? acked(["first.json"]) : afterArg === "ack2" ? acked(["first.json", "mid.json"]) : undefined;
 
 async function play(mode: string): Promise<AgentMessage[]> {
   const config = { ...session.config, onRuntimeEvent: (event: AnyAgentEvent, delivery?: EventDelivery) => listener(event, delivery) };
