@@ -6,59 +6,11 @@
  * - R84: a second `--resume` of a session another CLI has open exits 2 with one sentence naming
  *   that process's pid; once the first exits, the second resumes and the transcript holds every run.
  */
-import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
-import { afterAll, describe, expect, it } from "vitest";
-import { requireSystemBinary } from "../support/system-binary.js";
-import { MAIN, makeRepo, TSX } from "./fixture.js";
-import { freshStateHome } from "./sessions-helpers.js";
-import { waitForPane } from "../support/pane.js";
+import { describe, expect, it } from "vitest";
+import { tmuxCli } from "./tmux-cli.js";
 
-const TMUX = requireSystemBinary({ name: "tmux", debianPackage: "tmux", purpose: "the CLI's pseudo-terminal tests (test/cli/resume-e2e.test.ts)" });
-const SOCKET = `xal-resume-e2e-${process.pid}`;
-const tmux = (...args: string[]) => execFileSync(TMUX!, ["-L", SOCKET, ...args], { encoding: "utf8" });
 const WIDTH = 100;
-
-const repo = makeRepo();
-const stateHome = freshStateHome();
-afterAll(() => {
-  if (TMUX) {
-    try {
-      tmux("kill-server");
-    } catch {
-      // already gone
-    }
-  }
-  repo.cleanup();
-  rmSync(stateHome, { recursive: true, force: true });
-});
-
-/** The direct children of a process. */
-const childrenOf = (pid: number) =>
-  execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
-    .split("\n")
-    .map((line) => Number(line.trim()))
-    .filter((child) => child > 0);
-
-/** Runs the CLI in a new tmux session; returns a waiter on its screen (scrollback included) and the CLI's own pid. */
-function start(session: string, args: string) {
-  const command = `env -u NO_COLOR -u ANTHROPIC_API_KEY XDG_STATE_HOME=${JSON.stringify(stateHome)} ${JSON.stringify(process.execPath)} ${JSON.stringify(TSX)} ${JSON.stringify(MAIN)} ${args}; echo "EXITED $?"; sleep 60`;
-  tmux("new-session", "-d", "-x", String(WIDTH), "-y", "50", "-s", session, "-c", repo.root, "-e", "TERM=xterm-256color", command);
-  const capture = () => tmux("capture-pane", "-p", "-S", "-", "-t", session);
-  return {
-    keys: (...keys: string[]) => tmux("send-keys", "-t", session, ...keys),
-    /** The screen with tmux's soft wraps joined (a long line is one line, whatever column the wrap fell on). */
-    joined: () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session),
-    until: (what: string, test: (screen: string) => boolean, timeoutMs = 30_000): Promise<string> => waitForPane(capture, what, test, timeoutMs),
-    /** The CLI process itself: the pane's shell runs tsx, which runs the CLI as its child. */
-    cliPid(): number {
-      const shell = Number(tmux("list-panes", "-t", session, "-F", "#{pane_pid}").trim());
-      const [tsx] = childrenOf(shell);
-      const [cli] = childrenOf(tsx!);
-      return cli!;
-    },
-  };
-}
+const { available: TMUX, start } = tmuxCli({ file: "test/cli/resume-e2e.test.ts", width: WIDTH, height: 50, timeoutMs: 30_000 });
 
 const count = (screen: string, text: string) => screen.split(text).length - 1;
 const between = (screen: string, from: string, to: string) => screen.slice(screen.indexOf(from), screen.indexOf(to, screen.indexOf(from)));
