@@ -3,12 +3,12 @@
 // && npm run build)`, then BENCH_BASE=/tmp/base/dist). On a shared machine the time of one run
 // drifts with the load more than a change moves it, so each sample times a few runs of A and then
 // of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
-// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also b, c, m, trace, inspect); `BENCH_SAMPLES` (60).
+// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also agentA, b, c, m, trace, inspect); `BENCH_SAMPLES` (60).
 // `trace` is (a) with each build's trace recorder attached (bench (i)), `inspect` (a) with a no-op
 // inspection observer: the floor under `trace`.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
+import { agentToolTurns, concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
 const A = { ...(await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href)), trace: await import(pathToFileURL(resolve(process.env.BENCH_BASE, "src/trace/index.js")).href) };
@@ -20,6 +20,8 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 const scenarios = {
   // (a), 50 runs a sample.
   a: (build) => runToolTurns(build.runAgentLoop, 50),
+  // (a) as Agent prompts: 50 new Agents a sample, each given one prompt of (a) (issue 40 item 2).
+  agentA: (build) => agentToolTurns(build.Agent, 50),
   // (h)'s run machine part: one-turn runs through runAgentLoop, 300 at once.
   loop1: (build) => concurrentLoopRuns(build.runAgentLoop, 300),
   // (h): 300 Agents given one prompt at once.

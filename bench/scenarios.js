@@ -105,6 +105,15 @@ export async function runToolTurns(loop, runs) {
   }
 }
 
+/** (a) as Agent prompts (issue 40 item 2): `runs` new Agents one after another, each given one prompt of (a). */
+export async function agentToolTurns(AgentClass, runs) {
+  for (let i = 0; i < runs; i++) {
+    const agent = new AgentClass({ initialState: { model, tools: turnTools }, streamFn: toolTurnsStream(), convertToLlm });
+    await agent.prompt("go");
+    if (agent.state.messages.length !== 19) throw new Error(`bench (a) on an Agent: ${agent.state.messages.length} messages, expected 19 (the leading system message, the prompt, 17 of the run)`);
+  }
+}
+
 // --- Sessions at scale (issue 19): (f), (g), (h) drive both Agent classes the same way. ---
 
 /**
