@@ -158,7 +158,9 @@ export class SessionRuntime implements SessionServices {
       return Promise.reject(error);
     }
     const { input, host } = this.active!;
-    this.session.send({ type: "run.start", input: { ...input, host }, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    const start: Extract<SessionEvent, { type: "run.start" }> = { type: "run.start", input, host };
+    if (plan.dequeue) start.dequeue = plan.dequeue;
+    this.session.send(start);
     return done;
   }
 
