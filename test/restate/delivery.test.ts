@@ -103,7 +103,7 @@ const numberedAll = (seq: number, event: AnyAgentEvent, provisional: boolean) =>
  */
 async function embeddedCrash(key: string, crashAt: number): Promise<string[]> {
   // (A shorter pause than the workers': every call's tool still ends within it.)
-  const script = sessionScript({ STREAMING: "1", STREAM_PAUSE_MS: "300", REQUESTS: join(root, "embedded-requests.txt") });
+  const script = sessionScript({ STREAMING: "1", STREAM_PAUSE_MS: "300", STREAM_END_PAUSE_MS: "400", REQUESTS: join(root, "embedded-requests.txt") });
   const store = createMemoryStore();
   const copy = createMemoryStore();
   const got: string[] = [];
@@ -140,7 +140,7 @@ describe("issue 33 on Restate: a worker killed mid-response (R81, R90)", () => {
     const key = "retract";
     // Calls streamed, the response pausing 1.5 s between its calls: the kill lands inside a response
     // whose start, text and first call are in the log.
-    const env = { STREAMING: "1", STREAM_PAUSE_MS: "1500", REQUESTS: join(root, "requests.txt") };
+    const env = { STREAMING: "1", STREAM_PAUSE_MS: "1500", STREAM_END_PAUSE_MS: "1500", REQUESTS: join(root, "requests.txt") };
     const port = await freePort();
     const first = await startWorker(port, env);
     await server.registerDeployment(`http://127.0.0.1:${port}`);
@@ -217,5 +217,5 @@ describe("issue 33 on Restate: a worker killed mid-response (R81, R90)", () => {
       polling = false;
       await second.kill();
     }
-  }, 90_000);
+  }, 120_000);
 });
