@@ -38,7 +38,7 @@ import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionIn
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
 import { rehostedSession, sessionHosting } from "./provided-session.js";
-import { SessionRuntime, type RunPlan } from "./session-runtime.js";
+import { SessionRuntime, type RunPlan, type SessionOwner } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
 import { TranscriptView } from "./transcript-view.js";
@@ -200,7 +200,7 @@ export class Agent {
   private live: SessionActor | undefined;
   /** The idle session's context while no actor lives. */
   private parked: SessionContext | undefined;
-  private readonly runtime: SessionRuntime;
+  private readonly runtime: SessionRuntime<Agent>;
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
   private tools: AgentTool[];
@@ -271,14 +271,7 @@ export class Agent {
       this.tail = sessionTail(options.durable);
     }
 
-    this.runtime = new SessionRuntime(
-      sessionHosting(),
-      undefined,
-      (event, signal, delivery) => this.deliver(event, signal, delivery),
-      () => this.view.clear(),
-      options.clock,
-      options.random,
-    );
+    this.runtime = new SessionRuntime(sessionHosting(), undefined, this, agentAsOwner, options.clock, options.random);
     const input: SessionInput = {
       host: this.runtime.key,
       messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
@@ -846,6 +839,12 @@ interface ListenerEntry {
   runtimeEvents: boolean;
   subscription?: Subscription;
 }
+
+/** What every Agent's session runtime calls on it (its own side of the runtime, as `state` is below). */
+const agentAsOwner: SessionOwner<Agent> = {
+  dispatch: (agent, event, signal, delivery) => agent["deliver"](event, signal, delivery),
+  idle: (agent) => agent["view"].clear(),
+};
 
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
