@@ -93,9 +93,6 @@ function resumedRunMessages(session: SessionActor): AgentMessage[] | undefined {
   return run?.getSnapshot().context?.newMessages?.slice();
 }
 
-/** Never added to (see `ownListeners`). */
-const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
-
 /** The options an Agent copies when they are given (the prototype holds the others: `agentDefaults`). */
 const OPTION_FIELDS = [
   "convertToLlm",
@@ -142,7 +139,6 @@ const agentDefaults = {
   pinned: false,
   inspect: undefined,
   origins: undefined,
-  listeners: noListeners,
   sequenced: 0,
   tail: undefined,
   transcript: undefined,
@@ -207,14 +203,14 @@ export class Agent {
   private endReason: AgentEndReason | undefined;
   /** R100: the last run's validated final answer. */
   private lastOutput: unknown;
+  /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
+  private listeners: Map<AgentRuntimeListener, ListenerEntry> = noListeners;
   // What most Agents never set is the prototype's too (`agentDefaults`), until set.
   /** The actor lives for good: an inspector watches it, or the app holds it. */
   private declare pinned: boolean;
   private declare readonly inspect: ((event: InspectionEvent) => void) | undefined;
   /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
   private declare readonly origins: TraceOrigins | undefined;
-  /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
-  private declare listeners: Map<AgentRuntimeListener, ListenerEntry>;
   /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
   private declare sequenced: number;
   /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
@@ -839,6 +835,8 @@ interface ListenerEntry {
   runtimeEvents: boolean;
   subscription?: Subscription;
 }
+/** Never added to (see `ownListeners`). */
+const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
 
 /** What every Agent's session runtime calls on it (its own side of the runtime, as `state` is below). */
 const agentAsOwner: SessionOwner<Agent> = {
