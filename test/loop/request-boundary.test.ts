@@ -194,8 +194,8 @@ describe("request boundary", () => {
     async function manyBlocks(blocks: number, replace: boolean, shape: "usual" | "responseId" | "reordered" = "usual") {
       const expected: string[] = [];
       const growing: StreamFn = () => {
-        const usual = assistantMessage([], "stop");
-        const live: AssistantMessage = shape === "reordered" ? { timestamp: usual.timestamp, ...usual } : usual;
+        const { timestamp, ...rest } = assistantMessage([], "stop");
+        const live: AssistantMessage = shape === "reordered" ? { timestamp, ...rest } : { ...rest, timestamp };
         return {
           async *[Symbol.asyncIterator]() {
             yield { type: "start", partial: live } as AssistantMessageEvent;
