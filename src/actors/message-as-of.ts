@@ -124,18 +124,55 @@ const contentAccessor: PropertyDescriptor = {
   },
 };
 
+/** pi-ai's providers' partial, key by key: the keys an update copies with named stores. */
+const USUAL_KEYS = ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"] as const;
+
 /**
  * The message with `content` as an enumerable accessor in its place among the keys, so JSON,
  * `structuredClone`, spreads and deep equality see the same message as the eager copy. The array
  * is built on first read and kept; assigning `content` replaces it, as on a plain object.
  */
 function lazyCopy(partial: AssistantMessage, blocks: Block[], length: number, contentIndex: number, changed: Block): AssistantMessage {
+  const message = hasUsualKeys(partial) ? usualCopy(partial) : anyCopy(partial);
+  new Stamp(message, { blocks, length, contentIndex, changed, content: undefined });
+  return message as unknown as AssistantMessage;
+}
+
+/** The partial's own keys begin with `USUAL_KEYS`, in that order (a walk of V8's cached keys: no array built). */
+function hasUsualKeys(partial: AssistantMessage): boolean {
+  let i = 0;
+  for (const key in partial) {
+    if (i < USUAL_KEYS.length && key !== USUAL_KEYS[i]) return false;
+    i++;
+  }
+  return i >= USUAL_KEYS.length && Object.hasOwn(partial, "timestamp");
+}
+
+/**
+ * The usual partial, copied with named stores (one hidden class for every update, no keyed
+ * stores: the key-by-key walk below cost about what the accessor does); keys after those
+ * (a `responseId` set mid-stream) follow in their order.
+ */
+function usualCopy(partial: AssistantMessage): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: partial.role };
+  Object.defineProperty(message, "content", contentAccessor);
+  message.api = partial.api;
+  message.provider = partial.provider;
+  message.model = partial.model;
+  message.usage = partial.usage;
+  message.stopReason = partial.stopReason;
+  message.timestamp = partial.timestamp;
+  let i = 0;
+  for (const key in partial) if (i++ >= USUAL_KEYS.length && Object.hasOwn(partial, key)) message[key] = (partial as unknown as Record<string, unknown>)[key];
+  return message;
+}
+
+/** Any other partial: key by key, in the partial's order, `content` in its place (JSON, and so the journal, is the same). */
+function anyCopy(partial: AssistantMessage): Record<string, unknown> {
   const message: Record<string, unknown> = {};
-  // Key by key, in the partial's order: `content` keeps its place (JSON, and so the journal, is the same).
   for (const key in partial) {
     if (key === "content") Object.defineProperty(message, "content", contentAccessor);
     else if (Object.hasOwn(partial, key)) message[key] = (partial as unknown as Record<string, unknown>)[key];
   }
-  new Stamp(message, { blocks, length, contentIndex, changed, content: undefined });
-  return message as unknown as AssistantMessage;
+  return message;
 }
