@@ -64,11 +64,16 @@ export class ContentLog {
   }
 }
 
-/** The eager copy: its own content array, and its own copy of the changed block (of every block without an index). */
+/**
+ * The eager copy: its own content array, and its own copy of the changed block and of every block
+ * after it (of every block without an index): a provider that runs ahead of its consumer has
+ * opened and grows those already, so sharing them would let a kept update change later.
+ */
 export function copyNow(partial: AssistantMessage, contentIndex?: number): AssistantMessage {
   const content = partial.content.slice();
-  if (contentIndex === undefined) for (let i = 0; i < content.length; i++) content[i] = { ...content[i] };
-  else if (content[contentIndex]) content[contentIndex] = { ...content[contentIndex] };
+  // (An index that names no block copies none, as before.)
+  const from = contentIndex === undefined ? 0 : content[contentIndex] ? contentIndex : content.length;
+  for (let i = from; i < content.length; i++) content[i] = { ...content[i] };
   return { ...partial, content };
 }
 

@@ -377,7 +377,7 @@ export class Agent {
     const key = listener as AgentRuntimeListener;
     // Subscribed again: it keeps its place; asking for runtime events again adds them.
     const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
-    this.ownListeners().set(key, { runtimeEvents });
+    this.ownListeners().set(key, { listener: key, runtimeEvents });
     return () => void this.listeners.delete(key);
   }
 
@@ -399,7 +399,7 @@ export class Agent {
     // (The catch-up may run to its end, or fail, within this call.)
     subscription = tail.subscribe(listener as SequencedListener, { after, runtimeEvents: options.runtimeEvents === true, onError: (error) => (unsubscribe(), onError(error)) });
     if (done) return unsubscribe;
-    this.ownListeners().set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
+    this.ownListeners().set(key, { listener: key, runtimeEvents: options.runtimeEvents === true, subscription });
     this.sequenced++;
     return unsubscribe;
   }
@@ -762,7 +762,8 @@ export class Agent {
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
     this.events?.next(event);
-    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false, given, false);
+    if (this.listeners.size === 0) return undefined;
+    return event.type === "message_update" ? this.notifyUpdate(event, signal, given) : this.notify(event, signal, false, given, false);
   }
 
   /**
@@ -770,10 +771,32 @@ export class Agent {
    * (R66); a `skipped` one (a resumed run's, delivered before) only those subscribed from a sequence number.
    */
   private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean, delivery: EventDelivery | undefined, skipped: boolean): Promise<void> {
-    for (const [listener, { runtimeEvents, subscription }] of this.listeners) {
+    for (const { listener, runtimeEvents, subscription } of this.listeners.values()) {
       if ((runtimeEvent && !runtimeEvents) || (skipped && !subscription)) continue;
       await listener(event, signal, delivery);
     }
+  }
+
+  /**
+   * `notify` for a stream's update (issue 40: every delta comes through here). A listener that
+   * returns no promise leaves nothing to await: the next one is called at once and, when none
+   * returned one, there is no promise to return (the async `notify` cost each delta a promise and
+   * three microtask hops in the run's event queue). From the first promise on, the rest wait for
+   * it, as in `notify`; a listener that throws rejects, as there. Only updates: the other events
+   * keep `notify`'s timing (an event the run's machine emits in a step reaches the listeners after
+   * the session took the one before it).
+   */
+  private notifyUpdate(event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
+    const entries = this.listeners.values();
+    try {
+      for (let next = entries.next(); !next.done; next = entries.next()) {
+        const result = next.value.listener(event, signal, delivery);
+        if (isThenable(result)) return notifyAfter(result, entries, event, signal, delivery);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return undefined;
   }
 
   /** The Agent's own listener map, made at its first subscription (an Agent with none shares one empty map). */
@@ -832,8 +855,18 @@ export class Agent {
 
 
 interface ListenerEntry {
+  /** Its key in the map, kept here so that dispatch iterates the values (no entry pair per listener and event). */
+  listener: AgentRuntimeListener;
   runtimeEvents: boolean;
   subscription?: Subscription;
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+
+/** `notifyUpdate` once a listener returned a promise: it, then the listeners after it, each awaited (R51). */
+async function notifyAfter(pending: PromiseLike<unknown>, entries: Iterator<ListenerEntry>, event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> {
+  await pending;
+  for (let next = entries.next(); !next.done; next = entries.next()) await next.value.listener(event, signal, delivery);
 }
 /** Never added to (see `ownListeners`). */
 const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();

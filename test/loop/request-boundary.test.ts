@@ -184,6 +184,34 @@ describe("request boundary", () => {
     expect(start?.type === "message_start" && start.message.content).toEqual([]);
   });
 
+  it("R41, R83: a kept update stays as of that update when the provider runs ahead of its consumer (blocks after the event's own)", async () => {
+    // A provider that buffers its events (as pi-ai's event streams do) has opened the next block,
+    // and goes on changing it, before the consumer reads the update of the block before.
+    const ahead: StreamFn = () => {
+      const live = assistantMessage([], "toolUse");
+      return {
+        async *[Symbol.asyncIterator]() {
+          yield { type: "start", partial: live } as AssistantMessageEvent;
+          const call = { type: "toolCall" as const, id: "c1", name: "read", arguments: {} as Record<string, unknown> };
+          live.content.push({ type: "text", text: "a" }, call);
+          yield { type: "text_delta", contentIndex: 0, delta: "a", partial: live } as AssistantMessageEvent;
+          call.arguments = { path: "x" };
+          yield { type: "toolcall_end", contentIndex: 1, toolCall: call, partial: live } as AssistantMessageEvent;
+          yield { type: "done", reason: "toolUse", message: assistantMessage(structuredClone(live.content), "toolUse") } as AssistantMessageEvent;
+        },
+        result: async () => assistantMessage(structuredClone(live.content), "toolUse"),
+      };
+    };
+    const kept: AgentMessage[] = [];
+    await runAgentLoop([user("hi")], { messages: [], tools: [tool("read")] }, { ...baseConfig(), finishTurn: () => ({ action: "end" }) }, (event) => {
+      if (event.type === "message_update") kept.push(event.message);
+    }, undefined, ahead);
+    expect(kept.map((message) => (message as AssistantMessage).content)).toEqual([
+      [{ type: "text", text: "a" }, { type: "toolCall", id: "c1", name: "read", arguments: {} }],
+      [{ type: "text", text: "a" }, { type: "toolCall", id: "c1", name: "read", arguments: { path: "x" } }],
+    ]);
+  });
+
   describe("R41, R83: many blocks (each update's content copied when first read)", () => {
     /**
      * A provider that appends `blocks` text blocks and grows each with three deltas; `replace`
