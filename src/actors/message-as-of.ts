@@ -9,7 +9,8 @@
  * block's copy and an append-only list of the blocks it has seen (O(1) a delta, amortized), and
  * materializes the same array the eager copy would have held on first read. The blocks it shares
  * are the provider's own, as the eager copy shares them: a provider appends blocks and grows only
- * the current one in place.
+ * the current one in place. Blocks after the changed one (a provider that runs ahead of its
+ * consumer has opened them already) are copied at once, as `copyNow` copies them: usually none.
  */
 import type { AssistantMessage } from "../types.js";
 
@@ -29,17 +30,20 @@ export class ContentLog {
   private blocks: Block[] = [];
   /** The most blocks an update taken on `blocks` has. */
   private covered = 0;
-  /** The one slot below `covered` that every update covering it copied for itself (-1: none). */
-  private own = -1;
+  /**
+   * The highest block an update taken on `blocks` changed: each update copied its own block and
+   * every one after it, so a slot at or past this one is the updates' own, never read from `blocks`.
+   */
+  private ownFrom = 0;
 
   /** The message as of now, for an update that changed block `contentIndex` (every block when there is none). */
   messageAsOf(partial: AssistantMessage, contentIndex?: number): AssistantMessage {
     const live = partial.content;
     if (contentIndex === undefined || live.length <= EAGER_BLOCKS || !live[contentIndex]) return copyNow(partial, contentIndex);
     const blocks = this.sync(live, contentIndex);
-    this.own = this.own === contentIndex || this.covered <= contentIndex ? contentIndex : -1;
+    if (contentIndex > this.ownFrom) this.ownFrom = contentIndex;
     if (live.length > this.covered) this.covered = live.length;
-    return lazyCopy(partial, blocks, live.length, contentIndex, { ...live[contentIndex] });
+    return lazyCopy(partial, blocks, live.length, contentIndex, { ...live[contentIndex] }, blocksAfter(live, contentIndex));
   }
 
   /** `blocks` brought up to `live`: appended (amortized O(1)), or a new list when a slot an update reads changed. */
@@ -51,7 +55,7 @@ export class ContentLog {
         return blocks;
       }
       // A provider that replaces its current block rather than growing it.
-      if (contentIndex === this.own || contentIndex >= this.covered) {
+      if (contentIndex >= this.ownFrom || contentIndex >= this.covered) {
         blocks[contentIndex] = live[contentIndex];
         for (let i = blocks.length; i < live.length; i++) blocks.push(live[i]);
         return blocks;
@@ -59,7 +63,7 @@ export class ContentLog {
     }
     // Removed or replaced blocks others read: the updates taken so far keep the old list.
     this.covered = 0;
-    this.own = -1;
+    this.ownFrom = 0;
     return (this.blocks = live.slice());
   }
 }
@@ -77,12 +81,23 @@ export function copyNow(partial: AssistantMessage, contentIndex?: number): Assis
   return { ...partial, content };
 }
 
+const NO_BLOCKS: readonly Block[] = Object.freeze([]);
+
+/** Copies of the blocks after `contentIndex` (a provider running ahead of its consumer): usually none. */
+function blocksAfter(live: Block[], contentIndex: number): readonly Block[] {
+  if (contentIndex + 1 >= live.length) return NO_BLOCKS;
+  const after: Block[] = [];
+  for (let i = contentIndex + 1; i < live.length; i++) after.push({ ...live[i] });
+  return after;
+}
+
 /** What a lazily copied update's `content` is made of, until it is read. */
 interface AsOf {
   blocks: Block[];
   length: number;
   contentIndex: number;
   changed: Block;
+  after: readonly Block[];
   content: Block[] | undefined;
 }
 
@@ -116,6 +131,7 @@ const contentAccessor: PropertyDescriptor = {
     if (asOf.content === undefined) {
       asOf.content = asOf.blocks.slice(0, asOf.length);
       asOf.content[asOf.contentIndex] = asOf.changed;
+      for (let i = 0; i < asOf.after.length; i++) asOf.content[asOf.contentIndex + 1 + i] = asOf.after[i];
     }
     return asOf.content;
   },
@@ -132,9 +148,9 @@ const USUAL_KEYS = ["role", "content", "api", "provider", "model", "usage", "sto
  * `structuredClone`, spreads and deep equality see the same message as the eager copy. The array
  * is built on first read and kept; assigning `content` replaces it, as on a plain object.
  */
-function lazyCopy(partial: AssistantMessage, blocks: Block[], length: number, contentIndex: number, changed: Block): AssistantMessage {
+function lazyCopy(partial: AssistantMessage, blocks: Block[], length: number, contentIndex: number, changed: Block, after: readonly Block[]): AssistantMessage {
   const message = hasUsualKeys(partial) ? usualCopy(partial) : anyCopy(partial);
-  new Stamp(message, { blocks, length, contentIndex, changed, content: undefined });
+  new Stamp(message, { blocks, length, contentIndex, changed, after, content: undefined });
   return message as unknown as AssistantMessage;
 }
 

@@ -212,6 +212,37 @@ describe("request boundary", () => {
     ]);
   });
 
+  it("R41, R83: past 128 blocks too, a kept update stays as of that update when the provider runs ahead (the next block opened, grown and replaced before the update is read)", async () => {
+    const expected: string[] = [];
+    const ahead: StreamFn = () => {
+      const live = assistantMessage([], "stop");
+      return {
+        async *[Symbol.asyncIterator]() {
+          yield { type: "start", partial: live } as AssistantMessageEvent;
+          live.content.push({ type: "text", text: "" });
+          for (let b = 0; b < 300; b++) {
+            (live.content[b] as { text: string }).text += "a";
+            live.content.push({ type: "text", text: "" });
+            expected.push(JSON.stringify(live.content));
+            yield { type: "text_delta", contentIndex: b, delta: "a", partial: live } as AssistantMessageEvent;
+            (live.content[b + 1] as { text: string }).text += "z";
+            live.content[b + 1] = { type: "text", text: "" };
+          }
+          live.content.pop();
+          yield { type: "done", reason: "stop", message: assistantMessage(structuredClone(live.content)) } as AssistantMessageEvent;
+        },
+        result: async () => assistantMessage(structuredClone(live.content)),
+      };
+    };
+    const kept: AgentMessage[] = [];
+    await runAgentLoop([user("hi")], { messages: [], tools: [] }, { ...baseConfig(), finishTurn: () => ({ action: "end" }) }, (event) => {
+      if (event.type === "message_update") kept.push(event.message);
+    }, undefined, ahead);
+    const read = kept.map((message) => JSON.stringify((message as AssistantMessage).content));
+    expect(read.findIndex((content, i) => content !== expected[i])).toBe(-1);
+    expect(read).toHaveLength(300);
+  });
+
   describe("R41, R83: many blocks (each update's content copied when first read)", () => {
     /**
      * A provider that appends `blocks` text blocks and grows each with three deltas; `replace`
