@@ -89,13 +89,12 @@ export function initialRunContext(input: RunInput): RunContext {
     turn: closedTurn,
     request: { messages: null, llmMessages: null },
     aborted: false,
-    spent: { turns: 0, tokens: 0, cost: 0 },
+    spent: { turns: 0, tokens: 0, cost: 0, answers: { attempts: 0, answer: null } },
     recovery: idleRecovery,
     endReason: "completed",
     failure: null,
     startedAt: input.startedAt,
     approval: initialApprovals(input.approval),
-    output: { attempts: 0, answer: null },
   };
 }
 
