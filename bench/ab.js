@@ -3,23 +3,31 @@
 // && npm run build)`, then BENCH_BASE=/tmp/base/dist). On a shared machine the time of one run
 // drifts with the load more than a change moves it, so each sample times a few runs of A and then
 // of B (the order alternating), and what is printed is the median of the per-sample ratios B/A,
-// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also b, c, m, trace, inspect); `BENCH_SAMPLES` (60).
+// in CPU time and in wall time. `BENCH_ONLY=a,loop1,h,f` picks scenarios (also agentA, b, c, m, stream,
+// spaced, trace, inspect); `BENCH_SAMPLES` (60). `pi` for either build (`BENCH_BASE=pi`, `BENCH_B=pi`)
+// puts pi-agent-core's Agent and loop there (its own scenarios only: not trace, inspect).
 // `trace` is (a) with each build's trace recorder attached (bench (i)), `inspect` (a) with a no-op
 // inspection observer: the floor under `trace`.
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
+import { agentStreams, agentToolTurns, concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
-const A = { ...(await import(pathToFileURL(resolve(process.env.BENCH_BASE, "index.js")).href)), trace: await import(pathToFileURL(resolve(process.env.BENCH_BASE, "src/trace/index.js")).href) };
+/** A build of this package from its dist/ directory, or pi-agent-core itself for `pi`. */
+async function build(dir) {
+  if (dir === "pi") return { ...(await import("@earendil-works/pi-agent-core")), trace: undefined };
+  return { ...(await import(pathToFileURL(resolve(dir, "index.js")).href)), trace: await import(pathToFileURL(resolve(dir, "src/trace/index.js")).href) };
+}
+const A = await build(process.env.BENCH_BASE);
 // `BENCH_B=<dir>` puts another build in B's place (the other order: BENCH_BASE=dist BENCH_B=<base>).
-const bDir = process.env.BENCH_B ? resolve(process.env.BENCH_B) : new URL("../dist/", import.meta.url).pathname;
-const B = { ...(await import(pathToFileURL(resolve(bDir, "index.js")).href)), trace: await import(pathToFileURL(resolve(bDir, "src/trace/index.js")).href) };
+const B = await build(process.env.BENCH_B ?? new URL("../dist/", import.meta.url).pathname);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 
 const scenarios = {
   // (a), 50 runs a sample.
   a: (build) => runToolTurns(build.runAgentLoop, 50),
+  // (a) as Agent prompts: 50 new Agents a sample, each given one prompt of (a) (issue 40 item 2).
+  agentA: (build) => agentToolTurns(build.Agent, 50),
   // (h)'s run machine part: one-turn runs through runAgentLoop, 300 at once.
   loop1: (build) => concurrentLoopRuns(build.runAgentLoop, 300),
   // (h): 300 Agents given one prompt at once.
@@ -32,6 +40,13 @@ const scenarios = {
   m: async (build) => {
     for (let i = 0; i < 5; i++) await build.runAgentLoop(prompt(), { messages: [], tools: [] }, { model, convertToLlm }, () => {}, undefined, manyBlocksStream(1000));
   },
+  // bench:peers' Agent stream row: an Agent prompt answered by 3,000 text deltas in one burst, two a sample.
+  stream: async (build) => {
+    for (let i = 0; i < 2; i++) await agentStreams(build.Agent, 1, 3000);
+  },
+  // (issue 40 item 4) 100 Agents at once, each answered by 100 deltas that arrive each in a macrotask
+  // of its own (bench/sessions.js's deltas do, on timers): the per-delta fixed cost, not amortized.
+  spaced: (build) => agentStreams(build.Agent, 100, 100, true),
   // (c): the same over a 5,000-message transcript.
   c: (build) => deltaRuns(build, history),
   // (i): (a) with the trace recorder on, as bench/run.js attaches it; 50 runs a sample.

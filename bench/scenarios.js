@@ -69,6 +69,53 @@ export function manyBlocksStream(blocks, deltas = 3) {
   };
 }
 
+/**
+ * A provider's text stream of `deltas` deltas growing one block in place; `spaced`: each delta
+ * arrives in a macrotask of its own (after a `setImmediate`), as a network stream's do, so a
+ * per-delta fixed cost is paid per delta rather than amortized over a burst (issue 40 item 4).
+ */
+export function growingTextStream(deltas, spaced = false) {
+  return () => {
+    const message = { role: "assistant", content: [], api: "bench", provider: "bench", model: "bench", usage: usage(), stopReason: "stop", timestamp: 0 };
+    return {
+      async *[Symbol.asyncIterator]() {
+        yield { type: "start", partial: message };
+        const block = { type: "text", text: "" };
+        message.content.push(block);
+        yield { type: "text_start", contentIndex: 0, partial: message };
+        for (let i = 0; i < deltas; i++) {
+          if (spaced) await new Promise(setImmediate);
+          block.text += "x";
+          yield { type: "text_delta", contentIndex: 0, delta: "x", partial: message };
+        }
+        yield { type: "text_end", contentIndex: 0, content: block.text, partial: message };
+        yield { type: "done", reason: "stop", message: { ...message, content: message.content.map((b) => ({ ...b })) } };
+      },
+      result: async () => message,
+    };
+  };
+}
+
+/**
+ * `agents` Agents of `AgentClass`, each with one listener counting text deltas, each given one
+ * prompt answered by a `growingTextStream(deltas, spaced)`, all at once; throws unless every delta
+ * reached its listener.
+ */
+export async function agentStreams(AgentClass, agents, deltas, spaced = false) {
+  let counted = 0;
+  const count = (event) => {
+    if (event.type === "message_update" && event.assistantMessageEvent.type === "text_delta") counted++;
+  };
+  const runs = [];
+  for (let i = 0; i < agents; i++) {
+    const agent = newAgent(AgentClass, growingTextStream(deltas, spaced));
+    agent.subscribe(count);
+    runs.push(agent.prompt(`prompt ${i}`));
+  }
+  await Promise.all(runs);
+  if (counted !== agents * deltas) throw new Error(`bench: ${counted} deltas reached the listeners, expected ${agents * deltas}`);
+}
+
 export function benchTools(count = 3) {
   const tools = [];
   for (let i = 0; i < count; i++) {
@@ -102,6 +149,15 @@ export const turnConfig = { model, convertToLlm };
 export async function runToolTurns(loop, runs) {
   for (let i = 0; i < runs; i++) {
     await loop(prompt(), { messages: [], tools: turnTools }, turnConfig, () => {}, undefined, toolTurnsStream());
+  }
+}
+
+/** (a) as Agent prompts (issue 40 item 2): `runs` new Agents one after another, each given one prompt of (a). */
+export async function agentToolTurns(AgentClass, runs) {
+  for (let i = 0; i < runs; i++) {
+    const agent = new AgentClass({ initialState: { model, tools: turnTools }, streamFn: toolTurnsStream(), convertToLlm });
+    await agent.prompt("go");
+    if (agent.state.messages.length !== 19) throw new Error(`bench (a) on an Agent: ${agent.state.messages.length} messages, expected 19 (the leading system message, the prompt, 17 of the run)`);
   }
 }
 

@@ -5,19 +5,22 @@
 //
 //   node --expose-gc bench/sessions.js                       every N of BENCH_SESSIONS_N, both Agents
 //   BENCH_SESSIONS_N=100,1000 BENCH_SESSIONS_IMPL=ours ...   a subset
+//   BENCH_SESSIONS_DIST=<dir>                                 ours from another build's dist/
+//   BENCH_SESSIONS_DELTA_MS=80                                fewer deltas (the difference per delta: CPU per delta in place)
 //
 // Added latency per turn: the time from the turn's start (the prompt call, or its tool's end) to
 // the next step's start (the next tool's start, or the prompt resolving), minus the response's
 // scripted duration: what the runtime and a busy event loop add to the ideal schedule.
 import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { model } from "./scenarios.js";
 
 const PROMPTS = 3;
 const TURNS = 3;
 const FIRST_TOKEN_MS = 300;
-const DELTA_MS = 20;
+const DELTA_MS = Number(process.env.BENCH_SESSIONS_DELTA_MS ?? 20);
 /** Sessions start spread over this window (all at once would make every delta of a session fire together). */
 const STAGGER_MS = 1000;
 /** A process whose sessions are not done by then stops and reports how many finished. */
@@ -125,7 +128,8 @@ function collect() {
 }
 
 async function measure(impl, count) {
-  const { Agent } = impl === "pi" ? await import("@earendil-works/pi-agent-core") : await import("../dist/index.js");
+  const ours = process.env.BENCH_SESSIONS_DIST ? pathToFileURL(resolve(process.env.BENCH_SESSIONS_DIST, "index.js")).href : "../dist/index.js";
+  const { Agent } = impl === "pi" ? await import("@earendil-works/pi-agent-core") : await import(ours);
   // Warm-up: modules and JIT, on a short schedule of its own, then dropped.
   {
     const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, []));

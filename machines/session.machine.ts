@@ -81,8 +81,11 @@ export interface SessionApprovals {
 }
 
 export type SessionEvent =
-  /** Start a run (prompt or continue). `dequeue`: the prompts were taken from that queue (R52). */
-  | { type: "run.start"; input: RunInput; dequeue?: { queue: QueueName; count: number } }
+  /**
+   * Start a run (prompt or continue) from `input`, served under the run key `host` (given apart, so
+   * the input is copied once, with it). `dequeue`: the prompts were taken from that queue (R52).
+   */
+  | { type: "run.start"; input: RunInput; host: string; dequeue?: { queue: QueueName; count: number } }
   /** Abort the current run's signal (R54). */
   | { type: "run.abort" }
   | { type: "queue.steer"; message: AgentMessage }
@@ -167,12 +170,8 @@ export const sessionMachine = setup({
     // R12, R13: the run's output is what it added. The transcript normally has it already (each
     // message joins at its `message_end`); a session restored mid-run missed the ones delivered to
     // the Agent that persisted it, so the output is authoritative.
-    adoptRunOutput: assign(({ context, event }) => {
-      const output = (event as { output?: AgentMessage[] }).output ?? [];
-      const joined = context.messages.length - context.runStart;
-      if (context.runStart < 0 || joined === output.length) return {};
-      return { messages: context.messages.slice(0, context.runStart).concat(output) };
-    }),
+    // (Only when `outputMissed`: an assign copies the context even when it changes nothing.)
+    adoptRunOutput: assign(({ context, event }) => ({ messages: context.messages.slice(0, context.runStart).concat(runOutput(event)) })),
     // R55, R13: the failed run's messages are what its agent_end lists (a restored session may
     // have delivered some of its failure events twice).
     adoptFailureOutput: assign(({ context }) => {
@@ -201,23 +200,20 @@ export const sessionMachine = setup({
       assertEvent(event, "queue.setMode");
       return { modes: { ...context.modes, [event.queue]: event.mode } };
     }),
-    // The transcript grows by a new array (the context is never changed in place). The Agent's
+    // The transcript grows by a new array (the context is never changed in place), and the usage
+    // totals by what the message cost: one assign (each copies the context). The Agent's
     // `state.messages`, one array across runs as the reference's, is the Agent's own copy, grown
     // as this one grows (src/agent/transcript-view.ts).
-    growTranscript: assign(({ context, event }) => {
+    joinTranscript: assign(({ context, event }) => {
       assertEvent(event, "run.messageEnd");
-      return { messages: context.messages.concat([event.message]) };
-    }),
-    addUsage: assign(({ context, event }) => {
-      assertEvent(event, "run.messageEnd");
+      const messages = context.messages.concat([event.message]);
       const usage = addMessageUsage(context.usage, event.message);
-      return usage === context.usage ? {} : { usage };
+      return usage === context.usage ? { messages } : { messages, usage };
     }),
-    // The reference keeps the error of the last failed turn until the next run starts.
-    recordTurnError: assign(({ context, event }) => {
+    // The reference keeps the error of the last failed turn until the next run starts (see `turnFailed`).
+    recordTurnError: assign(({ event }) => {
       assertEvent(event, "run.turnEnd");
-      const errorMessage = (event.message as { errorMessage?: unknown }).errorMessage;
-      return { errorMessage: typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : context.errorMessage };
+      return { errorMessage: turnError(event.message) };
     }),
     // R82: "always allow" for the rest of the session; the run gets the decision itself.
     allowForSession: assign(({ context, event }) => {
@@ -238,6 +234,14 @@ export const sessionMachine = setup({
     }),
   },
   guards: {
+    // R12, R13: the run's output is not what the transcript holds since the run started (a session
+    // restored mid-run missed the messages delivered to the Agent that persisted it).
+    outputMissed: ({ context, event }) => context.runStart >= 0 && context.messages.length - context.runStart !== runOutput(event).length,
+    // The turn ended with an error message (an error or abort): the session keeps it.
+    turnFailed: ({ event }) => {
+      assertEvent(event, "run.turnEnd");
+      return turnError(event.message) !== undefined;
+    },
     // R12: the run ended before its listeners had every event; the output adopted at its end
     // holds this message already (by identity: it is the object the run appended).
     joinedWithOutput: ({ context, event }) => {
@@ -259,8 +263,8 @@ export const sessionMachine = setup({
     "session.setMessages": { actions: assign({ messages: ({ event }) => event.messages, runStart: -1 }) },
     "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
-    "run.messageEnd": { actions: ["growTranscript", "addUsage"] },
-    "run.turnEnd": { actions: "recordTurnError" },
+    "run.messageEnd": { actions: "joinTranscript" },
+    "run.turnEnd": { guard: "turnFailed", actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
     // (A copy: the event's array is the run's.)
     "run.transcriptReplaced": { actions: assign({ messages: ({ event }) => event.messages.slice(), runStart: ({ event }) => event.messages.length }) },
@@ -294,9 +298,9 @@ export const sessionMachine = setup({
             input: ({ context, event }) => {
               assertEvent(event, "run.start");
               const { runs, rules } = approvalsOf(context);
-              return { ...event.input, approval: { idPrefix: approvalPrefix(runs), rules } };
+              return { ...event.input, host: event.host, approval: { idPrefix: approvalPrefix(runs), rules } };
             },
-            onDone: { target: "settling", actions: "adoptRunOutput" },
+            onDone: [{ guard: "outputMissed", target: "settling", actions: "adoptRunOutput" }, { target: "settling" }],
             onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
           },
           // R82: decisions for the run's waiting calls.
@@ -358,6 +362,15 @@ export function initialSessionContext(input: SessionInput): SessionContext {
     failure: [],
     approval: noApprovals,
   };
+}
+
+/** The messages a finished run added (its output). */
+const runOutput = (event: unknown): AgentMessage[] => (event as { output?: AgentMessage[] }).output ?? [];
+
+/** A turn's error message, if its last message has one. */
+function turnError(message: AgentMessage): string | undefined {
+  const errorMessage = (message as { errorMessage?: unknown }).errorMessage;
+  return typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : undefined;
 }
 
 /** Shared by every new session (issue 19: an idle Agent's context stays small); replaced, never mutated. */

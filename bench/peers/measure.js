@@ -6,6 +6,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 /** Runs per round and scenario, so a round is long enough for the CPU clock (about 10–50 ms of work). */
 const RUNS = { a: 20, one: 100, stream: 2 };
 const WARMUP_ROUNDS = 2;
+/** `BENCH_PEERS=ours,pi` measures only those (pi, ours, ai, openai, langgraph); `BENCH_SCENARIOS=a,one` only those scenarios. */
+const PEERS = process.env.BENCH_PEERS ? new Set(process.env.BENCH_PEERS.split(",")) : undefined;
+const wanted = (peer) => !PEERS || PEERS.has(peer);
+const SCENARIO_NAMES = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(",") : Object.keys(SCENARIOS);
 
 const columns = [];
 const notLoaded = {};
@@ -18,17 +22,17 @@ async function load(label, importer, required = false) {
     notLoaded[label] = String(error?.message ?? error).split("\n")[0].slice(0, 160);
   }
 }
-await load("pi", async () => {
+if (wanted("pi")) await load("pi", async () => {
   const { piLike } = await import("./impl/pi-like.js");
   return piLike("pi", await import("@earendil-works/pi-agent-core"));
 }, true);
-await load("ours", async () => {
+if (wanted("ours")) await load("ours", async () => {
   const { piLike } = await import("./impl/pi-like.js");
   return piLike("ours", await import("../../dist/index.js"));
 }, true);
-await load("AI SDK 7", async () => (await import("./impl/ai-sdk.js")).columns);
-await load("OpenAI Agents", async () => (await import("./impl/openai-agents.js")).columns);
-await load("LangGraph", async () => (await import("./impl/langgraph.js")).columns);
+if (wanted("ai")) await load("AI SDK 7", async () => (await import("./impl/ai-sdk.js")).columns);
+if (wanted("openai")) await load("OpenAI Agents", async () => (await import("./impl/openai-agents.js")).columns);
+if (wanted("langgraph")) await load("LangGraph", async () => (await import("./impl/langgraph.js")).columns);
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -48,7 +52,7 @@ async function round(scenario, column, runs) {
 }
 
 const results = {};
-for (const scenario of Object.keys(SCENARIOS)) {
+for (const scenario of SCENARIO_NAMES) {
   // A mode that delivers no deltas has nothing to do on the stream scenario.
   const here = columns.filter((column) => scenario !== "stream" || column.streams);
   const times = Object.fromEntries(here.map((column) => [column.column, []]));

@@ -1,7 +1,8 @@
 // npm run bench:peers (issue 40): this package against the runtimes a user could embed instead, on
 // Node 24 and Node 20, each in a process of its own (bench/peers/measure.js). Installs the peers
 // (`npm ci --prefix bench/peers`) and a Node 24 binary (the registry's `node-<platform>-<arch>@24`,
-// into bench/peers/node_modules/.node24) when they are missing. BENCH_NODES=24 or =20 picks one.
+// into bench/peers/node_modules/.node24) when they are missing. BENCH_NODES=24 or =20 picks one;
+// BENCH_PEERS=ours,pi (of pi, ours, ai, openai, langgraph) and BENCH_SCENARIOS=a,one pick columns and rows.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -10,7 +11,9 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
-if (!existsSync(join(here, "node_modules", "ai"))) {
+const peers = process.env.BENCH_PEERS?.split(",");
+const needsPeers = !peers || peers.some((peer) => !["ours", "pi"].includes(peer));
+if (needsPeers && !existsSync(join(here, "node_modules", "ai"))) {
   console.log("bench:peers: installing the peers (npm ci --prefix bench/peers)");
   execFileSync(npm, ["ci", "--prefix", here, "--no-audit", "--no-fund", "--ignore-scripts"], { stdio: "inherit" });
 }
@@ -36,6 +39,7 @@ const LABELS = { a: "(a) 5 requests, 12 tools", one: "one-turn run", stream: "3,
 function table(result, title, columns) {
   const lines = [`${title}`, "", `| scenario | ${columns.map((c) => c.title).join(" | ")} |`, `|---|${columns.map(() => "---").join("|")}|`];
   for (const scenario of Object.keys(LABELS)) {
+    if (!result.results[scenario]) continue;
     lines.push(`| ${LABELS[scenario]} | ${columns.map((c) => cell(result.results[scenario][c.pick(scenario)])).join(" | ")} |`);
   }
   return lines.join("\n");
@@ -43,7 +47,7 @@ function table(result, title, columns) {
 
 function report(result) {
   const r = result.results;
-  const m = (scenario, column) => r[scenario][column]?.median;
+  const m = (scenario, column) => r[scenario]?.[column]?.median;
   console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) of ${result.rounds} interleaved rounds, runs per round ${JSON.stringify(result.runs)}\n`);
   for (const [peer, why] of Object.entries(result.notLoaded)) console.log(`- ${peer} does not load on Node ${result.node}: ${why}`);
   // The issue's table: each peer's loop call, ours also as an Agent prompt; the AI SDK as ToolLoopAgent.
@@ -68,7 +72,7 @@ function report(result) {
   console.log(`ours loop / AI SDK generateText: (a) ${ratio(m("a", "ours loop"), m("a", "AI SDK generateText"))}, one-turn ${ratio(m("one", "ours loop"), m("one", "AI SDK generateText"))}`);
   const cheaper = (kind, ours) => {
     const others = result.columns.filter((c) => c.kind === kind && !c.column.startsWith("ours") && !c.column.startsWith("pi"));
-    return Object.keys(LABELS).map((s) => {
+    return Object.keys(LABELS).filter((s) => r[s]).map((s) => {
       const beaten = others.filter((c) => r[s][c.column] && r[s][c.column].median < m(s, ours)).map((c) => c.column);
       return `${s}: ${beaten.length ? `cheaper than ours: ${beaten.join(", ")}` : "ours cheapest"}`;
     }).join("; ");

@@ -83,6 +83,7 @@ export function initialRunContext(input: RunInput): RunContext {
       streamingTools: input.streamingTools ?? null,
       output: input.output ?? null,
       trace: input.trace ?? null,
+      startedAt: input.startedAt,
     },
     pending: input.prompts ?? [],
     prepared: [],
@@ -93,7 +94,6 @@ export function initialRunContext(input: RunInput): RunContext {
     recovery: idleRecovery,
     endReason: "completed",
     failure: null,
-    startedAt: input.startedAt,
     approval: initialApprovals(input.approval),
   };
 }
@@ -232,3 +232,6 @@ export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] 
   }
   return starting;
 }
+
+/** When the run started (a snapshot persisted before it moved into `settings` has it at the top). */
+export const runStartedAt = (context: RunContext): number => context.settings.startedAt ?? (context as { startedAt?: number }).startedAt ?? 0;

@@ -64,11 +64,16 @@ export class ContentLog {
   }
 }
 
-/** The eager copy: its own content array, and its own copy of the changed block (of every block without an index). */
+/**
+ * The eager copy: its own content array, and its own copy of the changed block and of every block
+ * after it (of every block without an index): a provider that runs ahead of its consumer has
+ * opened and grows those already, so sharing them would let a kept update change later.
+ */
 export function copyNow(partial: AssistantMessage, contentIndex?: number): AssistantMessage {
   const content = partial.content.slice();
-  if (contentIndex === undefined) for (let i = 0; i < content.length; i++) content[i] = { ...content[i] };
-  else if (content[contentIndex]) content[contentIndex] = { ...content[contentIndex] };
+  // (An index that names no block copies none, as before.)
+  const from = contentIndex === undefined ? 0 : content[contentIndex] ? contentIndex : content.length;
+  for (let i = from; i < content.length; i++) content[i] = { ...content[i] };
   return { ...partial, content };
 }
 
@@ -119,18 +124,55 @@ const contentAccessor: PropertyDescriptor = {
   },
 };
 
+/** pi-ai's providers' partial, key by key: the keys an update copies with named stores. */
+const USUAL_KEYS = ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp"] as const;
+
 /**
  * The message with `content` as an enumerable accessor in its place among the keys, so JSON,
  * `structuredClone`, spreads and deep equality see the same message as the eager copy. The array
  * is built on first read and kept; assigning `content` replaces it, as on a plain object.
  */
 function lazyCopy(partial: AssistantMessage, blocks: Block[], length: number, contentIndex: number, changed: Block): AssistantMessage {
+  const message = hasUsualKeys(partial) ? usualCopy(partial) : anyCopy(partial);
+  new Stamp(message, { blocks, length, contentIndex, changed, content: undefined });
+  return message as unknown as AssistantMessage;
+}
+
+/** The partial's own keys begin with `USUAL_KEYS`, in that order (a walk of V8's cached keys: no array built). */
+function hasUsualKeys(partial: AssistantMessage): boolean {
+  let i = 0;
+  for (const key in partial) {
+    if (i < USUAL_KEYS.length && key !== USUAL_KEYS[i]) return false;
+    i++;
+  }
+  return i >= USUAL_KEYS.length && Object.hasOwn(partial, "timestamp");
+}
+
+/**
+ * The usual partial, copied with named stores (one hidden class for every update, no keyed
+ * stores: the key-by-key walk below cost about what the accessor does); keys after those
+ * (a `responseId` set mid-stream) follow in their order.
+ */
+function usualCopy(partial: AssistantMessage): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: partial.role };
+  Object.defineProperty(message, "content", contentAccessor);
+  message.api = partial.api;
+  message.provider = partial.provider;
+  message.model = partial.model;
+  message.usage = partial.usage;
+  message.stopReason = partial.stopReason;
+  message.timestamp = partial.timestamp;
+  let i = 0;
+  for (const key in partial) if (i++ >= USUAL_KEYS.length && Object.hasOwn(partial, key)) message[key] = (partial as unknown as Record<string, unknown>)[key];
+  return message;
+}
+
+/** Any other partial: key by key, in the partial's order, `content` in its place (JSON, and so the journal, is the same). */
+function anyCopy(partial: AssistantMessage): Record<string, unknown> {
   const message: Record<string, unknown> = {};
-  // Key by key, in the partial's order: `content` keeps its place (JSON, and so the journal, is the same).
   for (const key in partial) {
     if (key === "content") Object.defineProperty(message, "content", contentAccessor);
     else if (Object.hasOwn(partial, key)) message[key] = (partial as unknown as Record<string, unknown>)[key];
   }
-  new Stamp(message, { blocks, length, contentIndex, changed, content: undefined });
-  return message as unknown as AssistantMessage;
+  return message;
 }

@@ -38,7 +38,7 @@ import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionIn
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { replayTranscript } from "../transcript/index.js";
 import { rehostedSession, sessionHosting } from "./provided-session.js";
-import { SessionRuntime, type RunPlan } from "./session-runtime.js";
+import { SessionRuntime, type RunPlan, type SessionOwner } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
 import { TranscriptView } from "./transcript-view.js";
@@ -93,45 +93,102 @@ function resumedRunMessages(session: SessionActor): AgentMessage[] | undefined {
   return run?.getSnapshot().context?.newMessages?.slice();
 }
 
+/** The options an Agent copies when they are given (the prototype holds the others: `agentDefaults`). */
+const OPTION_FIELDS = [
+  "convertToLlm",
+  "transformContext",
+  "getApiKey",
+  "beforeToolCall",
+  "afterToolCall",
+  "finishTurn",
+  "prepareRequest",
+  "prepareNextTurn",
+  "prepareNextTurnWithContext",
+  "toolExecution",
+  "budget",
+  "retry",
+  "outputLimit",
+  "compact",
+  "toolTimeoutMs",
+  "abortGraceMs",
+  "requestLimiter",
+  "streamingToolExecution",
+  "maxConcurrentTools",
+  "output",
+  "sessionId",
+  "thinkingBudgets",
+  "transport",
+  "maxRetryDelayMs",
+  "onPayload",
+  "onResponse",
+  "onProviderStreamEvent",
+  "identity",
+] as const satisfies readonly (keyof AgentOptions & keyof Agent)[];
+type OptionField = (typeof OPTION_FIELDS)[number];
+
+/**
+ * Issue 40.5: the defaults of what an Agent keeps as own fields only once set (8 bytes each: ~30
+ * options and ten rarely used internals were a third of an idle Agent's heap), on its prototype.
+ * Every option stays a member the app can read and set, as on the reference's Agent.
+ */
+const agentDefaults = {
+  ...Object.fromEntries(OPTION_FIELDS.map((key) => [key, undefined])),
+  convertToLlm: defaultConvertToLlm,
+  toolExecution: "parallel",
+  transport: "auto",
+  pinned: false,
+  inspect: undefined,
+  origins: undefined,
+  sequenced: 0,
+  tail: undefined,
+  transcript: undefined,
+  events: undefined,
+  replay: undefined,
+  durable: undefined,
+  writer: undefined,
+};
+
 export class Agent {
+  // Issue 40.5: the options' fields are the prototype's (their defaults, `agentDefaults`) until
+  // set: an Agent holds only those it was given or that the app set since.
   // Hooks: settable at any time; each run reads them when it starts.
-  convertToLlm: AgentHooks["convertToLlm"];
-  transformContext?: AgentHooks["transformContext"];
-  getApiKey?: AgentHooks["getApiKey"];
-  beforeToolCall?: AgentHooks["beforeToolCall"];
-  afterToolCall?: AgentHooks["afterToolCall"];
-  finishTurn?: AgentHooks["finishTurn"];
-  prepareRequest?: AgentHooks["prepareRequest"];
-  prepareNextTurn?: AgentHooks["prepareNextTurn"];
-  prepareNextTurnWithContext?: AgentHooks["prepareNextTurnWithContext"];
+  declare convertToLlm: AgentHooks["convertToLlm"];
+  declare transformContext?: AgentHooks["transformContext"];
+  declare getApiKey?: AgentHooks["getApiKey"];
+  declare beforeToolCall?: AgentHooks["beforeToolCall"];
+  declare afterToolCall?: AgentHooks["afterToolCall"];
+  declare finishTurn?: AgentHooks["finishTurn"];
+  declare prepareRequest?: AgentHooks["prepareRequest"];
+  declare prepareNextTurn?: AgentHooks["prepareNextTurn"];
+  declare prepareNextTurnWithContext?: AgentHooks["prepareNextTurnWithContext"];
   /** The provider seam. */
   streamFunction: StreamFn;
   /** Tool execution strategy for a batch of several calls. */
-  toolExecution: ToolExecutionMode;
+  declare toolExecution: ToolExecutionMode;
   /** SPEC R63: each run's limits; read when a run starts. */
-  budget?: RunBudget;
+  declare budget?: RunBudget;
   /** SPEC R60–R62, R65, R67: recovery settings, read when a run starts (see `AgentLoopConfig`). */
-  retry?: RetrySettings;
-  outputLimit?: OutputLimitSettings;
-  compact?: CompactSettings;
-  toolTimeoutMs?: number;
-  abortGraceMs?: number;
-  requestLimiter?: AgentOptions["requestLimiter"];
+  declare retry?: RetrySettings;
+  declare outputLimit?: OutputLimitSettings;
+  declare compact?: CompactSettings;
+  declare toolTimeoutMs?: number;
+  declare abortGraceMs?: number;
+  declare requestLimiter?: AgentOptions["requestLimiter"];
   /** SPEC R70: tools start while the model streams (see `AgentLoopConfig.streamingToolExecution`); read when a run starts. */
-  streamingToolExecution?: boolean;
-  maxConcurrentTools?: number;
+  declare streamingToolExecution?: boolean;
+  declare maxConcurrentTools?: number;
   /** SPEC R100: each run's structured final answer (see `AgentLoopConfig.output`); read when a run starts. `state.output` holds the last run's. */
-  output?: OutputSettings;
+  declare output?: OutputSettings;
   // Forwarded to the stream function when set.
-  sessionId?: AgentOptions["sessionId"];
-  thinkingBudgets?: AgentOptions["thinkingBudgets"];
+  declare sessionId?: AgentOptions["sessionId"];
+  declare thinkingBudgets?: AgentOptions["thinkingBudgets"];
   /** "auto" unless given, as the reference's (and so every request carries it). */
-  transport: NonNullable<AgentOptions["transport"]>;
-  maxRetryDelayMs?: AgentOptions["maxRetryDelayMs"];
-  onPayload?: AgentOptions["onPayload"];
-  onResponse?: AgentOptions["onResponse"];
-  onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
-  identity?: AgentOptions["identity"];
+  declare transport: NonNullable<AgentOptions["transport"]>;
+  declare maxRetryDelayMs?: AgentOptions["maxRetryDelayMs"];
+  declare onPayload?: AgentOptions["onPayload"];
+  declare onResponse?: AgentOptions["onResponse"];
+  declare onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
+  declare identity?: AgentOptions["identity"];
 
   /** Current state; see `AgentState`. */
   readonly state: AgentState;
@@ -139,33 +196,37 @@ export class Agent {
   private live: SessionActor | undefined;
   /** The idle session's context while no actor lives. */
   private parked: SessionContext | undefined;
-  /** The actor lives for good: an inspector watches it, or the app holds it. */
-  private pinned: boolean;
-  private readonly inspect: ((event: InspectionEvent) => void) | undefined;
-  /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
-  private readonly origins: TraceOrigins | undefined;
-  private readonly runtime: SessionRuntime;
-  /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
-  private listeners: Map<AgentRuntimeListener, ListenerEntry> = noListeners;
-  /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
-  private sequenced = 0;
-  /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
-  private readonly tail: SessionTail | undefined;
+  private readonly runtime: SessionRuntime<Agent>;
   /** What changes on every delta and tool start/end. */
   private readonly view = new LiveView();
-  /** `state.messages`, made when first read. */
-  private transcript: TranscriptView | undefined;
-  /** Made when `events$` is first asked for. */
-  private events: Subject<AgentEvent> | undefined;
   private tools: AgentTool[];
-  private replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
   private endReason: AgentEndReason | undefined;
   /** R100: the last run's validated final answer. */
   private lastOutput: unknown;
+  /** By function, as the reference's Set: a listener subscribed twice is called once, and either unsubscribe removes it. */
+  private listeners: Map<AgentRuntimeListener, ListenerEntry> = noListeners;
+  // What most Agents never set is the prototype's too (`agentDefaults`), until set.
+  /** The actor lives for good: an inspector watches it, or the app holds it. */
+  private declare pinned: boolean;
+  private declare readonly inspect: ((event: InspectionEvent) => void) | undefined;
+  /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
+  private declare readonly origins: TraceOrigins | undefined;
+  /** R81: listeners subscribed from a sequence number (they get a resumed run's replayed events too). */
+  private declare sequenced: number;
+  /** R81: a durable session's current run's events by sequence number, for `subscribe(l, { after })`. */
+  private declare readonly tail: SessionTail | undefined;
+  /** `state.messages`, made when first read. */
+  private declare transcript: TranscriptView | undefined;
+  /** Made when `events$` is first asked for. */
+  private declare events: Subject<AgentEvent> | undefined;
+  private declare replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
   /** R80: where the runs are journaled, if anywhere. */
-  private readonly durable: AgentOptions["durable"];
+  private declare readonly durable: AgentOptions["durable"];
   /** R84: the durable session's writer, held from the Agent's first use of the session until `release()` (or the process ends). */
-  private writer: SessionWriter | undefined;
+  private declare writer: SessionWriter | undefined;
+  static {
+    Object.assign(this.prototype, agentDefaults);
+  }
 
   /**
    * SPEC R13: an Agent from a snapshot taken with `getPersistedSnapshot()` (JSON round trips are
@@ -186,53 +247,27 @@ export class Agent {
     if (initial.model !== undefined) checkModel(initial.model, "initialState.model");
     checkTools(initial.tools, "initialState.tools");
     if (initial.messages !== undefined) checkMessages(initial.messages, "initialState.messages");
-    this.convertToLlm = options.convertToLlm ?? defaultConvertToLlm;
-    this.transformContext = options.transformContext;
-    this.getApiKey = options.getApiKey;
-    this.beforeToolCall = options.beforeToolCall;
-    this.afterToolCall = options.afterToolCall;
-    this.finishTurn = options.finishTurn;
-    this.prepareRequest = options.prepareRequest;
-    this.prepareNextTurn = options.prepareNextTurn;
-    this.prepareNextTurnWithContext = options.prepareNextTurnWithContext;
-    this.toolExecution = options.toolExecution ?? "parallel";
     checkLoopSettings(options, "");
-    this.budget = options.budget;
-    this.retry = options.retry;
-    this.outputLimit = options.outputLimit;
-    this.compact = options.compact;
-    this.toolTimeoutMs = options.toolTimeoutMs;
-    this.abortGraceMs = options.abortGraceMs;
-    this.requestLimiter = options.requestLimiter;
-    this.streamingToolExecution = options.streamingToolExecution;
-    this.maxConcurrentTools = options.maxConcurrentTools;
-    this.output = options.output;
-    this.sessionId = options.sessionId;
-    this.thinkingBudgets = options.thinkingBudgets;
-    this.transport = options.transport ?? "auto";
-    this.maxRetryDelayMs = options.maxRetryDelayMs;
-    this.onPayload = options.onPayload;
-    this.onResponse = options.onResponse;
-    this.onProviderStreamEvent = options.onProviderStreamEvent;
-    this.identity = options.identity;
+    // (Unset, an option is its default on the prototype: `agentDefaults`.)
+    for (const key of OPTION_FIELDS) {
+      const value = options[key];
+      if (value !== undefined) (this as Record<OptionField, unknown>)[key] = value;
+    }
     this.tools = (initial.tools ?? []).slice();
     const sessionId = options.sessionId ?? (options.durable as { sessionId?: string } | undefined)?.sessionId;
     // Only an inspected Agent can have a tracing observer to start its runs' traces (an idle Agent keeps no more).
-    this.origins = options.inspect === undefined ? undefined : new TraceOrigins();
-    this.inspect = this.origins && guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
-    this.pinned = this.inspect !== undefined;
-    if (options.durable !== undefined) checkDurable(options.durable, "options.durable");
-    this.durable = options.durable;
-    this.tail = this.durable && sessionTail(this.durable);
+    if (options.inspect !== undefined) {
+      this.origins = new TraceOrigins();
+      this.inspect = guardedInspect(options.inspect, { kind: "session", origins: this.origins, ...(typeof sessionId === "string" ? { sessionId } : {}) });
+      this.pinned = true;
+    }
+    if (options.durable !== undefined) {
+      checkDurable(options.durable, "options.durable");
+      this.durable = options.durable;
+      this.tail = sessionTail(options.durable);
+    }
 
-    this.runtime = new SessionRuntime(
-      sessionHosting(),
-      undefined,
-      (event, signal, delivery) => this.deliver(event, signal, delivery),
-      () => this.view.clear(),
-      options.clock,
-      options.random,
-    );
+    this.runtime = new SessionRuntime(sessionHosting(), undefined, this, agentAsOwner, options.clock, options.random);
     const input: SessionInput = {
       host: this.runtime.key,
       messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
@@ -342,7 +377,7 @@ export class Agent {
     const key = listener as AgentRuntimeListener;
     // Subscribed again: it keeps its place; asking for runtime events again adds them.
     const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
-    this.ownListeners().set(key, { runtimeEvents });
+    this.ownListeners().set(key, { listener: key, runtimeEvents });
     return () => void this.listeners.delete(key);
   }
 
@@ -364,7 +399,7 @@ export class Agent {
     // (The catch-up may run to its end, or fail, within this call.)
     subscription = tail.subscribe(listener as SequencedListener, { after, runtimeEvents: options.runtimeEvents === true, onError: (error) => (unsubscribe(), onError(error)) });
     if (done) return unsubscribe;
-    this.ownListeners().set(key, { runtimeEvents: options.runtimeEvents === true, subscription });
+    this.ownListeners().set(key, { listener: key, runtimeEvents: options.runtimeEvents === true, subscription });
     this.sequenced++;
     return unsubscribe;
   }
@@ -727,7 +762,8 @@ export class Agent {
     else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
     this.events?.next(event);
-    return this.listeners.size === 0 ? undefined : this.notify(event, signal, false, given, false);
+    if (this.listeners.size === 0) return undefined;
+    return event.type === "message_update" ? this.notifyUpdate(event, signal, given) : this.notify(event, signal, false, given, false);
   }
 
   /**
@@ -735,10 +771,32 @@ export class Agent {
    * (R66); a `skipped` one (a resumed run's, delivered before) only those subscribed from a sequence number.
    */
   private async notify(event: AnyAgentEvent, signal: AbortSignal, runtimeEvent: boolean, delivery: EventDelivery | undefined, skipped: boolean): Promise<void> {
-    for (const [listener, { runtimeEvents, subscription }] of this.listeners) {
+    for (const { listener, runtimeEvents, subscription } of this.listeners.values()) {
       if ((runtimeEvent && !runtimeEvents) || (skipped && !subscription)) continue;
       await listener(event, signal, delivery);
     }
+  }
+
+  /**
+   * `notify` for a stream's update (issue 40: every delta comes through here). A listener that
+   * returns no promise leaves nothing to await: the next one is called at once and, when none
+   * returned one, there is no promise to return (the async `notify` cost each delta a promise and
+   * three microtask hops in the run's event queue). From the first promise on, the rest wait for
+   * it, as in `notify`; a listener that throws rejects, as there. Only updates: the other events
+   * keep `notify`'s timing (an event the run's machine emits in a step reaches the listeners after
+   * the session took the one before it).
+   */
+  private notifyUpdate(event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
+    const entries = this.listeners.values();
+    try {
+      for (let next = entries.next(); !next.done; next = entries.next()) {
+        const result = next.value.listener(event, signal, delivery);
+        if (isThenable(result)) return notifyAfter(result, entries, event, signal, delivery);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return undefined;
   }
 
   /** The Agent's own listener map, made at its first subscription (an Agent with none shares one empty map). */
@@ -795,12 +853,29 @@ export class Agent {
   }
 }
 
+
 interface ListenerEntry {
+  /** Its key in the map, kept here so that dispatch iterates the values (no entry pair per listener and event). */
+  listener: AgentRuntimeListener;
   runtimeEvents: boolean;
   subscription?: Subscription;
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+
+/** `notifyUpdate` once a listener returned a promise: it, then the listeners after it, each awaited (R51). */
+async function notifyAfter(pending: PromiseLike<unknown>, entries: Iterator<ListenerEntry>, event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> {
+  await pending;
+  for (let next = entries.next(); !next.done; next = entries.next()) await next.value.listener(event, signal, delivery);
+}
 /** Never added to (see `ownListeners`). */
 const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
+
+/** What every Agent's session runtime calls on it (its own side of the runtime, as `state` is below). */
+const agentAsOwner: SessionOwner<Agent> = {
+  dispatch: (agent, event, signal, delivery) => agent["deliver"](event, signal, delivery),
+  idle: (agent) => agent["view"].clear(),
+};
 
 const AGENT = Symbol("agent");
 const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];

@@ -27,11 +27,19 @@ import type { LedgerDelivery } from "../durable/delivery.js";
 import type { SessionHosts, SessionServices } from "./session-actors.js";
 
 /**
- * Delivers one event to the Agent: its state first, then every listener, in order (R51).
- * `delivery` (a durable run, R81): the event's sequence number; `skipped`: a resumed run's event
- * delivered before the crash (or before the consumer's `after`): the Agent's state only, no listener.
+ * What the runtime calls on the session's owner (the Agent), given the owner: one object serves
+ * every Agent, where two closures per Agent did (issue 40.5).
  */
-export type AgentDispatch = (event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery) => Promise<void> | undefined;
+export interface SessionOwner<O> {
+  /**
+   * Delivers one event to the Agent: its state first, then every listener, in order (R51).
+   * `delivery` (a durable run, R81): the event's sequence number; `skipped`: a resumed run's event
+   * delivered before the crash (or before the consumer's `after`): the Agent's state only, no listener.
+   */
+  dispatch(owner: O, event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery): Promise<void> | undefined;
+  /** The session is idle again, before `prompt()` settles. */
+  idle(owner: O): void;
+}
 
 /** What the Agent hands over to start a run. */
 export interface RunPlan {
@@ -87,7 +95,7 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-export class SessionRuntime implements SessionServices {
+export class SessionRuntime<O = unknown> implements SessionServices {
   /** This runtime's key in `sessions`: its session's `context.host`. */
   readonly key: string;
   private active: ActiveRun | undefined;
@@ -97,23 +105,23 @@ export class SessionRuntime implements SessionServices {
   private readonly clock: Clock;
 
   private host: SessionHost | undefined;
-  private readonly sessions: SessionHosts;
-  private readonly runs: RunHosts;
 
   constructor(
-    hosts: { sessions: SessionHosts; runs: RunHosts },
+    private readonly hosts: { sessions: SessionHosts; runs: RunHosts },
     host: SessionHost | undefined,
-    private readonly dispatch: AgentDispatch,
-    /** Called when the session is idle again, before `prompt()` settles. */
-    private readonly onIdle: () => void,
+    private readonly owner: O,
+    private readonly port: SessionOwner<O>,
     clock?: Clock,
     private readonly random?: RandomSource,
   ) {
     this.clock = clock ?? systemClock;
-    this.sessions = hosts.sessions;
-    this.runs = hosts.runs;
-    this.key = this.sessions.newKey();
+    this.key = hosts.sessions.newKey();
     if (host) this.attach(host);
+  }
+
+  /** Delivers one event to the owner (see `SessionOwner.dispatch`). */
+  private dispatch(event: AnyAgentEvent, signal: AbortSignal, delivery?: LedgerDelivery): Promise<void> | undefined {
+    return this.port.dispatch(this.owner, event, signal, delivery);
   }
 
   /** The session actor this runtime serves from now on (an Agent makes a new one when it wakes from idle). */
@@ -158,7 +166,9 @@ export class SessionRuntime implements SessionServices {
       return Promise.reject(error);
     }
     const { input, host } = this.active!;
-    this.session.send({ type: "run.start", input: { ...input, host }, ...(plan.dequeue ? { dequeue: plan.dequeue } : {}) });
+    const start: Extract<SessionEvent, { type: "run.start" }> = { type: "run.start", input, host };
+    if (plan.dequeue) start.dequeue = plan.dequeue;
+    this.session.send(start);
     return done;
   }
 
@@ -173,7 +183,7 @@ export class SessionRuntime implements SessionServices {
     return done;
   }
 
-  private activate(plan: RunPlan, host = this.runs.newKey()): Promise<void> {
+  private activate(plan: RunPlan, host = this.hosts.runs.newKey()): Promise<void> {
     const registry = new ToolRegistry(plan.tools, answerToolOf(plan.config));
     const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
@@ -187,8 +197,8 @@ export class SessionRuntime implements SessionServices {
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     this.active = { plan, input, host, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
-    this.sessions.serve(this.key, this);
-    this.runs.serve(host, () => this.runtimeFor(this.runActor()!));
+    this.hosts.sessions.serve(this.key, this);
+    this.hosts.runs.serve(host, () => this.runtimeFor(this.runActor()!));
     return done;
   }
 
@@ -200,9 +210,9 @@ export class SessionRuntime implements SessionServices {
   /** No run in progress: the session machine's implementations have nothing to find here. */
   private retire(): void {
     // (The run's worker closed its key when it stopped; a run that never started has one still.)
-    if (this.active) this.runs.close(this.active.host);
+    if (this.active) this.hosts.runs.close(this.active.host);
     this.active = undefined;
-    this.sessions.retire(this.key);
+    this.hosts.sessions.retire(this.key);
   }
 
   /** The runtime of the session's run actor `owner`, built from the current plan. */
@@ -306,7 +316,7 @@ export class SessionRuntime implements SessionServices {
       run.durable.ended(contextOf(run).newMessages);
       this.finished = run.durable;
     }
-    this.onIdle();
+    this.port.idle(this.owner);
     if (run.rejection) run.reject(run.rejection.error);
     else run.resolve();
   }
@@ -318,7 +328,7 @@ export class SessionRuntime implements SessionServices {
     this.retire();
     run.durable?.abandon();
     run.runtime?.abort(error);
-    this.onIdle();
+    this.port.idle(this.owner);
     run.reject(error);
   }
 

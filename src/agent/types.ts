@@ -118,18 +118,17 @@ export type AgentStreamOptions = Pick<
  * `agent.subscribe(listener, { after })` (SPEC R81, an Agent with `durable`): another tab, a
  * reconnecting client, a consumer that lost its place. The listener gets every event of the
  * session numbered above `after`, each once, in order, each with its `EventDelivery` as third
- * argument: first the stored ones (read from the store and replayed, as `replayRun` does: the
- * events of runs that finished are firm, `provisional: false`), then the events of the run in
- * progress (kept in memory as they were delivered, the provisional events of a response still
- * streaming included, with their flags), then each new event as it is delivered. A subscriber
+ * argument: first the stored ones (read from the store and replayed, as `replayRun` does, with
+ * the flags they were delivered with), then the events of the run in progress (kept in memory as
+ * they were delivered, the provisional events of a response still streaming included), then each
+ * new event as it is delivered. A subscriber
  * that has caught up is a listener like the others (awaited, R51; a throw ends the run, R55);
  * while it catches up, the run does not wait for it. It also gets the events a resumed run
  * replays without delivering (delivered before the crash): it is a new consumer.
  *
  * `after` beyond the last event is allowed: the listener waits for the events above it. A
- * retraction that arrives after you subscribed (a resumed run's `message_discarded`, reason
- * `interrupted`, R81) is delivered even when its number is at or below `after`: delivery resumes
- * from it, as `resume({ after })`'s does.
+ * retraction (a resumed run's `message_discarded`, reason `interrupted`, R81) is numbered like any
+ * event, above the events it takes back: no number is ever given to two events.
  */
 export interface SubscribeFromOptions {
   /** The last sequence number you processed (0: from the session's first event). */

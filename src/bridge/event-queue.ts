@@ -13,6 +13,8 @@ export type LoopEventSink = (event: AnyAgentEvent) => void | Promise<void>;
 export class EventQueue {
   private pending: Promise<void> | undefined;
   private failed = false;
+  /** Called as each event's delivery begins, before the sink (R81: a durable run makes what it delivers durable first). */
+  beforeDeliver: (() => void) | undefined = undefined;
 
   constructor(
     private readonly sink: LoopEventSink,
@@ -35,6 +37,7 @@ export class EventQueue {
   private deliver(event: AnyAgentEvent): Promise<void> | undefined {
     if (this.failed) return undefined;
     try {
+      this.beforeDeliver?.();
       const result = this.sink(event);
       if (result && typeof (result as Promise<void>).then === "function") {
         return (result as Promise<void>).then(undefined, (error: unknown) => this.fail(error));

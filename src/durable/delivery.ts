@@ -4,11 +4,13 @@
  * so the original process, any resume and a replay number the same event alike. No event object
  * is ever remembered by identity: a run's machine may push one shared object many times.
  *
- * An event is provisional when it was pushed while a job's output was not yet in a record (a
- * streaming response's `message_start`/`message_update`, a tool's progress, a preflight's
- * `tool_execution_start`): a crash may contradict it, and the resumed run then retracts it
- * (`message_discarded` with reason `interrupted`, at the sequence number where the provisional
- * events began). Every other event is firm: its record was durable before it was delivered.
+ * Nothing is delivered before it is in a record: a job's output (a streaming response's
+ * `message_start`/`message_update`, a tool's progress, a preflight's `tool_execution_start`) is
+ * written as the delivery of its first event begins (`cover`), so a resume and a replay produce
+ * every event any process delivered, with its number. Such an event is provisional when the job
+ * had not ended: a crash may still contradict it, and the resumed run then retracts it with a new
+ * event (`message_discarded`, reason `interrupted`, numbered next, `fromSeq` pointing back at the
+ * retracted response's first event). No number is ever given to two events.
  *
  * The ledger decides, per delivered event, whether a resumed run's sink gets it (its sequence
  * number is after where delivery resumes) and tracks the last sequence number whose delivery
@@ -71,13 +73,12 @@ export class DeliveryLedger {
     if (this.deliverFrom === Number.POSITIVE_INFINITY) this.deliverFrom = this.nextSeq;
   }
 
-  /** A retraction resumes delivery at its own sequence number, whatever the consumer had processed (R81). */
-  resumeAt(seq: number): void {
-    if (seq < this.deliverFrom) this.deliverFrom = seq;
-  }
-
-  /** Wraps the run's queue: each push is numbered, flagged, and counted when its delivery completes. */
-  wrap(queue: EventQueue, provisional: () => boolean): void {
+  /**
+   * Wraps the run's queue: each push is numbered, flagged, and counted when its delivery completes;
+   * `cover` runs as each delivery begins (R81's write-ahead of what a job emitted so far).
+   */
+  wrap(queue: EventQueue, provisional: () => boolean, cover?: () => void): void {
+    if (cover) queue.beforeDeliver = cover;
     const push = queue.push.bind(queue);
     const advance = () => {
       this.completed++;

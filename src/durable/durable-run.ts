@@ -147,21 +147,17 @@ export class JournaledRun {
 
 /**
  * R81: `ledger` numbers the run's events; the journal learns how far delivery got and how to
- * retract (a replay's journal too). `trackDelivery: false` for a journal whose records must be the
- * same on every attempt (Restate's): it notes no `d`, which depends on the sink's pace.
+ * retract (a replay's journal too). `paced: false` for a journal whose records must be the same on
+ * every attempt (Restate's): it notes no `d` and writes no record at a delivery, both of which
+ * depend on the sink's pace (Restate's event log is durable before a client reads it).
  */
-export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger, trackDelivery = true): void {
-  ledger.wrap(runtime.events, () => journal.uncovered);
-  if (trackDelivery) journal.hooks.delivered = () => ledger.deliveredSeq;
+export function numberEvents(runtime: RunRuntime, journal: RunJournal, ledger: DeliveryLedger, paced = true): void {
+  ledger.wrap(runtime.events, () => journal.uncovered, paced ? () => journal.cover() : undefined);
+  if (paced) journal.hooks.delivered = () => ledger.deliveredSeq;
   journal.hooks.eventCount = () => ledger.lastSeq;
-  journal.hooks.retraction = (fromSeq = ledger.nextSeq, deliveredAfter = 0) => {
-    // A consumer whose `after` fell inside what is retracted resumes from the retraction itself
-    // (its own number: a `fromSeq` that points back names events whose numbers stay theirs),
-    // unless the journal shows the retraction was already delivered (a process resumed after it
-    // noted a delivery at or past its number): a consumer's `after` is then past it, not before it.
-    if (deliveredAfter < ledger.nextSeq) ledger.resumeAt(ledger.nextSeq);
-    return { type: "message_discarded", reason: "interrupted", fromSeq };
-  };
+  journal.hooks.nextSeq = () => ledger.nextSeq;
+  // The retracted events keep their numbers; the retraction is numbered next, as any event.
+  journal.hooks.retraction = (fromSeq) => ({ type: "message_discarded", reason: "interrupted", fromSeq });
 }
 
 /** `durable` as given by an app: a store with the RunStore methods and a non-empty session id, else an `AgentInputError`. */

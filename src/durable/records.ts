@@ -28,8 +28,12 @@ import type { RunApprovalEvent, StepName, StepReply } from "../../machines/steps
 import type { RunInput } from "../../machines/run.types.js";
 import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
 
-/** The journal format's version, in every `run` record. */
-export const JOURNAL_FORMAT = 1;
+/**
+ * The journal format's version, in every `run` record. 2: a job's output may span several records
+ * (its deltas chained across them), and a retraction takes the next sequence number (`retract`
+ * records carry `seq`); format 1 is read too.
+ */
+export const JOURNAL_FORMAT = 2;
 
 /**
  * What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. In a
@@ -49,9 +53,11 @@ export function encodeUpdate(item: JobOutput, previous: Map<string, Json>): JobO
   return before === undefined ? item : { delta: delta(before, item as unknown as Json), of: type };
 }
 
-/** A record's `out` with every delta rebuilt into its event. */
-export function decodeOut(out: readonly JobOutput[]): (AnyAgentEvent | { sent: EventObject })[] {
-  const previous = new Map<string, Json>();
+/**
+ * A record's `out` with every delta rebuilt into its event. `previous`: the job's last update of
+ * each kind from its earlier records (a job's output may span several, R81), updated in place.
+ */
+export function decodeOut(out: readonly JobOutput[], previous = new Map<string, Json>()): (AnyAgentEvent | { sent: EventObject })[] {
   return out.map((item) => {
     const event = "delta" in item ? (applyDelta(previous.get(item.of)!, item.delta) as unknown as AnyAgentEvent) : item;
     const type = (event as { type?: unknown }).type;
@@ -118,16 +124,17 @@ export interface IntentRecord {
 /** R82: an approval decision the run took (the event as the run got it, plain data). */
 export type DecisionEvent = RunApprovalEvent;
 /**
- * `retract` (R81): a resumed run retracts what the crashed process delivered provisionally, before
- * its steps in flight run again. `fromSeq`: where the retracted events began, when that is not the
- * retraction's own number (on Restate the retracted events stay in the session's numbered log, so
- * the retraction comes after them and points back).
+ * `retract` (R81): a resumed run retracts what the crashed process delivered of a response that
+ * did not end, before its steps in flight run again. The retracted events keep their numbers (they
+ * are in the journal's `out` records); the retraction takes the next one (`seq`, checked by a
+ * replay) and points back at the first retracted event (`fromSeq`). Format 1 had no `seq`, and
+ * without `fromSeq` a retraction retracted from its own number.
  */
 export type InputRecord =
   | { k: "input"; input: "abort" }
   | { k: "input"; input: "grace"; at: number }
   | { k: "input"; input: "decision"; event: DecisionEvent }
-  | { k: "input"; input: "retract"; fromSeq?: number };
+  | { k: "input"; input: "retract"; fromSeq?: number; seq?: number };
 export interface EndRecord {
   k: "end";
   messages: AgentMessage[];

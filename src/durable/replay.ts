@@ -27,6 +27,8 @@ export interface ReplayedRun {
   messages: AgentMessage[] | undefined;
   /** R81: the sequence number of the run's first event in its session (`events[i]` has `firstSeq + i`). */
   firstSeq: number;
+  /** R81: whether each event was delivered provisional (`provisional[i]` is `events[i]`'s flag, as first delivered). */
+  provisional: boolean[];
 }
 
 export interface ReplayOptions {
@@ -82,11 +84,15 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   if (run.v > JOURNAL_FORMAT) throw new JournalFormatError(`format ${run.v}, this build reads up to ${JOURNAL_FORMAT}`);
   const input = run.input as RunInput;
   const events: AnyAgentEvent[] = [];
+  const provisional: boolean[] = [];
   const collect = (event: AnyAgentEvent) => {
     options.onEvent?.(event);
     events.push(jsonCopy(event));
+    provisional.push(ledger.current().provisional);
   };
   const journal = new RunJournal(undefined, records, "replay");
+  const base = run.e ?? 0;
+  const ledger = new DeliveryLedger(base, base + 1);
   const time = { at: input.startedAt };
   journal.hooks.onTime = (at) => {
     time.at = at;
@@ -117,8 +123,7 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   journal.attach(runtime, actor);
   bindJobJournal(runtime, journal);
   // R81: numbered as the run was (a journaled retraction is replayed at its sequence number).
-  const base = run.e ?? 0;
-  numberEvents(runtime, journal, new DeliveryLedger(base, base + 1));
+  numberEvents(runtime, journal, ledger);
   let messages: AgentMessage[] | undefined;
   const finished = new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve(), error: () => resolve() }));
   actor.start();
@@ -137,7 +142,7 @@ async function replayOne(run: RunRecord, records: JournalRecord[], options: Repl
   const snapshot = actor.getSnapshot();
   if (snapshot.status === "done") messages = snapshot.output as AgentMessage[];
   else actor.stop();
-  return { events, messages, firstSeq: base + 1 };
+  return { events, messages, firstSeq: base + 1, provisional };
 }
 
 const macrotask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

@@ -40,8 +40,15 @@ const EMITTING: ReadonlySet<string> = new Set(["streamResponse", "preflightCalls
 export class RunJournal implements JobJournal {
   private cursor = 0;
   private readonly waiting: JournaledJob[] = [];
-  /** What the job that emitted last emitted since the last record; `updates`: its last update of each kind, for the deltas. */
-  private open: { job: JournaledJob; out: JobOutput[]; updates: Map<string, Json> } | undefined;
+  /** What the job that emitted last emitted since the last record. */
+  private open: { job: JournaledJob; out: JobOutput[] } | undefined;
+  /**
+   * Each job's last update of each kind, for the deltas (update-delta.ts): kept across its records
+   * (R81 writes a job's output as it is delivered, so one response may span many records).
+   */
+  private readonly chains = new WeakMap<JournaledJob, Map<string, Json>>();
+  /** The same when answering: the last decoded update of each kind, by path, until the job's reply. */
+  private readonly decoded = new Map<string, Map<string, Json>>();
   /** Paths whose `execute` intent has no outcome yet (R81). */
   private readonly openIntents = new Set<string>();
   private readonly digests = new WeakMap<JournaledJob, string>();
@@ -56,15 +63,16 @@ export class RunJournal implements JobJournal {
   /**
    * Told when the run diverges from its records, and when a resumed run goes live. `delivered`:
    * the last sequence number whose delivery completed (written into records, R81); `retraction`:
-   * the event that retracts a crashed process's provisional events (R81), pushed where the journal says
-   * (`deliveredAfter`, for a replayed one: the highest delivery its later records noted).
+   * the event that retracts a crashed process's provisional events from `fromSeq` on (R81), pushed
+   * where the journal says, numbered next; `nextSeq`: the number the next event gets.
    */
   readonly hooks: {
     onFailure?: (error: Error) => void;
     onLive?: () => void;
     onTime?: (at: number) => void;
     delivered?: () => number;
-    retraction?: (fromSeq?: number, deliveredAfter?: number) => AnyAgentEvent;
+    retraction?: (fromSeq: number) => AnyAgentEvent;
+    nextSeq?: () => number;
     /** The session's event count so far (the `end` record keeps it for the next run). */
     eventCount?: () => number;
   } = {};
@@ -190,12 +198,27 @@ export class RunJournal implements JobJournal {
    * crashed attempt's provisional events from `fromSeq` on are retracted, journaled where it happens.
    */
   retract(fromSeq: number): void {
-    if (!this.live) return;
+    if (this.live) this.retractFrom(fromSeq);
+  }
+
+  /** R81: the retraction, journaled (with the number it takes, so a replay checks it numbers alike), then pushed. */
+  private retractFrom(fromSeq: number): void {
     const retraction = this.hooks.retraction?.(fromSeq);
     if (!retraction) return;
     this.flush();
-    this.append({ k: "input", input: "retract", fromSeq });
+    const seq = this.hooks.nextSeq?.();
+    this.append({ k: "input", input: "retract", fromSeq, ...(seq !== undefined ? { seq } : {}) });
     this.runtime?.events.push(retraction);
+  }
+
+  /**
+   * R81's write-ahead for what a job emits while it runs: called as the delivery of an event
+   * begins, it writes the output not yet in a record (an `out` record), so nothing is delivered
+   * that a resume or a replay would not produce. Several events queued behind a slow listener
+   * share one record.
+   */
+  cover(): void {
+    if (this.live && this.open) this.flush();
   }
 
   private expireGrace: (() => void) | undefined;
@@ -229,8 +252,10 @@ export class RunJournal implements JobJournal {
   private note(job: JournaledJob, item: JobOutput): void {
     if (!this.live) return;
     if (this.open && this.open.job !== job) this.flush();
-    const open = (this.open ??= { job, out: [] as JobOutput[], updates: new Map<string, Json>() });
-    open.out.push(encodeUpdate(item, open.updates));
+    const open = (this.open ??= { job, out: [] as JobOutput[] });
+    let chain = this.chains.get(job);
+    if (!chain) this.chains.set(job, (chain = new Map<string, Json>()));
+    open.out.push(encodeUpdate(item, chain));
   }
 
   private flush(kind: "out" | "response" = "out"): void {
@@ -259,9 +284,9 @@ export class RunJournal implements JobJournal {
   }
 
   /**
-   * R81: a resumed run retracts what the crashed process may have delivered provisionally (the
-   * events of a step in flight at the crash), journaled so that a replay retracts it too, before the
-   * first such step runs again. Steps asked for once this process appended a record are new.
+   * R81: a resumed run retracts what the crashed process delivered of a response that did not end
+   * (its `out` records), journaled so that a replay retracts it too, before the first step that
+   * emits runs again. Steps asked for once this process appended a record are new.
    */
   private retractPending = false;
 
@@ -269,14 +294,11 @@ export class RunJournal implements JobJournal {
   private goingLive(job: JournaledJob): void {
     if (this.retractPending && EMITTING.has(job.name)) {
       this.retractPending = false;
-      // A partial response journaled before the crash began earlier than the journal's end: retracted from its start.
-      const fromSeq = this.partialFrom.size > 0 ? Math.min(...this.partialFrom.values()) : undefined;
-      this.partialFrom.clear();
-      const retraction = this.hooks.retraction?.(fromSeq);
-      if (retraction) {
-        this.flush();
-        this.append({ k: "input", input: "retract", ...(fromSeq !== undefined ? { fromSeq } : {}) });
-        this.runtime?.events.push(retraction);
+      // Every event delivered is in a record: only a response that did not end has something to take back, from its start.
+      if (this.partialFrom.size > 0) {
+        const fromSeq = Math.min(...this.partialFrom.values());
+        this.partialFrom.clear();
+        this.retractFrom(fromSeq);
       }
     }
     if (job.name !== "executeToolCall") return;
@@ -310,7 +332,13 @@ export class RunJournal implements JobJournal {
           } else if (record.input === "retract") {
             // (It took back every partial response replayed before it: a later resume retracts from after it.)
             this.partialFrom.clear();
-            const retraction = this.hooks.retraction?.(record.fromSeq, deliveredAfter(this.records, this.cursor));
+            const seq = this.hooks.nextSeq?.();
+            if (record.seq !== undefined && seq !== undefined && record.seq !== seq) {
+              this.fail(new JournalDivergedError(this.cursor - 1, `the retraction was numbered ${record.seq}, the replay numbers it ${seq}`));
+              return;
+            }
+            // (A record of an older format without `fromSeq` retracted from its own number.)
+            const retraction = this.hooks.retraction?.(record.fromSeq ?? seq ?? 0);
             if (retraction) this.runtime?.events.push(retraction);
           } else {
             this.graceDue = false;
@@ -331,7 +359,9 @@ export class RunJournal implements JobJournal {
           return;
         }
         this.cursor++;
-        const out = decodeOut(record.out ?? []);
+        let chain = this.decoded.get(record.path);
+        if (!chain) this.decoded.set(record.path, (chain = new Map<string, Json>()));
+        const out = decodeOut(record.out ?? [], chain);
         if (record.k === "out" || record.k === "response") {
           if (record.k === "response") {
             this.partialFrom.delete(record.path);
@@ -340,16 +370,17 @@ export class RunJournal implements JobJournal {
           } else if (record.job === "streamResponse" && !this.partialFrom.has(record.path)) {
             this.partialFrom.set(record.path, (this.hooks.eventCount?.() ?? 0) + 1);
           }
-          if (record.job === "streamResponse") this.replayResponsePart(job, out, record.k === "response");
-          else job.replay(out, undefined);
+          this.replayOutput(job, out);
           continue;
         }
         this.ended.delete(record.path);
         this.partialFrom.delete(record.path);
+        this.decoded.delete(record.path);
         this.waiting.splice(index, 1);
         if (record.job === "executeToolCall") this.openIntents.delete(record.path);
         this.hooks.onTime?.(record.reply.at);
-        job.replay(out, reviveReply(record.job, record.reply));
+        this.replayOutput(job, out);
+        job.replay([], reviveReply(record.job, record.reply));
       }
       for (let i = this.waiting.length - 1; i >= 0; i--) if (this.waiting[i].cancelled) this.waiting.splice(i, 1);
       if (this.cursor === this.records.length && this.mode === "resume" && !this.live) {
@@ -363,8 +394,6 @@ export class RunJournal implements JobJournal {
         // its record (journaled now), never requested again.
         const answered = waiting.filter((job) => job.name === "streamResponse" && this.ended.has(this.pathOf(job)));
         const rest = waiting.filter((job) => !answered.includes(job));
-        // R81: the steps in flight at the crash are those asked for before this process appends a record.
-        this.retractPending = true;
         for (const job of answered) {
           const { message, at } = this.ended.get(this.pathOf(job))!;
           this.ended.delete(this.pathOf(job));
@@ -379,6 +408,8 @@ export class RunJournal implements JobJournal {
             this.answering = false;
           }
         }
+        // R81: the steps in flight at the crash are those asked for before this process appends a record of its own.
+        this.retractPending = true;
         for (const job of rest) {
           this.goingLive(job);
           job.runLive();
@@ -390,18 +421,19 @@ export class RunJournal implements JobJournal {
   }
 
   /**
-   * R81: a response's events replayed with the flags they were first delivered with: provisional
-   * up to its `message_end` (so a consumer given them after a crash can drop them at a retraction).
+   * R81: a job's events replayed with the flags they were first delivered with: what a job emits is
+   * provisional, but a response's `message_end` (its record was written before it was delivered),
+   * so a consumer given them after a crash can drop them at a retraction, and a replay flags alike.
    */
-  private replayResponsePart(job: JournaledJob, out: ReturnType<typeof decodeOut>, ends: boolean): void {
-    out.forEach((item, i) => {
-      this.replayingProvisional = !("sent" in item) && !(ends && i === out.length - 1);
+  private replayOutput(job: JournaledJob, out: ReturnType<typeof decodeOut>): void {
+    for (const item of out) {
+      this.replayingProvisional = !("sent" in item) && !(item.type === "message_end" && job.name === "streamResponse");
       try {
         job.replay([item], undefined);
       } finally {
         this.replayingProvisional = false;
       }
-    });
+    }
   }
 
   private fail(error: Error): void {
@@ -418,14 +450,4 @@ export class RunJournal implements JobJournal {
     if (digest === undefined) this.digests.set(job, (digest = digestOf(job.input)));
     return digest;
   }
-}
-
-/** The highest delivery (`d`) noted by `records` from `from` on: what an earlier process's consumer had finished by then. */
-function deliveredAfter(records: readonly JournalRecord[], from: number): number {
-  let delivered = 0;
-  for (let i = from; i < records.length; i++) {
-    const d = (records[i] as { d?: number }).d;
-    if (typeof d === "number" && d > delivered) delivered = d;
-  }
-  return delivered;
 }

@@ -4,10 +4,10 @@
  * stored events after `after`, then the live ones, each once, in order, with no gap at the seam.
  *
  * The tail keeps the events of the session's current run (or of the last one this process ran) in
- * memory, as they were delivered: the ones a resumed run replays silently included, and a response
- * still streaming (its provisional events have no record yet). Events before that run come from
- * the store, replayed (R83): those runs are finished, so their events are firm. The seam is by
- * sequence number; an event fed while a subscriber caught up is queued for it, never lost.
+ * memory, as they were delivered: the ones a resumed run replays silently included. Events before
+ * that run come from the store, replayed (R83), flagged as they were delivered. The seam is by
+ * sequence number (no number is ever given to two events, a retraction included); an event fed
+ * while a subscriber caught up is queued for it, never lost.
  */
 import type { AnyAgentEvent } from "../types.js";
 import type { EventDelivery } from "./delivery.js";
@@ -24,9 +24,6 @@ export interface TailSource {
   stored(after: number, through: number): Promise<SequencedDelivery[]>;
 }
 
-/** R81: the retraction a resumed run emits; its number may be at or below a consumer's `after`. */
-const isRetraction = (event: AnyAgentEvent) => event.type === "message_discarded" && (event as { reason?: string }).reason === "interrupted";
-
 const quiet = new AbortController().signal;
 
 export class SessionTail {
@@ -34,7 +31,7 @@ export class SessionTail {
   private entries: SequencedDelivery[] = [];
   /** The sequence number before `entries[0]` (undefined until known: the store is read on first need). */
   private base: number | undefined;
-  /** Events fed so far in this process (a position that never repeats, unlike a retracted number). */
+  /** Events fed so far in this process. */
   private fed = 0;
 
   constructor(private readonly source: TailSource) {}
@@ -69,7 +66,7 @@ export class SessionTail {
     const { after, onError } = options;
     const through = this.runStartAfter;
     const subscription = new Subscription(listener, this, this.fed, Math.max(after, through), options.runtimeEvents);
-    for (const entry of this.entries) subscription.queue(entry, false);
+    for (const entry of this.entries) subscription.queue(entry);
     void subscription.catchUp(after < through ? () => this.source.stored(after, through).then((events) => events.filter((entry) => subscription.wants(entry.event))) : undefined, onError);
     return subscription;
   }
@@ -113,16 +110,16 @@ export class Subscription {
     // Fed before this subscriber came: it was taken from the tail already.
     if (this.closed || this.tail.position <= this.from) return;
     const entry = { event, delivery: { seq: delivery.seq, provisional: delivery.provisional } };
-    if (!this.queue(entry, true)) return;
+    if (!this.queue(entry)) return;
     if (this.pending) return;
     return this.listener(event, signal, entry.delivery);
   }
 
-  /** Takes `entry` if it follows what was taken; `live`: a retraction at or below the cursor resumes there (R81). */
-  queue(entry: SequencedDelivery, live: boolean): boolean {
+  /** Takes `entry` if it follows what was taken. */
+  queue(entry: SequencedDelivery): boolean {
     const seq = entry.delivery.seq;
     if (!this.wants(entry.event)) return false;
-    if (seq <= this.cursor && !(live && isRetraction(entry.event))) return false;
+    if (seq <= this.cursor) return false;
     this.cursor = seq;
     if (this.pending && !this.closed) this.pending.push(entry);
     return true;

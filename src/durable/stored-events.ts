@@ -33,8 +33,8 @@ export function sessionHead(reader: Pick<SessionReader, "snapshot" | "records">)
 
 /**
  * The events numbered in (`after`, `through`] that the stored runs of `records` delivered, in
- * order. The runs must be finished: nothing in them can be retracted, so every one is firm
- * (`provisional: false`).
+ * order, flagged as they were delivered: a response that a crash interrupted stays in the journal
+ * with its provisional events, followed by the retraction that took them back.
  */
 export async function storedEvents(records: readonly StoredRecord[], after: number, through: number): Promise<SequencedDelivery[]> {
   if (through <= after) return [];
@@ -54,7 +54,7 @@ export async function storedEvents(records: readonly StoredRecord[], after: numb
   for (const run of await replayRun(wanted)) {
     run.events.forEach((event, i) => {
       const seq = run.firstSeq + i;
-      if (seq > after && seq <= through) out.push({ event, delivery: { seq, provisional: false } });
+      if (seq > after && seq <= through) out.push({ event, delivery: { seq, provisional: run.provisional[i] === true } });
     });
   }
   return out;

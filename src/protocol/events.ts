@@ -67,9 +67,10 @@ export type AgentRuntimeEvent =
   | { type: "output_limit_escalated"; fromMaxTokens: number | undefined; toMaxTokens: number }
   | { type: "message_discarded"; message: AssistantMessage; reason: "output_limit_escalated" }
   /**
-   * R81: a durable run resumed after a crash retracts every provisional event the crashed process
-   * may have delivered from sequence number `fromSeq` on (a response still streaming, a tool's
-   * progress); the event itself has that sequence number. It carries no message: none had ended.
+   * R81: a durable run resumed after a crash retracts the provisional events from sequence number
+   * `fromSeq` on (the start of a response that did not end, and what followed it while it streamed):
+   * drop those you hold. The retracted events keep their numbers; this event has the next one
+   * (above them). It carries no message: none had ended.
    */
   | { type: "message_discarded"; reason: "interrupted"; fromSeq: number; message?: undefined }
   /** R61: the recovery message (its `message_start`/`message_end` follow) asks the model to resume. */

@@ -245,8 +245,8 @@ export class RemoteAgent {
         this.changed("status");
         return;
       case "event":
-        // A retraction (R81) repeats the sequence numbers it replaces; anything else already applied is skipped.
-        if (frame.seq <= state.seq && !(frame.event.type === "message_discarded" && frame.event.reason === "interrupted")) return;
+        // Each number is one event (R81: a retraction takes a new one): what was applied already is skipped.
+        if (frame.seq <= state.seq) return;
         this.applyEvent(frame.event);
         state.seq = frame.seq;
         for (const listener of [...this.listeners]) listener(frame.event, frame.seq);

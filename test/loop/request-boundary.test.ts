@@ -184,28 +184,59 @@ describe("request boundary", () => {
     expect(start?.type === "message_start" && start.message.content).toEqual([]);
   });
 
+  it("R41, R83: a kept update stays as of that update when the provider runs ahead of its consumer (blocks after the event's own)", async () => {
+    // A provider that buffers its events (as pi-ai's event streams do) has opened the next block,
+    // and goes on changing it, before the consumer reads the update of the block before.
+    const ahead: StreamFn = () => {
+      const live = assistantMessage([], "toolUse");
+      return {
+        async *[Symbol.asyncIterator]() {
+          yield { type: "start", partial: live } as AssistantMessageEvent;
+          const call = { type: "toolCall" as const, id: "c1", name: "read", arguments: {} as Record<string, unknown> };
+          live.content.push({ type: "text", text: "a" }, call);
+          yield { type: "text_delta", contentIndex: 0, delta: "a", partial: live } as AssistantMessageEvent;
+          call.arguments = { path: "x" };
+          yield { type: "toolcall_end", contentIndex: 1, toolCall: call, partial: live } as AssistantMessageEvent;
+          yield { type: "done", reason: "toolUse", message: assistantMessage(structuredClone(live.content), "toolUse") } as AssistantMessageEvent;
+        },
+        result: async () => assistantMessage(structuredClone(live.content), "toolUse"),
+      };
+    };
+    const kept: AgentMessage[] = [];
+    await runAgentLoop([user("hi")], { messages: [], tools: [tool("read")] }, { ...baseConfig(), finishTurn: () => ({ action: "end" }) }, (event) => {
+      if (event.type === "message_update") kept.push(event.message);
+    }, undefined, ahead);
+    expect(kept.map((message) => (message as AssistantMessage).content)).toEqual([
+      [{ type: "text", text: "a" }, { type: "toolCall", id: "c1", name: "read", arguments: {} }],
+      [{ type: "text", text: "a" }, { type: "toolCall", id: "c1", name: "read", arguments: { path: "x" } }],
+    ]);
+  });
+
   describe("R41, R83: many blocks (each update's content copied when first read)", () => {
     /**
      * A provider that appends `blocks` text blocks and grows each with three deltas; `replace`
-     * writes each delta as a new block object instead of growing the live one. The expected
-     * content of every update is taken when it is emitted, as an eager copy would hold it.
+     * writes each delta as a new block object instead of growing the live one; `shape`: pi-ai's
+     * partial, the same with a `responseId` set mid-stream, or its keys in another order. The
+     * expected message of every update is taken when it is emitted, as an eager copy would hold it.
      */
-    async function manyBlocks(blocks: number, replace: boolean) {
+    async function manyBlocks(blocks: number, replace: boolean, shape: "usual" | "responseId" | "reordered" = "usual") {
       const expected: string[] = [];
       const growing: StreamFn = () => {
-        const live = assistantMessage([], "stop");
+        const { timestamp, ...rest } = assistantMessage([], "stop");
+        const live: AssistantMessage = shape === "reordered" ? { timestamp, ...rest } : { ...rest, timestamp };
         return {
           async *[Symbol.asyncIterator]() {
             yield { type: "start", partial: live } as AssistantMessageEvent;
             for (let b = 0; b < blocks; b++) {
+              if (shape === "responseId" && b === blocks / 2) (live as AssistantMessage & { responseId?: string }).responseId = "resp-1";
               live.content.push({ type: "text", text: "" });
-              expected.push(JSON.stringify(live.content));
+              expected.push(JSON.stringify(live));
               yield { type: "text_start", contentIndex: b, partial: live } as AssistantMessageEvent;
               for (const delta of ["a", "b", "c"]) {
                 const block = live.content[b] as { type: "text"; text: string };
                 if (replace) live.content[b] = { type: "text", text: block.text + delta };
                 else block.text += delta;
-                expected.push(JSON.stringify(live.content));
+                expected.push(JSON.stringify(live));
                 yield { type: "text_delta", contentIndex: b, delta, partial: live } as AssistantMessageEvent;
               }
             }
@@ -224,10 +255,11 @@ describe("request boundary", () => {
       return { kept, expected, events: rec.events };
     }
 
-    for (const replace of [false, true]) {
-      it(`every kept update reads as of its emission, 200 blocks (${replace ? "blocks replaced" : "blocks grown in place"})`, async () => {
-        const { kept, expected, events } = await manyBlocks(200, replace);
-        expect(kept.map((message) => JSON.stringify((message as AssistantMessage).content))).toEqual(expected);
+    for (const [replace, shape] of [[false, "usual"], [true, "usual"], [false, "responseId"], [false, "reordered"]] as const) {
+      it(`every kept update reads as of its emission, 200 blocks (${replace ? "blocks replaced" : "blocks grown in place"}, ${shape} keys)`, async () => {
+        const { kept, expected, events } = await manyBlocks(200, replace, shape);
+        // The whole message, keys in the partial's order as of the update.
+        expect(kept.map((message) => JSON.stringify(message))).toEqual(expected);
         // The same message as a plain copy would be: keys in the same order, content an own array per update.
         const update = events.find((e) => e.type === "message_update" && e.message.role === "assistant" && (e.message as AssistantMessage).content.length === 150);
         if (update?.type !== "message_update") throw new Error("no update with 150 blocks");

@@ -49,15 +49,13 @@ const faultyMachines = {
 
 function faultySession(coverage: Coverage, machine: keyof typeof faultyMachines, failingListener: boolean) {
   const delivered: AnyAgentEvent[] = [];
-  const runtime = new SessionRuntime(
-    sessionHosting(),
-    undefined,
-    async (event) => {
+  const runtime = new SessionRuntime(sessionHosting(), undefined, delivered, {
+    dispatch: async (_delivered, event) => {
       delivered.push(event);
       if (failingListener && event.type === "message_end") throw new Error("listener bug");
     },
-    () => {},
-  );
+    idle: () => {},
+  });
   const actor = createActor(faultyMachines[machine](), { input: { host: runtime.key, messages: [], model: scriptedModel, thinkingLevel: "off" }, inspect: (event) => coverage.record(event) });
   runtime.attach(actor);
   actor.start();

@@ -6,7 +6,9 @@
  * retracts the partial message (`message_discarded`, reason `interrupted`, `fromSeq` at its first
  * event) before the re-requested answer, which the model words differently. A consumer polling
  * `events {after}` across the kill gets each number once and, dropping what the retraction names,
- * never a message spliced from two answers.
+ * never a message spliced from two answers. The same session embedded, its process killed at the
+ * same point and resumed with `after`, gives the same (seq, type, provisional, fromSeq) list: the
+ * retracted events keep their numbers and the retraction takes the next one, on both.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AnyAgentEvent } from "../../src/types.js";
 import { runAgentLoop } from "../../src/index.js";
+import { resumeAgentLoop } from "../../src/durable/resume.js";
 import { createMemoryStore } from "../../src/store/memory-store.js";
 import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
 import { readSessionJournal } from "../../src/restate/journal-client.js";
@@ -90,6 +93,42 @@ describe("issue 33 on Restate: the event log is numbered as the embedded store n
   }
 });
 
+/** What the parity with a crash compares: (seq, type, provisional, fromSeq). */
+const numberedAll = (seq: number, event: AnyAgentEvent, provisional: boolean) => `${numbered(seq, event, provisional)}${event.type === "message_discarded" ? ` from ${(event as { fromSeq?: number }).fromSeq}` : ""}`;
+
+/**
+ * The Restate retraction test's session embedded (memory store): the first process delivers up to
+ * `crashAt`, where the store is copied (the crash: a new process finds it so) and the run dropped;
+ * a resume on the copy with `after: crashAt` delivers the rest. Returns both processes' deliveries.
+ */
+async function embeddedCrash(key: string, crashAt: number): Promise<string[]> {
+  // (A shorter pause than the workers': every call's tool still ends within it.)
+  const script = sessionScript({ STREAMING: "1", STREAM_PAUSE_MS: "300", STREAM_END_PAUSE_MS: "400", REQUESTS: join(root, "embedded-requests.txt") });
+  const store = createMemoryStore();
+  const copy = createMemoryStore();
+  const got: string[] = [];
+  const controller = new AbortController();
+  let crashed = false;
+  const first = (event: AnyAgentEvent, delivery?: { seq: number; provisional: boolean }) => {
+    if (crashed) return;
+    got.push(numberedAll(delivery!.seq, event, delivery!.provisional));
+    if (delivery!.seq !== crashAt) return;
+    // Nothing is delivered before it is in a record: the store now holds what a restarted process would find.
+    crashed = true;
+    const writer = copy.openSession(key);
+    for (const { record } of store.readSession(key).records()) writer.append(record);
+    writer.release();
+    controller.abort();
+  };
+  const user: AgentMessage = { role: "user", content: [{ type: "text", text: key }], timestamp: 0 };
+  await runAgentLoop([user], { messages: [], tools: script.tools }, script.config, first as never, controller.signal, script.streamFn, { durable: { store, sessionId: key } }).catch(() => []);
+  expect(crashed).toBe(true);
+  const resumed = (event: AnyAgentEvent, delivery?: { seq: number; provisional: boolean }) => void got.push(numberedAll(delivery!.seq, event, delivery!.provisional));
+  const result = await resumeAgentLoop({ store: copy, sessionId: key }, { config: { ...script.config, onRuntimeEvent: resumed as never }, tools: script.tools, streamFn: script.streamFn, sink: resumed as never, after: crashAt });
+  expect(result.resumed).toBe(true);
+  return got;
+}
+
 /** The text of an assistant message so far (its text blocks). */
 const textOf = (event: AnyAgentEvent): string => {
   const message = (event as { message?: { role?: string; content?: unknown } }).message;
@@ -101,7 +140,7 @@ describe("issue 33 on Restate: a worker killed mid-response (R81, R90)", () => {
     const key = "retract";
     // Calls streamed, the response pausing 1.5 s between its calls: the kill lands inside a response
     // whose start, text and first call are in the log.
-    const env = { STREAMING: "1", STREAM_PAUSE_MS: "1500", REQUESTS: join(root, "requests.txt") };
+    const env = { STREAMING: "1", STREAM_PAUSE_MS: "1500", STREAM_END_PAUSE_MS: "1500", REQUESTS: join(root, "requests.txt") };
     const port = await freePort();
     const first = await startWorker(port, env);
     await server.registerDeployment(`http://127.0.0.1:${port}`);
@@ -164,12 +203,19 @@ describe("issue 33 on Restate: a worker killed mid-response (R81, R90)", () => {
       const executed = [...first.executed, ...second.executed];
       expect(executed.length).toBe(new Set(executed).size);
 
-      // R83: the journal both workers wrote replays offline to the log, the retraction where it was.
+      // R83: the journal both workers wrote replays offline to the log, the retraction where it was, flags included.
       const runs = await replayRun(await readSessionJournal(server.ingressUrl, key));
       expect(runs.flatMap((run) => run.events).map((event) => JSON.stringify(event))).toEqual(consumed.map((entry) => JSON.stringify(entry.event)));
+      expect(runs.flatMap((run) => run.provisional)).toEqual(consumed.map((entry) => entry.provisional));
+
+      // The same session embedded, its process "killed" at the same point: right after it delivered
+      // the event before the retraction's number (the store as it was then is what a new process
+      // finds), resumed with that `after`. Equal (seq, type, provisional, fromSeq) lists.
+      const embedded = await embeddedCrash(key, retractedAt - 1);
+      expect(embedded).toEqual(consumed.map((entry) => numberedAll(entry.id, entry.event, entry.provisional)));
     } finally {
       polling = false;
       await second.kill();
     }
-  }, 90_000);
+  }, 120_000);
 });

@@ -29,7 +29,7 @@ describe("web chat follow view: retractions (R81)", () => {
     expect(log.events.map(({ id, event }) => `${id} ${event.type}`)).toEqual(["36 turn_start", "39 tool_execution_start", "41 tool_execution_end", "43 message_start", "44 message_end"]);
   });
 
-  it("R81: a retraction at its own number (the embedded store's usual case) drops nothing firm before it; a message_discarded without fromSeq is an ordinary event", () => {
+  it("R81: a retraction drops only provisional events from its fromSeq on (none here: nothing firm before it goes); a message_discarded without fromSeq is an ordinary event", () => {
     const log = new SessionLog<AgentEvent>();
     log.add({ id: 1, event: ev({ type: "message_start", message: assistant("") }), provisional: true });
     log.add({ id: 2, event: ev({ type: "message_discarded", reason: "output_limit" }), provisional: false });

@@ -1,8 +1,9 @@
 /**
  * The events a follower has drawn, as the durable delivery contract (R81) asks it to keep them: a
- * `message_discarded` with `fromSeq` (a worker died mid-response; the response is requested again)
- * takes back every provisional event from `fromSeq` on, not just the last message. Firm events in
- * that range (a tool's start and end between the partial response's deltas) stay.
+ * `message_discarded` with `fromSeq` (a process or worker died mid-response; the response is
+ * requested again) takes back every provisional event from `fromSeq` on, not just the last message.
+ * Its own number is the next one (above them: no number is ever reused, embedded or on Restate).
+ * Firm events in that range (a tool's start and end between the partial response's deltas) stay.
  */
 
 /** An event as the session's numbered log holds it (`E`: the page's event type; kept generic so this module needs no import). */

@@ -9,6 +9,7 @@
 import type { UserMessage } from "../../../src/protocol/index.js";
 import { runAssign, runEnqueue } from "../setup.js";
 import type { RunContext, ToolCallOutcome } from "../types.js";
+import { runStartedAt } from "../helpers.js";
 
 /** The outcomes of this turn's calls of the final-answer tool (none when R100 is off). */
 function answerOutcomes(context: RunContext): (ToolCallOutcome | null)[] {
@@ -43,7 +44,7 @@ export const outputActions = {
   countMissingAnswer: runAssign(({ context }) => oneMoreAttempt(context)),
   // R100: the reminder asking for the answer, injected with the next turn.
   queueOutputReminder: runAssign(({ context }) => {
-    const message: UserMessage = { role: "user", content: context.settings.output!.reminder, timestamp: context.turn.assistant?.timestamp ?? context.startedAt };
+    const message: UserMessage = { role: "user", content: context.settings.output!.reminder, timestamp: context.turn.assistant?.timestamp ?? runStartedAt(context) };
     return { pending: context.pending.concat(message) };
   }),
   // R100: the validated answer is the run's output; without one, the attempts ran out.

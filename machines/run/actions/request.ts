@@ -9,7 +9,7 @@ import { declareToolChanges, applySystemMessages } from "../../../src/protocol/t
 import { normalizeTranscript } from "../../../src/protocol/normalize.js";
 import { estimateTokens } from "../../../src/protocol/token-estimate.js";
 import { replyOutput, timeOf } from "../../steps.js";
-import { appended, endedTruncated, escalatedLimit, settledRequest } from "../helpers.js";
+import { appended, endedTruncated, escalatedLimit, runStartedAt, settledRequest } from "../helpers.js";
 import { announce, runAssign, runEnqueue, type RunEvent } from "../setup.js";
 import type { StreamedResponse } from "../types.js";
 
@@ -71,7 +71,7 @@ export const requestActions = {
       ...context.recovery.retry!.message,
       stopReason: "aborted",
       errorMessage: "Operation aborted",
-      timestamp: timeOf(event, context.startedAt),
+      timestamp: timeOf(event, runStartedAt(context)),
     };
     delete message.retry;
     announce(enqueue, [message]);

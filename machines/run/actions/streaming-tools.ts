@@ -10,7 +10,7 @@ import type { AssistantMessage, ToolCall, ToolResultMessage } from "../../../src
 import { abortedResult, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { timeOf } from "../../steps.js";
-import { appended, callsToStart, emptyStreamedBatch, settledStreamed, toolCallsOf, withStreamedCalls } from "../helpers.js";
+import { appended, callsToStart, emptyStreamedBatch, runStartedAt, settledStreamed, toolCallsOf, withStreamedCalls } from "../helpers.js";
 import { announce, indexOfChild, runAssign, runEnqueue, toolChildId, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
 import { closeApproval } from "./approval.js";
@@ -78,7 +78,7 @@ export const streamingToolActions = {
     const batch = streamedBatchOf(context);
     const known = batch.calls.length;
     let closed = withStreamedCalls(batch, calls.slice(known));
-    const at = timeOf(event, context.startedAt);
+    const at = timeOf(event, runStartedAt(context));
     for (let index = known; index < calls.length; index++) {
       const cancelled = cancelledOutcome(closed, index, at);
       if (cancelled) {
@@ -154,7 +154,7 @@ export const streamingToolActions = {
   abortStreamedCalls: runEnqueue(({ context, event, self, enqueue }) => {
     const batch = context.turn.batch;
     if (!batch?.streamed) return;
-    const at = timeOf(event, context.startedAt);
+    const at = timeOf(event, runStartedAt(context));
     let next = batch;
     const discarded = new Set<number>();
     batch.outcomes.forEach((outcome, index) => {
@@ -176,7 +176,7 @@ export const streamingToolActions = {
   // R72: a `length` response's calls: started ones are aborted with R28's text (no second start),
   // the others get R28's events; a call that already settled keeps its outcome (it ran).
   rejectTruncatedStreamedCalls: runEnqueue(({ context, event, self, enqueue }) => {
-    const at = timeOf(event, context.startedAt);
+    const at = timeOf(event, runStartedAt(context));
     const batch = context.turn.batch!;
     const results: ToolResultMessage[] = [];
     for (const [index, call] of toolCallsOf(context.turn.assistant!).entries()) {

@@ -9,7 +9,7 @@ import type { AnyAgentEvent, ToolCall, ToolResultMessage } from "../../../src/pr
 import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { replyOutput, timeOf } from "../../steps.js";
-import { appended, toolCallsOf } from "../helpers.js";
+import { appended, runStartedAt, toolCallsOf } from "../helpers.js";
 import { announce, indexOfChild, runAssign, runEnqueue, toolChildId, type RunEvent, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
 import { closeApproval, issueApproval } from "./approval.js";
@@ -26,7 +26,7 @@ export function outcomeOf(event: RunEvent, context: RunContext): ToolCallOutcome
     index: indexOfChild(crashed.actorId ?? ""),
     result: { content: [{ type: "text", text: errorText(crashed.error) }], details: {}, isError: true },
     isError: true,
-    settledAt: context.startedAt,
+    settledAt: runStartedAt(context),
   };
 }
 
@@ -75,7 +75,7 @@ export const toolBatchActions = {
   // R22, R25: every call that passed its preflight executes now, each in its own actor.
   spawnPassedCalls: runEnqueue(({ context, event, enqueue }) => {
     const batch = context.turn.batch!;
-    const startedAt = timeOf(event, context.startedAt);
+    const startedAt = timeOf(event, runStartedAt(context));
     const { afterToolCall } = context.settings.hooks;
     let approval = context.approval;
     for (const preflight of replyOutput(event, "preflightCalls")) {
@@ -156,7 +156,7 @@ export const toolBatchActions = {
   }),
   // R28: a truncated response's calls are rejected, never executed: start, R28's result, end, message.
   rejectTruncatedCalls: runEnqueue(({ context, event, enqueue }) => {
-    const at = timeOf(event, context.startedAt);
+    const at = timeOf(event, runStartedAt(context));
     const results = toolCallsOf(context.turn.assistant!).map((call) => {
       const result = truncatedCallResult(call);
       emitNotRun(enqueue, call, { result });

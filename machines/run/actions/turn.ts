@@ -9,7 +9,7 @@ import { declareToolChanges, applySystemMessages } from "../../../src/protocol/t
 import { errorText } from "../../../src/protocol/tool-results.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../../../src/protocol/abort-grace.js";
 import { replyOutput, timeOf } from "../../steps.js";
-import { appended, closedTurn, failureMessage, turnSpend } from "../helpers.js";
+import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
 
@@ -44,7 +44,7 @@ export const turnActions = {
     if (params?.promptsOnly && context.settings.mode !== "prompt") return;
     const pending = context.prepared.length === 0 ? context.pending : context.prepared.concat(context.pending);
     const declared = new Map(context.declared);
-    const now = timeOf(event, context.startedAt);
+    const now = timeOf(event, runStartedAt(context));
     const injected = declareToolChanges({ transcriptDeclared: declared, pending, tools: context.toolSet.tools, now });
     if (injected.length === 0) {
       if (context.pending.length > 0 || context.prepared.length > 0) enqueue.assign({ pending: [], prepared: [] });
@@ -105,7 +105,7 @@ export const turnActions = {
   // R56: an assistant failure message, then turn_end (opening a turn first if none is open).
   // R67: an abandoned step ends the run aborted, after a result for each call it had started (R55).
   emitFailure: runEnqueue(({ context, event, enqueue }) => {
-    const at = timeOf(event, context.startedAt);
+    const at = timeOf(event, runStartedAt(context));
     const abandoned = abandonedStepOf(event);
     const answered = abandoned ? answerStartedCalls(context.turn, abandoned, at) : { events: [], messages: [] };
     for (const answer of answered.events) enqueue.emit(answer);

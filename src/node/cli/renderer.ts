@@ -184,8 +184,10 @@ export class Renderer {
         else note(`  ↻ ${retryLine(event, event.delayMs)}`);
         return;
       case "message_discarded":
-        // R81: a retraction after a crash takes back what never ended (no message to uncount).
+        // R81: a retraction after a crash takes back what never ended (no message to uncount); the
+        // partial answer it follows (replayed from the journal) is closed before the note.
         if (event.reason !== "interrupted") this.messages--;
+        else this.endBlock();
         note(`  ↳ ${describeRuntimeEvent(event)}`);
         return;
       case "transcript_replaced":

@@ -38,7 +38,7 @@ export function describeRuntimeEvent(event: AgentRuntimeEvent, messagesBefore?: 
     case "output_limit_escalated":
       return `output limit hit: asking again with up to ${formatCount(event.toMaxTokens)} output tokens${event.fromMaxTokens !== undefined ? ` (was ${formatCount(event.fromMaxTokens)})` : ""}`;
     case "message_discarded":
-      return event.reason === "interrupted" ? "what was in flight when the session stopped is asked again" : "the cut-off answer above was discarded";
+      return event.reason === "interrupted" ? "the answer that was streaming when the session stopped is asked again" : "the cut-off answer above was discarded";
     case "output_limit_recovery":
       return `output limit hit: asking the model to continue where it stopped (${event.attempt} of ${event.maxRecoveries})`;
     case "transcript_replaced": {
