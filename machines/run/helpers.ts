@@ -90,11 +90,12 @@ export function initialRunContext(input: RunInput): RunContext {
     turn: closedTurn,
     request: { messages: null, llmMessages: null },
     aborted: false,
-    spent: { turns: 0, tokens: 0, cost: 0, answers: { attempts: 0, answer: null } },
+    spent: { turns: 0, tokens: 0, cost: 0 },
     recovery: idleRecovery,
     endReason: "completed",
     failure: null,
     approval: initialApprovals(input.approval),
+    output: { attempts: 0, answer: null },
   };
 }
 

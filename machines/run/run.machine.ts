@@ -569,7 +569,7 @@ export const runMachine = setup({
     },
   },
   // R12; R100: with the validated answer as the array's `output`.
-  output: ({ context }) => (context.spent.answers.answer === null ? context.newMessages : Object.assign(context.newMessages.slice(), { output: context.spent.answers.answer.value })),
+  output: ({ context }) => (context.output.answer === null ? context.newMessages : Object.assign(context.newMessages.slice(), { output: context.output.answer.value })),
 });
 
 export type RunActorRef = ActorRefFrom<typeof runMachine>;

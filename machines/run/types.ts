@@ -261,13 +261,8 @@ export interface RunContext {
   request: { messages: AgentMessage[] | null; llmMessages: Message[] | null };
   /** The run's signal was aborted (R29); survives a restore. */
   aborted: boolean;
-  /**
-   * R63: what the run has used so far: completed turns, input + output tokens, cost in USD; R100:
-   * its answers (invalid attempts, the validated one). Nested here, not a key of its own: a 20th
-   * top-level key turns every `assign`'s copy of the context into a dictionary-mode object on V8
-   * (Node 20 and 24), +7–14 % instructions a run of bench (a) (bench/README.md).
-   */
-  spent: { turns: number; tokens: number; cost: number; answers: OutputState };
+  /** R63: what the run has used so far: completed turns, input + output tokens, cost in USD. */
+  spent: { turns: number; tokens: number; cost: number };
   /** R60–R62: retries, escalation, recoveries and compaction in progress. */
   recovery: RecoveryState;
   /** R63: why the run ends (`agent_end.reason`); set on the transition into `done`. */
@@ -276,6 +271,8 @@ export interface RunContext {
   failure: string | null;
   /** R82: approval ids issued, the calls waiting for approval, the "always allow" rules. */
   approval: RunApprovals;
+  /** R100: invalid answers so far, and the validated one. */
+  output: OutputState;
 }
 
 /** What a turn hook sees (plain data; the runtime adds the executable tools). */

@@ -29,9 +29,9 @@ export const acceptedAnswer = (context: RunContext): ToolCallOutcome | undefined
 
 /** R100: every invalid answer (or turn without one) allowed has been used. */
 export const outputAttemptsExhausted = (context: RunContext): boolean =>
-  context.settings.output !== null && context.spent.answers.attempts >= context.settings.output.maxAttempts;
+  context.settings.output !== null && context.output.attempts >= context.settings.output.maxAttempts;
 
-const oneMoreAttempt = ({ spent }: RunContext) => ({ spent: { ...spent, answers: { ...spent.answers, attempts: spent.answers.attempts + 1 } } });
+const oneMoreAttempt = (context: RunContext) => ({ output: { ...context.output, attempts: context.output.attempts + 1 } });
 
 export const outputActions = {
   // R100: a turn that answered, and no answer validated, used one attempt (R29: an aborted run's calls are not answers).
@@ -51,6 +51,6 @@ export const outputActions = {
   settleOutput: runAssign(({ context }) => {
     const accepted = acceptedAnswer(context);
     if (accepted === undefined) return { endReason: "output_invalid" as const };
-    return { endReason: "completed" as const, spent: { ...context.spent, answers: { ...context.spent.answers, answer: { value: accepted.result.details } } } };
+    return { endReason: "completed" as const, output: { ...context.output, answer: { value: accepted.result.details } } };
   }),
 };

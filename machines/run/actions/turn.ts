@@ -84,7 +84,7 @@ export const turnActions = {
   countTurn: runAssign({
     spent: ({ context }) => {
       const { tokens, cost } = turnSpend(context.turn);
-      return { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost, answers: context.spent.answers };
+      return { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost };
     },
   }),
   // R63: why the run ends.
@@ -122,8 +122,8 @@ export const turnActions = {
   // R12: agent_end with every message this run added.
   // R100: with the validated final answer, when the run asked for one and got it.
   emitAgentEnd: runEmit(({ context }) =>
-    context.spent.answers.answer === null
+    context.output.answer === null
       ? { type: "agent_end", messages: context.newMessages, reason: context.endReason }
-      : { type: "agent_end", messages: context.newMessages, reason: context.endReason, output: context.spent.answers.answer.value },
+      : { type: "agent_end", messages: context.newMessages, reason: context.endReason, output: context.output.answer.value },
   ),
 };
