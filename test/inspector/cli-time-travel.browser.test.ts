@@ -75,7 +75,12 @@ describe.skipIf(skipWithoutChromium)("issue 39 acceptance: the CLI's session in 
 
     // 1. The exploring turn: three calls in one parallel batch, each its own actor under the run; the
     // CLI starts them while the response streams (R70), so the run has two regions: the response (ended) and the running calls.
-    await page.waitForFunction(() => document.querySelectorAll('#actors li[data-machine="toolCall"][data-state="executing"]').length === 3);
+    // (The calls start before the response's last event is delivered: wait for both.)
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('#actors li[data-machine="toolCall"][data-state="executing"]').length === 3 &&
+        document.querySelector('#actors li[data-machine="run"]')?.getAttribute("data-state") === "turn.requesting.streamingWithTools.response.ended | runningCalls",
+    );
     expect(await view(page)).toEqual({
       leaves: RUNNING_CALLS,
       actors: [
@@ -92,7 +97,12 @@ describe.skipIf(skipWithoutChromium)("issue 39 acceptance: the CLI's session in 
 
     // 2. A steering line typed while the search runs: the next turn acts on it (one call, list_files of the tests).
     tty.type("count the test files\r");
-    await page.waitForFunction(() => /Steering received/.test(document.querySelector("#context")!.textContent ?? "") && document.querySelectorAll('#actors li[data-machine="toolCall"][data-state="executing"]').length === 1);
+    await page.waitForFunction(
+      () =>
+        /Steering received/.test(document.querySelector("#context")!.textContent ?? "") &&
+        document.querySelectorAll('#actors li[data-machine="toolCall"][data-state="executing"]').length === 1 &&
+        document.querySelector('#actors li[data-machine="run"]')?.getAttribute("data-state") === "turn.requesting.streamingWithTools.response.ended | runningCalls",
+    );
     expect(await view(page)).toEqual({
       leaves: RUNNING_CALLS,
       actors: [expect.stringMatching(/ session busy\.running\.active$/), "run run turn.requesting.streamingWithTools.response.ended | runningCalls", "steps  ", "tool:0 toolCall executing"],
