@@ -46,7 +46,7 @@ import { detachedSnapshot } from "./detached-snapshot.js";
 import { initialTranscript } from "./initial-transcript.js";
 import { promptMessages } from "./prompt-input.js";
 import { planContinuation, type Continuation } from "./continuation.js";
-import { defaultConvertToLlm, loopConfig } from "./loop-config.js";
+import { defaultConvertToLlm, LOOP_SETTING_KEYS, loopConfig } from "./loop-config.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, AgentResumeOptions, SubscribeFromOptions } from "./types.js";
 import type { SequencedListener } from "../durable/session-tail.js";
@@ -105,16 +105,7 @@ const OPTION_FIELDS = [
   "prepareNextTurn",
   "prepareNextTurnWithContext",
   "toolExecution",
-  "budget",
-  "retry",
-  "outputLimit",
-  "compact",
-  "toolTimeoutMs",
-  "abortGraceMs",
-  "requestLimiter",
-  "streamingToolExecution",
-  "maxConcurrentTools",
-  "output",
+  ...LOOP_SETTING_KEYS,
   "sessionId",
   "thinkingBudgets",
   "transport",

@@ -14,7 +14,8 @@ const STREAM_OPTION_KEYS = [
   "identity",
 ] as const satisfies readonly (keyof AgentStreamOptions)[];
 
-const LOOP_SETTING_KEYS = [
+/** The loop settings an Agent passes on to each run's config when they are set. */
+export const LOOP_SETTING_KEYS = [
   "budget",
   "retry",
   "outputLimit",
