@@ -52,7 +52,7 @@ const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTo
 
 /** One conversation: its schedule, and the added latency of each turn it ran. */
 class Session {
-  constructor(index, added) {
+  constructor(index, added, addedActive) {
     const rand = random(index + 1);
     this.startAt = between(rand, 0, STAGGER_MS);
     this.responses = Array.from({ length: PROMPTS * TURNS }, () => between(rand, 1000, 3000));
@@ -60,12 +60,17 @@ class Session {
     this.turn = 0;
     this.turnStart = 0;
     this.added = added;
+    /** The turns that started while every session was active (ACTIVE_FROM_MS–ACTIVE_TO_MS). */
+    this.addedActive = addedActive;
     this.deltas = 0;
   }
 
   /** The turn in progress ended at `now`: its next step starts. */
   endTurn(now) {
-    this.added.push(now - this.turnStart - this.responses[this.turn]);
+    const added = now - this.turnStart - this.responses[this.turn];
+    this.added.push(added);
+    const startedAt = this.turnStart - this.epoch;
+    if (startedAt > ACTIVE_FROM_MS && startedAt < ACTIVE_TO_MS) this.addedActive.push(added);
     this.turn++;
   }
 
@@ -141,14 +146,15 @@ async function measure(impl, count) {
   const { Agent } = impl === "pi" ? await import("@earendil-works/pi-agent-core") : await import(ours);
   // Warm-up: modules and JIT, on a short schedule of its own, then dropped.
   {
-    const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, []));
+    const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, [], []));
     const epoch = performance.now();
     for (const s of warm) (s.epoch = epoch), (s.responses = s.responses.map(() => 400)), (s.tools = s.tools.map(() => 10)), (s.startAt = 0);
     await Promise.all(warm.map((s) => s.run(Agent, [])));
   }
   const base = collect();
   const added = [];
-  const sessions = Array.from({ length: count }, (_, i) => new Session(i, added));
+  const addedActive = [];
+  const sessions = Array.from({ length: count }, (_, i) => new Session(i, added, addedActive));
   const agents = [];
   const delay = monitorEventLoopDelay({ resolution: 10 });
   const activeDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -198,6 +204,7 @@ async function measure(impl, count) {
   const finished = sessions.filter((s) => s.turn === PROMPTS * TURNS).length;
   const idle = timedOut ? null : (collect() - base) / count;
   const sorted = added.slice().sort((a, b) => a - b);
+  const sortedActive = addedActive.slice().sort((a, b) => a - b);
   heapSamples.sort((a, b) => a - b);
   const activeHeap = heapSamples.length ? (quantile(heapSamples, 0.5) - base) / count : null;
   gc.liveAfterFull.sort((a, b) => a - b);
@@ -212,6 +219,7 @@ async function measure(impl, count) {
     impl, count, node: process.version, finished, timedOut, wallS,
     turns: added.length,
     addedP50: quantile(sorted, 0.5), addedP99: quantile(sorted, 0.99), addedMax: sorted.at(-1),
+    activeAddedP99: sortedActive.length ? quantile(sortedActive, 0.99) : null,
     delayP50: delay.percentile(50) / 1e6, delayP99: delay.percentile(99) / 1e6, delayMax: delay.max / 1e6,
     activeDelayP99: activeDelay.count ? activeDelay.percentile(99) / 1e6 : null,
     scavenges: gc.scavenges, scavengeMs: gc.scavengeMs, fullGCs: gc.full, fullGCMs: gc.fullMs, fullGCMaxMs: gc.fullMaxMs,
@@ -246,13 +254,13 @@ for (const count of counts) {
     const r = JSON.parse(child.stdout.trim().split("\n").at(-1));
     results.push(r);
     console.log(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.addedP50)} / ${f(r.addedP99)} | ${f(r.delayP99)} | ${f(r.heapActiveKB)} / ${f(r.heapIdleKB)} | ${f(r.cpuMsPerSession)} | ${f(r.wallS)} | ${r.finished}/${count}${r.timedOut ? " (deadline)" : ""} |`);
-    gcRows.push(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.activeDelayP99)} | ${r.scavenges} / ${f(r.scavengeMs, 0)} | ${r.fullGCs} / ${f(r.fullGCMs, 0)} / ${f(r.fullGCMaxMs)} | ${f(r.heapLiveKB)} |`);
+    gcRows.push(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.activeAddedP99)} / ${f(r.activeDelayP99)} | ${r.scavenges} / ${f(r.scavengeMs, 0)} | ${r.fullGCs} / ${f(r.fullGCMs, 0)} / ${f(r.fullGCMaxMs)} | ${f(r.heapLiveKB)} |`);
   }
 }
 
 // Where the time went: the delay while every session is active (no starts, no wind-down), the
 // collector's pauses over the whole run, and the heap each active session keeps alive.
-console.log(`\n| Agent | N | event-loop delay p99, all active (${ACTIVE_FROM_MS / 1000}–${ACTIVE_TO_MS / 1000} s) (ms) | scavenges: count / total pause (ms) | full GCs: count / total / longest pause (ms) | live heap per active session, after a full GC (KB) |`);
+console.log(`\n| Agent | N | all active (turns started ${ACTIVE_FROM_MS / 1000}–${ACTIVE_TO_MS / 1000} s): added p99 / event-loop delay p99 (ms) | scavenges: count / total pause (ms) | full GCs: count / total / longest pause (ms) | live heap per active session, after a full GC (KB) |`);
 console.log("|---|---|---|---|---|---|");
 for (const row of gcRows) console.log(row);
 
