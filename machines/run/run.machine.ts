@@ -20,7 +20,7 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13). State ids are
  * part of persisted snapshots (R13): the resting states keep their ids across versions.
  */
-import { and, assertEvent, assign, not, or, sendTo, setup, type ActorRefFrom } from "xstate";
+import { and, assertEvent, assign, sendTo, setup, type ActorRefFrom } from "xstate";
 import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
@@ -143,11 +143,10 @@ export const runMachine = setup({
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R63: completed turns, tokens or cost at a limit.
     budgetReached: ({ context }) => budgetExceeded(context) !== undefined,
-    // R9, R27: tool results to answer (unless every result terminates) or pending messages.
-    continuesInnerLoop: or([and(["hasToolResults", not("everyResultTerminates")]), "hasPendingMessages"]),
-    hasToolResults: ({ context }) => context.turn.toolResults.length > 0,
-    // R27: every finalized result of the batch says `terminate`.
-    everyResultTerminates: ({ context }) => batchTerminates(context.turn.batch),
+    // R9, R27: tool results to answer (unless every finalized result says `terminate`) or pending
+    // messages. (One guard, not a composite of five: it is evaluated after every turn.)
+    continuesInnerLoop: ({ context }) =>
+      (context.turn.toolResults.length > 0 && !batchTerminates(context.turn.batch)) || context.pending.length > 0,
     // R9, R10: steering or follow-ups wait for the next turn.
     hasPendingMessages: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
