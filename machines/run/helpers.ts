@@ -3,6 +3,7 @@ import type { AgentMessage, AssistantMessage, ToolCall } from "../../src/protoco
 import { emptyUsage } from "../../src/protocol/usage.js";
 import { estimateTokens } from "../../src/protocol/token-estimate.js";
 import { initialApprovals } from "../approval.helpers.js";
+import { diffDeclaredTools } from "../../src/protocol/transcript/index.js";
 import type { RecoverySettings, RecoveryState, RunContext, RunInput, ToolBatch, ToolCallOutcome, TurnSnapshot, TurnState } from "./types.js";
 
 export const noRecovery: RecoverySettings = { retry: null, outputLimit: null, compact: null, requestMaxTokens: null };
@@ -246,3 +247,14 @@ export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] 
 
 /** When the run started (a snapshot persisted before it moved into `settings` has it at the top). */
 export const runStartedAt = (context: RunContext): number => context.settings.startedAt ?? (context as { startedAt?: number }).startedAt ?? 0;
+
+/**
+ * R4b, R30: is there anything to inject before the turn's request: prepared or pending messages,
+ * or tools that differ from what the transcript declares? (The run's tools usually match the
+ * declared ones key for key and in order: that is checked on the array, with no Map built.)
+ */
+export function hasMessagesToInject({ pending, prepared, declared, toolSet: { tools } }: RunContext): boolean {
+  if (pending.length > 0 || prepared.length > 0) return true;
+  if (declared.length === tools.length && declared.every(([, key], i) => tools[i].key === key)) return false;
+  return diffDeclaredTools(new Map(declared), tools) !== undefined;
+}

@@ -25,7 +25,7 @@ import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
 import { toolCallMachine } from "../tool-call.machine.js";
-import { endedTruncated, escalatedLimit, estimatedTokens, hasToolCalls, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf, unsettledCalls } from "./helpers.js";
+import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, hasToolCalls, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf, unsettledCalls } from "./helpers.js";
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
@@ -143,6 +143,8 @@ export const runMachine = setup({
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R63: completed turns, tokens or cost at a limit.
     budgetReached: ({ context }) => budgetExceeded(context) !== undefined,
+    // R4b, R30: prepared or pending messages, or tool changes to declare.
+    hasMessagesToInject: ({ context }) => hasMessagesToInject(context),
     // R9, R27: tool results to answer (unless every finalized result says `terminate`) or pending
     // messages. (One guard, not a composite of five: it is evaluated after every turn.)
     continuesInnerLoop: ({ context }) =>
@@ -226,8 +228,9 @@ export const runMachine = setup({
         },
         // R4b, R30: declare tool changes, inject prepared and pending messages.
         injectingMessages: {
-          entry: "injectPending",
           always: [
+            // (Nothing is pending and the tools are declared on most turns: then nothing runs.)
+            { guard: "hasMessagesToInject", actions: "injectPending" },
             // R62: proactive compaction above the token threshold.
             { guard: "exceedsCompactThreshold", target: "compactingProactively", actions: { type: "startCompaction", params: { reason: "threshold" } } },
             { guard: "hasPrepareRequest", target: "preparingRequest" },
