@@ -134,6 +134,7 @@ const agentDefaults = {
   sequenced: 0,
   tail: undefined,
   transcript: undefined,
+  stateObject: undefined,
   events: undefined,
   replay: undefined,
   durable: undefined,
@@ -182,8 +183,6 @@ export class Agent {
   declare onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
   declare identity?: AgentOptions["identity"];
 
-  /** Current state; see `AgentState`. */
-  readonly state: AgentState;
   /** The session actor while it lives (see the class comment); `parked` otherwise. */
   private live: SessionActor | undefined;
   /** The idle session's context while no actor lives. */
@@ -209,6 +208,8 @@ export class Agent {
   private declare readonly tail: SessionTail | undefined;
   /** `state.messages`, made when first read. */
   private declare transcript: TranscriptView | undefined;
+  /** `state`, made when first read (issue 40: its ten accessors cost a prompt on a new Agent ~3 %). */
+  private declare stateObject: AgentState | undefined;
   /** Made when `events$` is first asked for. */
   private declare events: Subject<AgentEvent> | undefined;
   private declare replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
@@ -268,7 +269,6 @@ export class Agent {
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
     };
-    this.state = stateView(this);
     if (restored === undefined && !this.pinned) {
       this.parked = initialSessionContext(input);
       return;
@@ -331,6 +331,11 @@ export class Agent {
     const parked = this.live === undefined;
     sendToSession(this.session, event);
     if (parked) this.park();
+  }
+
+  /** Current state; see `AgentState`. One object for the Agent's life. */
+  get state(): AgentState {
+    return (this.stateObject ??= stateView(this));
   }
 
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
