@@ -7,6 +7,7 @@
 //   BENCH_SESSIONS_N=100,1000 BENCH_SESSIONS_IMPL=ours ...   a subset
 //   BENCH_SESSIONS_DIST=<dir>                                 ours from another build's dist/
 //   BENCH_SESSIONS_DELTA_MS=80                                fewer deltas (the difference per delta: CPU per delta in place)
+//   BENCH_SESSIONS_NODE_FLAGS="--max-semi-space-size=64"      V8 flags for the measuring processes (a deployment's tuning)
 //
 // Added latency per turn: the time from the turn's start (the prompt call, or its tool's end) to
 // the next step's start (the next tool's start, or the prompt resolving), minus the response's
@@ -14,7 +15,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { model } from "./scenarios.js";
 
 const PROMPTS = 3;
@@ -23,6 +24,14 @@ const FIRST_TOKEN_MS = 300;
 const DELTA_MS = Number(process.env.BENCH_SESSIONS_DELTA_MS ?? 20);
 /** Sessions start spread over this window (all at once would make every delta of a session fire together). */
 const STAGGER_MS = 1000;
+/**
+ * Every session is active from the last start's first token to the first session's end (about
+ * 3–15 s): the heap is sampled, and the event-loop delay read a second time, in that window only, so
+ * they say what N running sessions cost apart from the start (N Agents made and prompted within
+ * STAGGER_MS) and the wind-down.
+ */
+const ACTIVE_FROM_MS = STAGGER_MS + 2000;
+const ACTIVE_TO_MS = 15_000;
 /** A process whose sessions are not done by then stops and reports how many finished. */
 const DEADLINE_S = Number(process.env.BENCH_SESSIONS_DEADLINE_S ?? 120);
 
@@ -43,7 +52,7 @@ const usage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTo
 
 /** One conversation: its schedule, and the added latency of each turn it ran. */
 class Session {
-  constructor(index, added) {
+  constructor(index, added, addedActive) {
     const rand = random(index + 1);
     this.startAt = between(rand, 0, STAGGER_MS);
     this.responses = Array.from({ length: PROMPTS * TURNS }, () => between(rand, 1000, 3000));
@@ -51,12 +60,17 @@ class Session {
     this.turn = 0;
     this.turnStart = 0;
     this.added = added;
+    /** The turns that started while every session was active (ACTIVE_FROM_MS–ACTIVE_TO_MS). */
+    this.addedActive = addedActive;
     this.deltas = 0;
   }
 
   /** The turn in progress ended at `now`: its next step starts. */
   endTurn(now) {
-    this.added.push(now - this.turnStart - this.responses[this.turn]);
+    const added = now - this.turnStart - this.responses[this.turn];
+    this.added.push(added);
+    const startedAt = this.turnStart - this.epoch;
+    if (startedAt > ACTIVE_FROM_MS && startedAt < ACTIVE_TO_MS) this.addedActive.push(added);
     this.turn++;
   }
 
@@ -132,39 +146,69 @@ async function measure(impl, count) {
   const { Agent } = impl === "pi" ? await import("@earendil-works/pi-agent-core") : await import(ours);
   // Warm-up: modules and JIT, on a short schedule of its own, then dropped.
   {
-    const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, []));
+    const warm = Array.from({ length: 20 }, (_, i) => new Session(1e6 + i, [], []));
     const epoch = performance.now();
     for (const s of warm) (s.epoch = epoch), (s.responses = s.responses.map(() => 400)), (s.tools = s.tools.map(() => 10)), (s.startAt = 0);
     await Promise.all(warm.map((s) => s.run(Agent, [])));
   }
   const base = collect();
   const added = [];
-  const sessions = Array.from({ length: count }, (_, i) => new Session(i, added));
+  const addedActive = [];
+  const sessions = Array.from({ length: count }, (_, i) => new Session(i, added, addedActive));
   const agents = [];
   const delay = monitorEventLoopDelay({ resolution: 10 });
+  const activeDelay = monitorEventLoopDelay({ resolution: 10 });
   const heapSamples = [];
+  // What the collector did meanwhile (pauses on the main thread), and the heap right after each
+  // full collection in the active window: live data (plus what was allocated since), where the
+  // 1 s samples read live data and garbage not yet collected. No forced gc() mid-run: its pause
+  // would be counted as the runtime's latency.
+  const gc = { scavenges: 0, scavengeMs: 0, full: 0, fullMs: 0, fullMaxMs: 0, liveAfterFull: [] };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = entry.detail?.kind;
+      if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) (gc.scavenges++, (gc.scavengeMs += entry.duration));
+      else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) {
+        gc.full++;
+        gc.fullMs += entry.duration;
+        gc.fullMaxMs = Math.max(gc.fullMaxMs, entry.duration);
+        const t = performance.now() - epoch;
+        if (t > ACTIVE_FROM_MS && t < ACTIVE_TO_MS) gc.liveAfterFull.push(heapUsed());
+      }
+    }
+  });
   const cpu0 = process.cpuUsage();
   const epoch = performance.now();
   for (const s of sessions) s.epoch = epoch;
   delay.enable();
+  gcObserver.observe({ entryTypes: ["gc"] });
   // Heap in use while every session is active (after the stagger, before the first ones finish): live data and garbage not yet collected.
   const sampler = setInterval(() => {
     const t = performance.now() - epoch;
-    if (t > STAGGER_MS + 2000 && t < 15_000) heapSamples.push(heapUsed());
+    if (t > ACTIVE_FROM_MS && t < ACTIVE_TO_MS) heapSamples.push(heapUsed());
   }, 1000);
+  const activeStart = setTimeout(() => activeDelay.enable(), ACTIVE_FROM_MS);
+  const activeEnd = setTimeout(() => activeDelay.disable(), ACTIVE_TO_MS);
   let timedOut = false;
   const deadline = new Promise((resolve) => setTimeout(() => resolve((timedOut = true)), DEADLINE_S * 1000).unref());
   const done = Promise.all(sessions.map((s) => s.run(Agent, agents)));
   await Promise.race([done, deadline]);
   delay.disable();
+  activeDelay.disable();
+  gcObserver.disconnect();
   clearInterval(sampler);
+  clearTimeout(activeStart);
+  clearTimeout(activeEnd);
   const wallS = (performance.now() - epoch) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const finished = sessions.filter((s) => s.turn === PROMPTS * TURNS).length;
   const idle = timedOut ? null : (collect() - base) / count;
   const sorted = added.slice().sort((a, b) => a - b);
+  const sortedActive = addedActive.slice().sort((a, b) => a - b);
   heapSamples.sort((a, b) => a - b);
   const activeHeap = heapSamples.length ? (quantile(heapSamples, 0.5) - base) / count : null;
+  gc.liveAfterFull.sort((a, b) => a - b);
+  const liveHeap = gc.liveAfterFull.length ? (gc.liveAfterFull[0] - base) / count : null;
   // The work check: every Agent made, every scripted delta delivered to its listener.
   const expectedDeltas = sessions.reduce((sum, s) => sum + s.responses.reduce((n, d) => n + Math.ceil((d - FIRST_TOKEN_MS) / DELTA_MS), 0), 0);
   const deltas = sessions.reduce((sum, s) => sum + s.deltas, 0);
@@ -175,8 +219,12 @@ async function measure(impl, count) {
     impl, count, node: process.version, finished, timedOut, wallS,
     turns: added.length,
     addedP50: quantile(sorted, 0.5), addedP99: quantile(sorted, 0.99), addedMax: sorted.at(-1),
+    activeAddedP99: sortedActive.length ? quantile(sortedActive, 0.99) : null,
     delayP50: delay.percentile(50) / 1e6, delayP99: delay.percentile(99) / 1e6, delayMax: delay.max / 1e6,
+    activeDelayP99: activeDelay.count ? activeDelay.percentile(99) / 1e6 : null,
+    scavenges: gc.scavenges, scavengeMs: gc.scavengeMs, fullGCs: gc.full, fullGCMs: gc.fullMs, fullGCMaxMs: gc.fullMaxMs,
     heapActiveKB: activeHeap === null ? null : activeHeap / 1024,
+    heapLiveKB: liveHeap === null ? null : liveHeap / 1024,
     heapIdleKB: idle === null ? null : idle / 1024,
     cpuMsPerSession: (cpu.user + cpu.system) / 1000 / count,
     deltasPerSession: deltas / count,
@@ -193,19 +241,28 @@ if (process.env.BENCH_SESSIONS_CHILD) {
 const counts = (process.env.BENCH_SESSIONS_N ?? "100,1000,3000,10000").split(",").map(Number);
 const impls = (process.env.BENCH_SESSIONS_IMPL ?? "ours,pi").split(",");
 const results = [];
-console.log(`\nbench/sessions (node ${process.version}): ${PROMPTS} prompts x ${TURNS} turns a session; first token ${FIRST_TOKEN_MS} ms, a delta every ${DELTA_MS} ms, 1–3 s a response, tools 50–500 ms; starts spread over ${STAGGER_MS} ms\n`);
+console.log(`\nbench/sessions (node ${process.version}${process.env.BENCH_SESSIONS_NODE_FLAGS ? ` ${process.env.BENCH_SESSIONS_NODE_FLAGS}` : ""}): ${PROMPTS} prompts x ${TURNS} turns a session; first token ${FIRST_TOKEN_MS} ms, a delta every ${DELTA_MS} ms, 1–3 s a response, tools 50–500 ms; starts spread over ${STAGGER_MS} ms\n`);
 console.log("| Agent | N | added per turn p50 / p99 (ms) | event-loop delay p99 (ms) | heap per active / idle session (KB) | CPU per session (ms) | wall (s) | finished |");
 console.log("|---|---|---|---|---|---|---|---|");
+const gcRows = [];
 const f = (x, digits = 1) => (x === null || x === undefined ? "–" : x.toFixed(digits));
 for (const count of counts) {
   for (const impl of impls) {
-    const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_SESSIONS_CHILD: `${impl}:${count}` }, encoding: "utf8", maxBuffer: 1 << 24 });
+    const flags = (process.env.BENCH_SESSIONS_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+    const child = spawnSync(process.execPath, ["--expose-gc", ...flags, fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_SESSIONS_CHILD: `${impl}:${count}` }, encoding: "utf8", maxBuffer: 1 << 24 });
     if (child.status !== 0) throw new Error(`bench/sessions ${impl} N=${count} failed: ${child.stderr}`);
     const r = JSON.parse(child.stdout.trim().split("\n").at(-1));
     results.push(r);
     console.log(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.addedP50)} / ${f(r.addedP99)} | ${f(r.delayP99)} | ${f(r.heapActiveKB)} / ${f(r.heapIdleKB)} | ${f(r.cpuMsPerSession)} | ${f(r.wallS)} | ${r.finished}/${count}${r.timedOut ? " (deadline)" : ""} |`);
+    gcRows.push(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.activeAddedP99)} / ${f(r.activeDelayP99)} | ${r.scavenges} / ${f(r.scavengeMs, 0)} | ${r.fullGCs} / ${f(r.fullGCMs, 0)} / ${f(r.fullGCMaxMs)} | ${f(r.heapLiveKB)} |`);
   }
 }
+
+// Where the time went: the delay while every session is active (no starts, no wind-down), the
+// collector's pauses over the whole run, and the heap each active session keeps alive.
+console.log(`\n| Agent | N | all active (turns started ${ACTIVE_FROM_MS / 1000}–${ACTIVE_TO_MS / 1000} s): added p99 / event-loop delay p99 (ms) | scavenges: count / total pause (ms) | full GCs: count / total / longest pause (ms) | live heap per active session, after a full GC (KB) |`);
+console.log("|---|---|---|---|---|---|");
+for (const row of gcRows) console.log(row);
 
 /** The N at which the event-loop delay p99 reaches 20 ms, interpolated on log N between the measured counts. */
 function twentyMsPoint(impl) {

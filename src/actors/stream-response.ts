@@ -7,7 +7,7 @@
  * content or terminal event: a failure before content then emits nothing, and the machine decides
  * whether to retry, compact or surface it.
  */
-import type { AnyAgentEvent, AssistantMessage, StreamOptions, ToolCall } from "../types.js";
+import type { AssistantMessage, StreamOptions, ToolCall } from "../types.js";
 import type { ResponseFailure, StreamedResponse } from "../../machines/run.types.js";
 import type { StepJobs, StreamToolCallReady } from "../../machines/steps.js";
 import { errorText } from "../loop/tool-results.js";
@@ -65,8 +65,7 @@ function requestOptions(base: StreamOptions, request: StreamRequest, signal: Abo
 }
 
 async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: JobScope): Promise<StreamedResponse> {
-  // Through the job: a stopped run's stream delivers nothing more.
-  const push = (event: AnyAgentEvent) => scope.emit(event);
+  // Every event goes through the job (`scope.emit`): a stopped run's stream delivers nothing more.
   const { signal } = scope;
 
   const apiKey = runtime.apiKey.next ?? runtime.config.apiKey;
@@ -101,7 +100,7 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
           continue;
         }
         started = true;
-        const delivery = push({ type: "message_start", message: messageAsOf(partial) });
+        const delivery = scope.emit({ type: "message_start", message: messageAsOf(partial) });
         if (delivery) await delivery;
         continue;
       }
@@ -116,10 +115,10 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
       const message = updates.messageAsOf(partial, (event as { contentIndex?: number }).contentIndex);
       if (!started) {
         started = true;
-        await push({ type: "message_start", message: held ?? messageAsOf(partial) });
+        await scope.emit({ type: "message_start", message: held ?? messageAsOf(partial) });
       }
       // Awaited only when the sink is busy: a sync sink costs no extra microtask per delta.
-      const delivery = push({ type: "message_update", message, assistantMessageEvent: { ...event, partial: message } as typeof event });
+      const delivery = scope.emit({ type: "message_update", message, assistantMessageEvent: { ...event, partial: message } as typeof event });
       if (delivery) await delivery;
       // R70: the call is complete while the response goes on; its run starts it (after this update).
       if (request.streamTools && event.type === "toolcall_end") scope.send(toolCallReady(readyCalls++, event.toolCall, partial, runtime.clock.now()));
@@ -131,7 +130,7 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
     if (!started) throw error;
     // R56: an open assistant message is closed before the run fails.
     const closed: AssistantMessage = Object.assign({}, partial!, { stopReason: "error" as const, errorMessage: errorText(error) });
-    await push({ type: "message_end", message: closed });
+    await scope.emit({ type: "message_end", message: closed });
     throw new StreamFailure(errorText(error), closed);
   }
 
@@ -142,8 +141,8 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   const failure = failureOf(message);
   // R60, R62: a failure before any content stays withheld; the machine retries, compacts or surfaces it.
   if (!started && failure && request.withhold) return { message, withheld: true, failure };
-  if (!started) await push({ type: "message_start", message });
-  await push({ type: "message_end", message });
+  if (!started) await scope.emit({ type: "message_start", message });
+  await scope.emit({ type: "message_end", message });
   return { message, withheld: false, failure };
 }
 

@@ -372,9 +372,10 @@ export class Agent {
   subscribe(listener: AgentListener | AgentRuntimeListener, options?: { runtimeEvents?: boolean; after?: number; onError?: (error: unknown) => void }): () => void {
     if (options?.after !== undefined) return this.subscribeFrom(listener as AgentRuntimeListener, options as SubscribeFromOptions);
     const key = listener as AgentRuntimeListener;
-    // Subscribed again: it keeps its place; asking for runtime events again adds them.
-    const runtimeEvents = options?.runtimeEvents === true || this.listeners.get(key)?.runtimeEvents === true;
-    this.ownListeners().set(key, { listener: key, runtimeEvents });
+    // Subscribed again: it keeps its place (and its entry: see `entriesAfter`); asking for runtime events again adds them.
+    const subscribed = this.listeners.get(key);
+    if (subscribed) subscribed.runtimeEvents ||= options?.runtimeEvents === true;
+    else this.ownListeners().set(key, { listener: key, runtimeEvents: options?.runtimeEvents === true });
     return () => void this.listeners.delete(key);
   }
 
@@ -739,7 +740,8 @@ export class Agent {
     const skipped = delivery?.skipped === true;
     const given = delivery && { seq: delivery.seq, provisional: delivery.provisional };
     if (given) this.tail?.feed(event, given);
-    if (isRuntimeEvent(event)) {
+    // (A stream's updates, most of a run's events, skip the set lookup.)
+    if (event.type !== "message_update" && isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
       // R61: the truncated answer it closed is taken back; R81: a retraction takes back what never ended.
@@ -794,18 +796,22 @@ export class Agent {
    * cost each event a promise and three microtask hops in the run's event queue, and the run's next
    * step waited for them). From the first promise on, the rest wait for it, as in `notify`; a
    * listener that throws rejects, as there.
+   *
+   * A single listener, the usual case, is called with no iterator held across the call (the
+   * iterator and its two results were three objects a delta); what it subscribes or unsubscribes
+   * meanwhile counts as in the map's own iteration (`entriesAfter`).
    */
   private notifyNow(event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
-    const entries = this.listeners.values();
+    const listeners = this.listeners;
     try {
-      for (let next = entries.next(); !next.done; next = entries.next()) {
-        const result = next.value.listener(event, signal, delivery);
-        if (isThenable(result)) return notifyAfter(result, entries, event, signal, delivery);
-      }
+      if (listeners.size !== 1) return notifyEach(listeners.values(), event, signal, delivery);
+      const only = listeners.values().next().value!;
+      const result = only.listener(event, signal, delivery);
+      if (isThenable(result)) return notifyAfter(result, entriesAfter(listeners, only), event, signal, delivery);
+      return listeners.size === 1 && listeners.get(only.listener) === only ? undefined : notifyEach(entriesAfter(listeners, only), event, signal, delivery);
     } catch (error) {
       return Promise.reject(error);
     }
-    return undefined;
   }
 
   /** The Agent's own listener map, made at its first subscription (an Agent with none shares one empty map). */
@@ -871,6 +877,26 @@ interface ListenerEntry {
 }
 
 const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+
+/** Calls each listener of `entries` in turn; from the first that returns a promise on, `notifyAfter` (a throw propagates). */
+function notifyEach(entries: Iterator<ListenerEntry>, event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
+  for (let next = entries.next(); !next.done; next = entries.next()) {
+    const result = next.value.listener(event, signal, delivery);
+    if (isThenable(result)) return notifyAfter(result, entries, event, signal, delivery);
+  }
+  return undefined;
+}
+
+/**
+ * The entries of `listeners` after `entry`, which was its only one when its listener was called:
+ * where the map's own iterator would go on. Its entry is replaced only when it was unsubscribed
+ * (subscribing again keeps the entry), and then every entry in the map came after it.
+ */
+function entriesAfter(listeners: Map<AgentRuntimeListener, ListenerEntry>, entry: ListenerEntry): Iterator<ListenerEntry> {
+  const entries = listeners.values();
+  if (listeners.get(entry.listener) === entry) entries.next();
+  return entries;
+}
 
 /** `notifyNow` once a listener returned a promise: it, then the listeners after it, each awaited (R51). */
 async function notifyAfter(pending: PromiseLike<unknown>, entries: Iterator<ListenerEntry>, event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> {

@@ -22,5 +22,6 @@ export type RuntimeEventSink = (event: AgentRuntimeEvent) => void | Promise<void
 
 /** One sink for both kinds: pi's events to `sink`, the loop's to `onRuntime` (each awaited, in order). */
 export function routeEvents(sink: AgentEventSink, onRuntime: RuntimeEventSink | undefined): (event: AnyAgentEvent) => void | Promise<void> {
-  return (event) => (isRuntimeEvent(event) ? onRuntime?.(event) : sink(event as AgentEvent));
+  // (A stream's updates, most of a run's events, skip the set lookup.)
+  return (event) => (event.type !== "message_update" && isRuntimeEvent(event) ? onRuntime?.(event) : sink(event as AgentEvent));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { text, toolCall } from "../../src/index.js";
+import { Agent as PiAgent } from "@earendil-works/pi-agent-core";
+import { Agent, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { ok, structureProblems, summary, tool } from "../loop/helpers.js";
 import { roles, scenario } from "./helpers.js";
 
@@ -50,6 +51,53 @@ describe("R51: listeners", () => {
     const barrier = log.filter((entry) => entry.startsWith("listener:") || entry === "prepareArguments" || entry === "beforeToolCall");
     expect(barrier.slice(0, 4)).toEqual(["listener:start", "listener:end", "prepareArguments", "beforeToolCall"]);
     expect(log.indexOf("listener:start")).toBe(log.indexOf("message_end:assistant(toolUse)") + 1);
+  });
+
+  // Updates reach a single listener without the map's iterator (issue 40); the listeners it
+  // subscribes or unsubscribes meanwhile still get what the reference's live iteration gives them.
+  it.each([
+    ["sync", false],
+    ["async", true],
+  ])("R51: a listener that subscribes, unsubscribes or re-subscribes listeners during an update (%s): the same deliveries as the reference", async (_, awaits) => {
+    const choreography = async (AgentClass: typeof Agent | typeof PiAgent) => {
+      const agent = new AgentClass({ streamFn: scriptedStreamFn([{ content: [text("abcdefgh")], chunkSize: 1 }]) as never, initialState: { model: scriptedModel as never } });
+      const log: string[] = [];
+      let updates = 0;
+      const listener = (name: string) => (event: { type: string }) => {
+        if (event.type !== "message_update") return;
+        log.push(`${name}:${updates}`);
+        return awaits ? Promise.resolve() : undefined;
+      };
+      const second = listener("second");
+      const third = listener("third");
+      let unsubscribeFirst = () => {};
+      let unsubscribeSecond = () => {};
+      const first = (event: { type: string }) => {
+        if (event.type !== "message_update") return;
+        updates++;
+        log.push(`first:${updates}`);
+        // Call 2 (alone): adds a second listener; 3: removes it; 4 (alone): unsubscribes itself and
+        // subscribes again (now after its old place); 6 (alone): subscribes itself again while
+        // subscribed (it keeps its place) and adds a third.
+        if (updates === 2) unsubscribeSecond = agent.subscribe(second as never);
+        if (updates === 3) unsubscribeSecond();
+        if (updates === 4) {
+          unsubscribeFirst();
+          unsubscribeFirst = agent.subscribe(first as never);
+        }
+        if (updates === 6) {
+          agent.subscribe(first as never);
+          agent.subscribe(third as never);
+        }
+        return awaits ? Promise.resolve() : undefined;
+      };
+      unsubscribeFirst = agent.subscribe(first as never);
+      await agent.prompt("go");
+      return log;
+    };
+    const ours = await choreography(Agent);
+    expect(ours).toEqual(await choreography(PiAgent));
+    expect(ours.length).toBeGreaterThan(8);
   });
 
   it("R51: unsubscribing stops delivery", async () => {
