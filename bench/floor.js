@@ -241,7 +241,7 @@ function cannedWorker(turns, calls) {
 }
 
 export const machineA = runMachine.provide({ actors: { steps: cannedWorker(5, 3) } });
-const machineOneTurn = runMachine.provide({ actors: { steps: cannedWorker(1, 0) } });
+export const machineOneTurn = runMachine.provide({ actors: { steps: cannedWorker(1, 0) } });
 export const toolData = new ToolRegistry(turnTools);
 const noTools = new ToolRegistry([]);
 const machineInput = (tools) => runInput({ prompts: [{ role: "user", content: "go", timestamp: 0 }], messages: [], tools, config: { model }, startedAt: 0 });

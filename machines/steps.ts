@@ -210,9 +210,17 @@ export type StepWorkerSnapshot = Snapshot<undefined> & { host: string; restored:
 
 export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, StepWorkerInput>;
 
+/** Each job's reply type, built once (guards ask for it on every transition they decide). */
+const doneTypes = new Map<StepName, string>();
+const doneType = (job: StepName): string => {
+  let type = doneTypes.get(job);
+  if (type === undefined) doneTypes.set(job, (type = `step.${job}.done`));
+  return type;
+};
+
 /** The output of the reply `event` to `job` (a transition taken only on that reply). */
 export function replyOutput<K extends StepName>(event: { type: string }, job: K): StepJobs[K]["output"] {
-  if (event.type !== `step.${job}.done`) throw new Error(`expected step.${job}.done, got ${event.type}`);
+  if (event.type !== doneType(job)) throw new Error(`expected step.${job}.done, got ${event.type}`);
   return (event as unknown as { output: StepJobs[K]["output"] }).output;
 }
 
@@ -231,14 +239,17 @@ export function currentStep<K extends StepName>(actor: AnyActorRef): K | undefin
 export type StepInputs<TContext, TJob extends StepName> = { [J in TJob]: (context: TContext) => StepJobs[J]["input"] };
 
 /**
- * A step state: asks for its job on entry (`requestStep`), cancels it if left before the reply
- * (`cancelStep`), and names its job in `meta.step` so that `step.reissue` asks again for it (R13).
- * Spread into the state's config; its transitions are written in the state.
+ * A step state: asks for its job on entry (`requestStep`) and names its job in `meta.step` so that
+ * `step.reissue` asks again for it (R13). Spread into the state's config; its transitions are
+ * written in the state. A transition that leaves it before the reply (on any event but the job's
+ * own `step.<job>.done` or `step.failed`) names `cancelStep` among its actions: the job's signal
+ * aborts and it never replies. (Written where a step can be left early, not as the state's exit:
+ * most steps are only ever left on their reply, and an exit action ran on every step.
+ * test/loop/step-cancel.test.ts checks every machine's transitions for it.)
  */
 export const stepState = <TJob extends StepName>(job: TJob) =>
   ({
     entry: { type: "requestStep", params: { job } },
-    exit: "cancelStep",
     meta: { step: job },
   }) as const;
 
@@ -272,9 +283,20 @@ export function stepActions<TContext extends MachineContext, TEvent extends Even
       never,
       never
     >,
-    cancelStep: enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ event, self, enqueue }) => {
-      if (!isStepReply(event)) send(enqueue as unknown as Enqueue, { type: "step.cancel", replyTo: self });
-    }),
+    // On a transition that leaves a step state before its reply (see `stepState`).
+    cancelStep: (worker === "child"
+      ? sendTo("steps", ({ self }) => ({ type: "step.cancel", replyTo: self }) satisfies StepCancel)
+      : sendParent(({ self }) => ({ type: "step.cancel", replyTo: self }) satisfies StepCancel)) as unknown as ActionFunction<
+      TContext,
+      TEvent,
+      TEvent,
+      undefined,
+      never,
+      never,
+      never,
+      never,
+      never
+    >,
     // R13: a restored machine asks again for the job of the step it was waiting in.
     reissueStep: enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ context, self, enqueue }) => {
       const job = currentStep<TJob>(self);
@@ -287,13 +309,19 @@ export function stepActions<TContext extends MachineContext, TEvent extends Even
 export type ForwardedStep = StepRequest | StepCancel;
 
 /**
- * The parent's side of a child's steps: `step.run`/`step.cancel` forwarded to its worker, only
- * while the sender is still its child (a request a stopped call sent before it was stopped never
- * starts a job).
+ * The parent's side of a child's steps: `step.run`/`step.cancel` forwarded to its worker; a
+ * request only while its sender is still running (`isRequesterActive`: a request a call sent
+ * before it settled or was stopped never starts a job). A cancel always goes through: a call that
+ * settles on `call.cancel` is done before its parent reads the cancel, and its job must still abort.
  */
 export const forwardStep = <TContext extends MachineContext, TEvent extends EventObject>() =>
-  enqueueActions<TContext, TEvent, undefined, TEvent, never, never, never, never, never>(({ event, self, enqueue }) => {
-    const step = event as unknown as ForwardedStep;
-    const children = (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
-    if (children[step.replyTo.id] === step.replyTo) (enqueue as unknown as { sendTo(target: "steps", event: ForwardedStep): void }).sendTo("steps", step);
-  });
+  sendTo(
+    "steps",
+    ({ event }: { event: TEvent }) => event as unknown as ForwardedStep,
+  ) as unknown as ActionFunction<TContext, TEvent, TEvent, undefined, never, never, never, never, never>;
+
+/**
+ * Is the step request's sender still running? (Only a machine's own children send it steps; one
+ * that settled or was stopped is no longer active, and a worker would never reply to it.)
+ */
+export const isRequesterActive = ({ event }: { event: EventObject }): boolean => (event as unknown as ForwardedStep).replyTo.getSnapshot().status === "active";

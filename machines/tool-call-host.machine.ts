@@ -8,7 +8,7 @@ import { assign, setup } from "xstate";
 import type { ToolCall } from "../src/protocol/index.js";
 import { placeholderActor } from "./placeholders.js";
 import { toolCallMachine, type ToolCallOutput } from "./tool-call.machine.js";
-import { forwardStep, replyOutput, stepActions, stepState, type ForwardedStep, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
+import { forwardStep, isRequesterActive, replyOutput, stepActions, stepState, type ForwardedStep, type StepReissue, type StepReply, type StepWorkerLogic } from "./steps.js";
 
 export interface ToolCallHostInput {
   /** The key under which the host's runtime is served in this process (its step worker's input). */
@@ -43,6 +43,7 @@ export const toolCallHostMachine = setup({
     forwardStep: forwardStep<ToolCallHostContext, StepReply | StepReissue | ForwardedStep>(),
   },
   guards: {
+    isRequesterActive,
     isImmediate: ({ event }) => !replyOutput(event, "preflightCalls")[0].ready,
   },
 }).createMachine({
@@ -54,7 +55,7 @@ export const toolCallHostMachine = setup({
     "step.reissue": { actions: "reissueStep" },
     // Its call's steps run on the host's worker. (The host never cancels its call, so the call
     // never leaves a step before its reply: no `step.cancel` reaches the host.)
-    "step.run": { actions: "forwardStep" },
+    "step.run": { guard: "isRequesterActive", actions: "forwardStep" },
   },
   initial: "preflighting",
   states: {

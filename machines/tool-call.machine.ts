@@ -13,7 +13,7 @@
  * `approval.reject` (an error result with the reason) or `approval.abort` (the run was aborted).
  *
  * `call.cancel` (R73: a sibling whose tool cancels on error failed) settles it at once from
- * `executing` or `finalizing`; leaving the state aborts its job's signal.
+ * `preflighting`, `executing` or `finalizing`; the transition cancels the job (its signal aborts).
  *
  * R70 (streaming mode): a call spawned while its response streams (or for the response's calls
  * once it ended) does its own checks first: `checking` (`isConcurrencySafe` on validated
@@ -275,7 +275,7 @@ export const toolCallMachine = setup({
           { guard: "preflightPassed", target: "executing", actions: "recordPreflight" },
           { target: "settled", actions: "recordPreflight" },
         ],
-        "call.cancel": { target: "settled", actions: "settleAsCancelled" },
+        "call.cancel": { target: "settled", actions: ["settleAsCancelled", "cancelStep"] },
       },
     },
     // ── end of R70 ──────────────────────────────────────────────────────────────────────────
@@ -287,13 +287,13 @@ export const toolCallMachine = setup({
           { guard: "isFinalized", target: "finalizing", actions: { type: "recordExecution", params: ({ event }) => replyOutput(event, "executeToolCall") } },
           { target: "settled", actions: { type: "recordExecution", params: ({ event }) => replyOutput(event, "executeToolCall") } },
         ],
-        "call.cancel": { target: "settled", actions: "settleAsCancelled" },
+        "call.cancel": { target: "settled", actions: ["settleAsCancelled", "cancelStep"] },
       },
     },
     // R23: afterToolCall overrides field by field; a throw is an error result.
     finalizing: {
       ...stepState("finalizeToolCall"),
-      on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" }, "call.cancel": { target: "settled", actions: "settleAsCancelled" } },
+      on: { "step.finalizeToolCall.done": { target: "settled", actions: "applyAfterToolCall" }, "call.cancel": { target: "settled", actions: ["settleAsCancelled", "cancelStep"] } },
     },
     // R22, R26: exactly one result.
     settled: { type: "final" },

@@ -52,7 +52,7 @@ export function escalatedLimit(context: RunContext, truncated: AssistantMessage)
 
 /** R61: the turn's answer was cut off and asked for nothing (calls get R28's results instead). */
 export const endedTruncated = (context: RunContext): boolean =>
-  context.turn.assistant?.stopReason === "length" && toolCallsOf(context.turn.assistant).length === 0;
+  context.turn.assistant?.stopReason === "length" && !hasToolCalls(context.turn.assistant);
 
 /** R62: the transcript's estimated size (the usage of a message kept by a compaction no longer counts). */
 export const estimatedTokens = (context: RunContext): number => estimateTokens(context.messages, { usageFrom: context.recovery.compactedLength });
@@ -111,6 +111,16 @@ export const appended = (context: RunContext, messages: AgentMessage[]) => ({
 
 export const toolCallsOf = (message: AssistantMessage): ToolCall[] =>
   message.content.filter((block): block is ToolCall => block.type === "toolCall");
+
+/** Whether the response asks for a tool call (a guard's question: nothing allocated). */
+export const hasToolCalls = (message: AssistantMessage): boolean => message.content.some((block) => block.type === "toolCall");
+
+/** How many calls of the batch have no outcome yet. */
+export function unsettledCalls(batch: ToolBatch): number {
+  let count = 0;
+  for (const outcome of batch.outcomes) if (outcome === null) count++;
+  return count;
+}
 
 export const isFailedResponse = (message: AssistantMessage | null): boolean =>
   message !== null && (message.stopReason === "error" || message.stopReason === "aborted");

@@ -23,9 +23,9 @@
 import { and, assertEvent, assign, not, or, sendTo, setup, type ActorRefFrom } from "xstate";
 import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
-import { forwardStep, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
+import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
 import { toolCallMachine } from "../tool-call.machine.js";
-import { endedTruncated, escalatedLimit, estimatedTokens, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf } from "./helpers.js";
+import { endedTruncated, escalatedLimit, estimatedTokens, hasToolCalls, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf, unsettledCalls } from "./helpers.js";
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
@@ -94,14 +94,14 @@ export const runMachine = setup({
     // R61: truncated, no tool calls, and a higher limit to ask for once.
     escalatesOutputLimit: ({ context, event }) => {
       const message = response(event);
-      return message.stopReason === "length" && toolCallsOf(message).length === 0 && !context.aborted && escalatedLimit(context, message) !== undefined;
+      return message.stopReason === "length" && !hasToolCalls(message) && !context.aborted && escalatedLimit(context, message) !== undefined;
     },
     // R6: the turn's response (appended) ended in error or aborted.
     isErrorOrAborted: ({ context }) => isFailedResponse(context.turn.assistant),
     // R28: the response was cut off by the output limit with tool calls in it.
-    truncatesCalls: ({ context }) => context.turn.assistant!.stopReason === "length" && toolCallsOf(context.turn.assistant!).length > 0,
+    truncatesCalls: ({ context }) => context.turn.assistant!.stopReason === "length" && hasToolCalls(context.turn.assistant!),
     // R7: the response asks for tool calls.
-    callsTools: ({ context }) => toolCallsOf(context.turn.assistant!).length > 0,
+    callsTools: ({ context }) => hasToolCalls(context.turn.assistant!),
     // R20: configured sequential, or a call targets a sequential tool.
     runsSequentially: ({ context }) => runsSequentially(context, toolCallsOf(context.turn.assistant!)),
     // R62: proactive compaction at a turn boundary.
@@ -138,7 +138,7 @@ export const runMachine = setup({
     // R21: every call the preflight saw ended with an immediate result (nothing to execute).
     preflightPassesNoCall: ({ event }) => replyOutput(event, "preflightCalls").every((preflight) => !preflight.ready),
     // R25: decided before the transition's actions settle the call: is this the batch's last outstanding call?
-    settlesLastCall: ({ context }) => context.turn.batch!.outcomes.filter((outcome) => outcome === null).length === 1,
+    settlesLastCall: ({ context }) => unsettledCalls(context.turn.batch!) === 1,
     // R8: finishTurn said end.
     decidedEnd: ({ context }) => context.turn.decision === "end",
     // R63: completed turns, tokens or cost at a limit.
@@ -161,6 +161,8 @@ export const runMachine = setup({
       assertEvent(event, ["approval.approve", "approval.reject"]);
       return context.approval.pending.some((pending) => pending.approvalId === event.approvalId);
     },
+    // A tool call's step request or cancel comes from a call still running.
+    isRequesterActive,
     // R82, R13: a restored streamed call reports again that it waits; its id was issued already.
     hasIssuedApproval: ({ context, event }) => {
       assertEvent(event, "call.approvalNeeded");
@@ -181,8 +183,8 @@ export const runMachine = setup({
     // R82: a decision reaches its waiting call wherever the call waits; an id that is not waiting is ignored.
     "approval.approve": { guard: "isWaitingApproval", actions: ["reportDecision", "approveCall"] },
     "approval.reject": { guard: "isWaitingApproval", actions: ["reportDecision", "rejectCall"] },
-    // A tool call's steps run on the run's worker.
-    "step.run": { actions: "forwardStep" },
+    // A tool call's steps run on the run's worker (a request from a call that settled meanwhile starts nothing).
+    "step.run": { guard: "isRequesterActive", actions: "forwardStep" },
     "step.cancel": { actions: "forwardStep" },
   },
   initial: "starting",
@@ -486,9 +488,9 @@ export const runMachine = setup({
           ...stepState("finishTurn"),
           on: { "step.finishTurn.done": { target: "endingTurn", actions: "recordDecision" } },
         },
-        // R6, R8: turn_end; R63: what the turn spent.
+        // R6, R8: turn_end; R63: what the turn spent (R61: its truncations, R100: its answer, counted).
         endingTurn: {
-          entry: ["emitTurnEnd", "markTurnClosed", "countTurn", "countTruncations", "countInvalidAnswer"],
+          entry: ["emitTurnEnd", "closeTurn"],
           always: [
             // R6: an error or aborted response ends the run (no queue is polled).
             { guard: "isErrorOrAborted", target: "#run.done", actions: "endAsFailedResponse" },

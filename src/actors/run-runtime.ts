@@ -51,6 +51,11 @@ export interface RunRuntime {
   readonly events: EventQueue;
   /** The run's signal (R29): aborted by `abort()`, by a sink failure, or by the caller's signal. */
   readonly signal: AbortSignal;
+  /**
+   * Whether the run's signal aborted, read without making it: the signal is made when first read
+   * (most runs never need one, and an AbortController costs ~4 µs on Node 20).
+   */
+  readonly aborted: boolean;
   /** Aborts the run's signal and tells the run (`run.abort`); idempotent. */
   abort(reason?: unknown): void;
   /** Aborts the signal only: the run already knows (its worker calls this on `run.abort`). */
@@ -85,65 +90,107 @@ export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   signal?: AbortSignal;
   /** What a tool's `context.runSubAgent` starts (src/api/sub-agents.ts). */
   subAgents?: SubAgentLauncher;
+  /** What tool hooks see instead of the run's (`runToolCall`: the caller's message and context). */
+  hookContext?: RunRuntime["hookContext"];
 }
 
 export function createRunRuntime(args: RunRuntimeArgs): RunRuntime {
-  const { owner, config } = args;
-  const controller = new AbortController();
-  const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;
-  const restored = snapshot?.context;
-  const tools = args.registry ?? new ToolRegistry(args.tools, answerToolOf(config));
-  // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
-  // A new run's names are the registry's own (its input was built from it): nothing to resolve.
-  if (restored?.toolSet) {
-    const names = restored.toolSet.tools.map((tool) => tool.decl.name);
-    if (!resolvesAs(tools, names)) tools.restore(names, args.tools ?? []);
-  }
-  const abort = (reason?: unknown) => {
-    if (controller.signal.aborted) return;
-    controller.abort(reason);
-    if (owner.getSnapshot().status === "active") owner.send({ type: "run.abort" });
-  };
-  const events = new EventQueue(routeEvents(args.sink, runtimeSinkOf(config, args.runtimeSink)), (error) => {
-    abort(error);
-    args.onSinkFailure(error);
-  });
-  const startedCalls = new Set<string>();
-  // The machine's own events join the steps' events in the one ordered queue. A start the machine
-  // emits (R70: a streamed call's) marks the call started, as a preflight's does (R55).
-  owner.on("*", (event) => {
-    if (event.type === "tool_execution_start") startedCalls.add((event as { toolCallId: string }).toolCallId);
-    void events.push(event as AnyAgentEvent);
-  });
-  if (restored?.aborted) controller.abort();
-  const external = args.signal;
-  if (external?.aborted) abort(external.reason);
-  else external?.addEventListener("abort", () => abort(external.reason), { once: true });
-  return {
-    owner,
-    config,
-    streamFn: args.streamFn,
-    clock: args.clock ?? systemClock,
-    random: args.random ?? systemRandom,
-    executor: args.executor,
-    streamOptions: "model" in config ? streamOptionsOf(config) : {},
-    tools,
-    events,
-    signal: controller.signal,
-    abort,
-    abortSignal: (reason) => controller.abort(reason),
-    apiKey: { next: undefined },
-    requestSlot: { held: undefined },
-    startedCalls,
-    subAgents: args.subAgents,
-    journal: undefined,
-    hookContext: () => {
-      const context = (owner.getSnapshot() as { context: RunContext }).context;
-      return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: tools.list } };
-    },
-  };
+  return new HostedRuntime(args);
 }
 
+/**
+ * One run's runtime. A class, not an object literal: its accessors and methods live on the
+ * prototype, so every run's runtime shares one hidden class (a literal with getters got a map of
+ * its own per run, and each of its closures a context: ~1.5 KB more per run in flight).
+ */
+class HostedRuntime implements RunRuntime {
+  readonly owner: AnyActorRef;
+  readonly config: Partial<AgentLoopConfig>;
+  readonly streamFn: StreamFn;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly executor: JobExecutor | undefined;
+  readonly streamOptions: StreamOptions;
+  readonly tools: ToolRegistry;
+  readonly events: EventQueue;
+  readonly apiKey: { next: string | undefined } = { next: undefined };
+  readonly requestSlot: { held: RequestSlotRelease | undefined } = { held: undefined };
+  readonly startedCalls = new Set<string>();
+  readonly subAgents: SubAgentLauncher | undefined;
+  journal: JobJournal | undefined = undefined;
+  /**
+   * The run's AbortController, made when first needed (most runs never read their signal, and one
+   * costs ~4 µs on Node 20). In an object of its own, so a runtime that delegates to this one
+   * (`Object.create(runtime)`, as a test wiring does) shares it.
+   */
+  private readonly own: { controller: AbortController | undefined } = { controller: undefined };
+  private readonly hooked: RunRuntime["hookContext"] | undefined;
+
+  constructor(args: RunRuntimeArgs) {
+    const { owner, config } = args;
+    this.owner = owner;
+    this.config = config;
+    this.streamFn = args.streamFn;
+    this.clock = args.clock ?? systemClock;
+    this.random = args.random ?? systemRandom;
+    this.executor = args.executor;
+    this.streamOptions = "model" in config ? streamOptionsOf(config) : {};
+    this.subAgents = args.subAgents;
+    this.hooked = args.hookContext;
+    const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;
+    const restored = snapshot?.context;
+    const tools = (this.tools = args.registry ?? new ToolRegistry(args.tools, answerToolOf(config)));
+    // R13: a restored run resolves the tools its snapshot names (those a hook installed included).
+    // A new run's names are the registry's own (its input was built from it): nothing to resolve.
+    if (restored?.toolSet) {
+      const names = restored.toolSet.tools.map((tool) => tool.decl.name);
+      if (!resolvesAs(tools, names)) tools.restore(names, args.tools ?? []);
+    }
+    const events = (this.events = new EventQueue(routeEvents(args.sink, runtimeSinkOf(config, args.runtimeSink)), (error) => {
+      this.abort(error);
+      args.onSinkFailure(error);
+    }));
+    const { startedCalls } = this;
+    // The machine's own events join the steps' events in the one ordered queue. A start the machine
+    // emits (R70: a streamed call's) marks the call started, as a preflight's does (R55).
+    owner.on("*", (event) => {
+      if (event.type === "tool_execution_start") startedCalls.add((event as { toolCallId: string }).toolCallId);
+      void events.push(event as AnyAgentEvent);
+    });
+    if (restored?.aborted) this.controller().abort();
+    const external = args.signal;
+    if (external?.aborted) this.abort(external.reason);
+    else external?.addEventListener("abort", () => this.abort(external.reason), { once: true });
+  }
+
+  private controller(): AbortController {
+    return (this.own.controller ??= new AbortController());
+  }
+
+  get signal(): AbortSignal {
+    return this.controller().signal;
+  }
+
+  get aborted(): boolean {
+    return this.own.controller?.signal.aborted ?? false;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.own.controller?.signal.aborted) return;
+    this.controller().abort(reason);
+    if (this.owner.getSnapshot().status === "active") this.owner.send({ type: "run.abort" });
+  }
+
+  abortSignal(reason?: unknown): void {
+    this.controller().abort(reason);
+  }
+
+  hookContext(): { assistantMessage: AssistantMessage; context: AgentContext } {
+    if (this.hooked) return this.hooked();
+    const context = (this.owner.getSnapshot() as { context: RunContext }).context;
+    return { assistantMessage: context.turn.assistant!, context: { messages: context.messages, tools: this.tools.list } };
+  }
+}
 
 /**
  * Whether `tools.restore(names, …)` would leave the registry as it is: it lists the tools of those

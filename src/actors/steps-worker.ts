@@ -139,7 +139,7 @@ class RunningJob implements JobScope, JournaledJob {
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.runtime.signal.aborted || this.cancelled) this.controller.abort();
+      if (this.runtime.aborted || this.cancelled) this.controller.abort();
     }
     return this.controller.signal;
   }
@@ -204,7 +204,7 @@ class StepRunner {
       case "step.run":
         this.cancel(event.replyTo);
         this.starting++;
-        void this.run(event);
+        this.run(event);
         return snapshot;
       case "step.cancel":
         this.cancel(event.replyTo);
@@ -239,7 +239,7 @@ class StepRunner {
    */
   resumeGrace(snapshot: StepWorkerSnapshot): void {
     const grace = graceOf(this.runtime);
-    if (grace === undefined || !this.runtime.signal.aborted || snapshot.grace?.expired) return;
+    if (grace === undefined || !this.runtime.aborted || snapshot.grace?.expired) return;
     const left = snapshot.grace ? Math.max(0, snapshot.grace.abortedAt + grace - this.runtime.clock.now()) : grace;
     this.startGrace(left);
   }
@@ -302,24 +302,31 @@ class StepRunner {
     this.current.delete(requester);
   }
 
-  private async run({ job: { name, input }, replyTo, reissue }: StepRequest): Promise<void> {
+  private run({ job: { name, input }, replyTo, reissue }: StepRequest): void {
     const { runtime } = this;
-    const journal = runtime.journal;
-    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, journal);
+    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, runtime.journal);
     this.current.set(replyTo, job);
-    try {
-      // Never inside the step that asked: every event of that step comes first (R21, R25).
-      await undefined;
-      // Wait until the sink is idle, not just past the delivery pending now: a job started by the
-      // same delivery may have queued more events meanwhile.
-      for (let settled = runtime.events.settled(); settled; settled = runtime.events.settled()) await settled;
-    } finally {
-      this.starting--;
+    // Never inside the step that asked: every event of that step comes first (R21, R25). (Plain
+    // promise callbacks, not an async function: a job is asked for on every step.)
+    void Promise.resolve().then(() => this.begin(job));
+  }
+
+  /**
+   * Begins `job` once the sink is idle: not just past the delivery pending now, as a job started
+   * by the same delivery may have queued more events meanwhile.
+   */
+  private begin(job: RunningJob): void {
+    const settled = this.runtime.events.settled();
+    if (settled) {
+      void settled.then(() => this.begin(job));
+      return;
     }
+    this.starting--;
     if (job.cancelled) return;
     // R81, R83: a journal may answer the job from its records (in journal order) instead.
+    const journal = this.runtime.journal;
     if (journal?.begin(job) === "answered") return;
-    await this.execute(job, journal);
+    void this.execute(job, journal);
   }
 
   /** Runs `job` for real and replies. */

@@ -61,10 +61,10 @@ async function run(toolCall: ToolCall, options: RunToolCallOptions): Promise<Age
       subAgents,
       sink: (event) => (event.type === "tool_execution_update" ? options.onUpdate?.(event.partialResult) : undefined),
       onSinkFailure: () => {},
+      // The hooks see the caller's message and context, not a run's.
+      hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }),
     });
-    // The hooks see the caller's message and context, not a run's.
-    const hooked = { ...runtime, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) };
-    hosts.serve(host, hooked);
+    hosts.serve(host, runtime);
     actor.start();
     const output = await toPromise(actor);
     return {

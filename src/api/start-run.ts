@@ -111,7 +111,9 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     const durable = args.resumed?.run ?? (options?.durable ? journalRun(options.durable, input, config) : undefined);
     const { machine, hosts } = hostedRuns();
     const host = hosts.newKey();
-    const actor: RunActor = createActor(machine, { input: { ...input, host }, inspect });
+    // (Not `{ ...input, host }`: on Node 20 a literal that begins with a spread and adds a key got a
+    // hidden class of its own per run, and every read of the input in the machine went megamorphic.)
+    const actor: RunActor = createActor(machine, { input: Object.assign({}, input, { host }), inspect });
     const runtime = createRunRuntime({
       owner: actor,
       config,

@@ -7,11 +7,17 @@ import { describe, expect, it } from "vitest";
 import { runAgentLoop, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool } from "../../src/index.js";
 import { baseConfig, ok, project, tool, user, withoutUpdates } from "./helpers.js";
 
+/** When each stubborn tool's signal aborted, among the runs' turn ends. */
+const order: string[] = [];
+
 /** A tool that runs until its signal aborts, and then never settles (the cancel alone ends it). */
 function stubborn(name: string) {
   const seen: { aborted?: boolean } = {};
   const t: AgentTool = tool(name, (_id, _args, signal) => {
-    signal?.addEventListener("abort", () => (seen.aborted = true));
+    signal?.addEventListener("abort", () => {
+      seen.aborted = true;
+      order.push(`abort:${name}`);
+    });
     return new Promise(() => {});
   });
   return { tool: t, seen };
@@ -26,7 +32,12 @@ const cancelled = "Cancelled: sibling tool call deploy failed";
 async function run(calls: string[], tools: AgentTool[], toolExecution: "parallel" | "sequential" = "parallel", overrides = {}) {
   const stream = scriptedStreamFn([{ content: calls.map((name, i) => toolCall(name, {}, `c${i}`)) }, { content: [text("carrying on")] }]);
   const events: AgentEvent[] = [];
-  const output = await runAgentLoop([user("go")], { messages: [], tools }, baseConfig({ toolExecution, ...overrides }), (event) => void events.push(event), undefined, stream);
+  order.length = 0;
+  const sink = (event: AgentEvent) => {
+    events.push(event);
+    if (event.type === "turn_end") order.push("turn_end");
+  };
+  const output = await runAgentLoop([user("go")], { messages: [], tools }, baseConfig({ toolExecution, ...overrides }), sink, undefined, stream);
   const results = output.filter((m) => m.role === "toolResult").map((m) => `${(m as { toolName: string }).toolName}:${(m as { content: { text: string }[] }).content[0].text}`);
   return { events: withoutUpdates(events).map(project), output, results, stream };
 }
@@ -67,6 +78,8 @@ describe("R73: cancelSiblingsOnError", () => {
     ]);
     expect(results).toEqual([`slow_a:${cancelled}`, "deploy:deploy failed", `slow_c:${cancelled}`]);
     expect([a.seen.aborted, c.seen.aborted]).toEqual([true, true]);
+    // Cancelled when the sibling failed, not when the run ended.
+    expect(order).toEqual(["abort:slow_a", "abort:slow_c", "turn_end", "turn_end"]);
     expect(stream.calls).toHaveLength(2);
   });
 

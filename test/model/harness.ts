@@ -268,7 +268,8 @@ function faultyRegistry(tools: ToolRegistry): ToolRegistry {
 const faultySource: RuntimeSource = {
   runtimeOf: (host) => {
     const runtime = hostedRuns().hosts.runtimeOf(host);
-    return { ...runtime, tools: faultyRegistry(runtime.tools) };
+    // (Delegating, not a spread copy: the runtime's accessors and methods are on its prototype.)
+    return Object.assign(Object.create(runtime) as RunRuntime, { tools: faultyRegistry(runtime.tools) });
   },
   close: (host) => hostedRuns().hosts.close(host),
 };

@@ -49,7 +49,8 @@ function hostedToolCall(toolCall: ToolCall, options: RunToolCallOptions, coverag
           }
         })()
       : runtime.startedCalls;
-  hosts.serve(key, { ...runtime, startedCalls, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) });
+  // (Delegating, not a spread copy: the runtime's accessors and methods are on its prototype.)
+  hosts.serve(key, Object.assign(Object.create(runtime) as typeof runtime, { startedCalls, hookContext: () => ({ assistantMessage: options.assistantMessage, context: options.context }) }));
   return actor;
 }
 

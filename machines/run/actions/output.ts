@@ -7,8 +7,8 @@
  * failed, or that ended without one (a reminder then asks for it), counts as one invalid attempt.
  */
 import type { UserMessage } from "../../../src/protocol/index.js";
-import { runAssign, runEnqueue } from "../setup.js";
-import type { RunContext, ToolCallOutcome } from "../types.js";
+import { runAssign } from "../setup.js";
+import type { OutputState, RunContext, ToolCallOutcome } from "../types.js";
 import { runStartedAt } from "../helpers.js";
 
 /** The outcomes of this turn's calls of the final-answer tool (none when R100 is off). */
@@ -33,13 +33,17 @@ export const outputAttemptsExhausted = (context: RunContext): boolean =>
 
 const oneMoreAttempt = (context: RunContext) => ({ output: { ...context.output, attempts: context.output.attempts + 1 } });
 
+/**
+ * R100: a turn that answered, and no answer validated, used one attempt (R29: an aborted run's
+ * calls are not answers). The same object when nothing changes.
+ */
+export function answersCounted(context: RunContext): OutputState {
+  if (context.settings.output === null || context.aborted) return context.output;
+  const outcomes = answerOutcomes(context);
+  return outcomes.length > 0 && acceptedAnswer(context) === undefined ? oneMoreAttempt(context).output : context.output;
+}
+
 export const outputActions = {
-  // R100: a turn that answered, and no answer validated, used one attempt (R29: an aborted run's calls are not answers).
-  countInvalidAnswer: runEnqueue(({ context, enqueue }) => {
-    if (context.settings.output === null || context.aborted) return;
-    const outcomes = answerOutcomes(context);
-    if (outcomes.length > 0 && acceptedAnswer(context) === undefined) enqueue.assign(oneMoreAttempt(context));
-  }),
   // R100: the response ended without an answer: one attempt used.
   countMissingAnswer: runAssign(({ context }) => oneMoreAttempt(context)),
   // R100: the reminder asking for the answer, injected with the next turn.

@@ -11,12 +11,18 @@ import { estimateTokens } from "../../../src/protocol/token-estimate.js";
 import { replyOutput, timeOf } from "../../steps.js";
 import { appended, endedTruncated, escalatedLimit, runStartedAt, settledRequest } from "../helpers.js";
 import { announce, runAssign, runEnqueue, type RunEvent } from "../setup.js";
-import type { StreamedResponse } from "../types.js";
+import type { RecoveryState, RunContext, StreamedResponse } from "../types.js";
 
 /** The stream step's reply (R41, R60). */
 export const streamed = (event: RunEvent): StreamedResponse => replyOutput(event, "streamResponse");
 /** The response the stream step returned. */
 export const response = (event: RunEvent): AssistantMessage => streamed(event).message;
+
+/** R61: consecutive truncated answers; the count resets with any answer that was not cut off (the same object when nothing changes). */
+export function truncationsCounted(context: RunContext): RecoveryState {
+  if (context.recovery.recoveries === 0 || endedTruncated(context)) return context.recovery;
+  return { ...context.recovery, recoveries: 0 };
+}
 
 export const requestActions = {
   // R40: what transformContext returned is what the request converts.
@@ -89,12 +95,6 @@ export const requestActions = {
     enqueue.emit({ type: "message_discarded", message, reason: "output_limit_escalated" });
     enqueue.emit({ type: "output_limit_escalated", fromMaxTokens: context.settings.recovery.requestMaxTokens ?? undefined, toMaxTokens });
     enqueue.assign({ recovery: { ...context.recovery, maxTokens: toMaxTokens } });
-  }),
-  // R61: consecutive truncated answers; the count resets with any answer that was not cut off.
-  countTruncations: runEnqueue(({ context, enqueue }) => {
-    // (Assigned only when it changes: every assign copies the context.)
-    if (context.recovery.recoveries === 0 || endedTruncated(context)) return;
-    enqueue.assign({ recovery: { ...context.recovery, recoveries: 0 } });
   }),
   // R61: the recovery message, marked as the loop's, waits for the next turn like steering.
   queueRecoveryMessage: runEnqueue(({ context, enqueue }) => {

@@ -12,6 +12,8 @@ import { replyOutput, timeOf } from "../../steps.js";
 import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
+import { truncationsCounted } from "./request.js";
+import { answersCounted } from "./output.js";
 
 /** R63: the first limit the run has reached, if any. */
 export function budgetExceeded({ settings: { budget }, spent }: RunContext): AgentEndReason | undefined {
@@ -79,13 +81,19 @@ export const turnActions = {
   // R8, R10: finishTurn's decision.
   recordDecision: runAssign({ turn: ({ context, event }) => ({ ...context.turn, decision: replyOutput(event, "finishTurn") }) }),
   emitTurnEnd: runEmit(({ context }) => ({ type: "turn_end", message: context.turn.assistant!, toolResults: context.turn.toolResults })),
-  markTurnClosed: runAssign({ turn: ({ context }) => ({ ...context.turn, open: false }) }),
-  // R63: what the completed turn used.
-  countTurn: runAssign({
-    spent: ({ context }) => {
-      const { tokens, cost } = turnSpend(context.turn);
-      return { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost };
-    },
+  // The turn closes, with what it counts: R63 what it spent, R61 its truncations, R100 its answer.
+  // (One assign: each copies the whole context.)
+  closeTurn: runAssign(({ context }) => {
+    const { tokens, cost } = turnSpend(context.turn);
+    const closed: Partial<RunContext> = {
+      turn: { ...context.turn, open: false },
+      spent: { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost },
+    };
+    const recovery = truncationsCounted(context);
+    if (recovery !== context.recovery) closed.recovery = recovery;
+    const output = answersCounted(context);
+    if (output !== context.output) closed.output = output;
+    return closed;
   }),
   // R63: why the run ends.
   endAs: runAssign<{ reason: AgentEndReason }>((_, { reason }) => ({ endReason: reason })),
