@@ -1,5 +1,5 @@
 /**
- * The one placeholder convention of the machines: an actor or an action the runtime provides
+ * The one placeholder convention of the machines: an actor, an action or a guard the runtime provides
  * (`machine.provide(...)`, from its `create…Implementations`) is declared in the machine by a
  * placeholder that fails with its name if it was not provided. An actor's placeholder is typed by
  * its logic type, declared machine-side (`StepWorkerLogic`, `PromiseActorLogic<…>`), so `provide`
@@ -25,5 +25,15 @@ export function placeholderActor<TLogic extends AnyActorLogic>(name: string): TL
 export function placeholderAction<TParams = undefined>(name: string): (args: unknown, params: TParams) => void {
   return () => {
     throw new Error(`the "${name}" action is not provided`);
+  };
+}
+
+/**
+ * A guard the runtime provides: a question only it can answer about what it holds outside the
+ * machine (never app code, R15); evaluating it unprovided throws.
+ */
+export function placeholderGuard(name: string): () => boolean {
+  return () => {
+    throw new Error(`the "${name}" guard is not provided`);
   };
 }

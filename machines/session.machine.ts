@@ -6,8 +6,9 @@
  * serves them all.
  *
  * `busy` lasts until the run's event listeners have settled (`isStreaming` stays true through the
- * `agent_end` listeners, R54), and ends one of three ways: `settling` after `agent_end`, or after a
- * runtime defect closed the run with a failure message (R55); `failing` when a listener threw,
+ * `agent_end` listeners, R54), and ends one of three ways: `ending` after `agent_end`, or after a
+ * runtime defect closed the run with a failure message (R55), straight to idle when the listeners
+ * have every event and through `settling` while they do not; `failing` when a listener threw,
  * which stops the run and closes it with a failure message (R55).
  *
  * The definition is pure. The runtime (`src/agent/`) provides the run machine, the actions that
@@ -17,7 +18,7 @@
  * provided machine (R14).
  */
 import { assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
-import { placeholderAction, placeholderActor } from "./placeholders.js";
+import { placeholderAction, placeholderActor, placeholderGuard } from "./placeholders.js";
 import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/protocol/index.js";
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/protocol/transcript/index.js";
@@ -234,6 +235,8 @@ export const sessionMachine = setup({
     }),
   },
   guards: {
+    // R54: the run's listeners have had every event it produced (provided by the runtime: its event queue is idle).
+    listenersSettled: placeholderGuard("listenersSettled"),
     // R12, R13: the run's output is not what the transcript holds since the run started (a session
     // restored mid-run missed the messages delivered to the Agent that persisted it).
     outputMissed: ({ context, event }) => context.runStart >= 0 && context.messages.length - context.runStart !== runOutput(event).length,
@@ -300,8 +303,8 @@ export const sessionMachine = setup({
               const { runs, rules } = approvalsOf(context);
               return { ...event.input, host: event.host, approval: { idPrefix: approvalPrefix(runs), rules } };
             },
-            onDone: [{ guard: "outputMissed", target: "settling", actions: "adoptRunOutput" }, { target: "settling" }],
-            onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
+            onDone: [{ guard: "outputMissed", target: "ending", actions: "adoptRunOutput" }, { target: "ending" }],
+            onError: { target: "ending", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
           },
           // R82: decisions for the run's waiting calls.
           on: {
@@ -321,8 +324,13 @@ export const sessionMachine = setup({
             },
           },
         },
-        // R54: agent_end was emitted; busy until its listeners settle. A run that ended at once
-        // after its last message (a failure, an error response) may still be delivering it.
+        // R54: agent_end was emitted; idle at once when the listeners have had every event (no
+        // actor to wait for nothing: issue 40), else busy while they settle.
+        ending: {
+          always: [{ guard: "listenersSettled", target: "#session.idle", actions: "finishRun" }, { target: "settling" }],
+        },
+        // R54: busy until the listeners settle. A run that ended at once after its last message (a
+        // failure, an error response) may still be delivering it.
         settling: {
           on: { "run.messageEnd": { guard: "joinedWithOutput" } },
           invoke: {

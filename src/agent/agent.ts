@@ -51,6 +51,7 @@ import { resolveStreamFn } from "../api/default-stream-fn.js";
 import type { AgentHooks, AgentListener, AgentOptions, AgentRuntimeListener, AgentState, AgentResumeOptions, SubscribeFromOptions } from "./types.js";
 import type { SequencedListener } from "../durable/session-tail.js";
 import { isRuntimeEvent } from "../loop/runtime-events.js";
+import { countTakenEvent, inSessionStep, sendToSession, sentAndTaken } from "./session-steps.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
@@ -133,6 +134,7 @@ const agentDefaults = {
   sequenced: 0,
   tail: undefined,
   transcript: undefined,
+  stateObject: undefined,
   events: undefined,
   replay: undefined,
   durable: undefined,
@@ -181,8 +183,6 @@ export class Agent {
   declare onProviderStreamEvent?: AgentOptions["onProviderStreamEvent"];
   declare identity?: AgentOptions["identity"];
 
-  /** Current state; see `AgentState`. */
-  readonly state: AgentState;
   /** The session actor while it lives (see the class comment); `parked` otherwise. */
   private live: SessionActor | undefined;
   /** The idle session's context while no actor lives. */
@@ -208,6 +208,8 @@ export class Agent {
   private declare readonly tail: SessionTail | undefined;
   /** `state.messages`, made when first read. */
   private declare transcript: TranscriptView | undefined;
+  /** `state`, made when first read (issue 40: its ten accessors cost a prompt on a new Agent ~3 %). */
+  private declare stateObject: AgentState | undefined;
   /** Made when `events$` is first asked for. */
   private declare events: Subject<AgentEvent> | undefined;
   private declare replay: { messages: AgentMessage[]; length: number; systemPrompt: string } | undefined;
@@ -267,7 +269,6 @@ export class Agent {
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
     };
-    this.state = stateView(this);
     if (restored === undefined && !this.pinned) {
       this.parked = initialSessionContext(input);
       return;
@@ -300,7 +301,7 @@ export class Agent {
     });
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
-    session.subscribe({ error: (error) => this.runtime.crash(error) });
+    session.subscribe({ next: countTakenEvent, error: (error) => this.runtime.crash(error) });
     if (this.transcript) this.follow(session);
     this.live = session;
     this.parked = undefined;
@@ -328,8 +329,13 @@ export class Agent {
   /** Events for the session: a parked session wakes for one and, idle still, parks again. */
   private send(event: SessionEvent): void {
     const parked = this.live === undefined;
-    this.session.send(event);
+    sendToSession(this.session, event);
     if (parked) this.park();
+  }
+
+  /** Current state; see `AgentState`. One object for the Agent's life. */
+  get state(): AgentState {
+    return (this.stateObject ??= stateView(this));
   }
 
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
@@ -751,12 +757,25 @@ export class Agent {
       this.endReason = event.reason;
       this.lastOutput = event.output;
     }
-    if (event.type === "message_end") this.send({ type: "run.messageEnd", message: event.message });
-    else if (event.type === "turn_end") this.send({ type: "run.turnEnd", message: event.message });
+    // (Taken later when the session is mid-step: the run's first events come while it starts the run.)
+    let taken = true;
+    if (event.type === "message_end") taken = this.sendTaken({ type: "run.messageEnd", message: event.message });
+    else if (event.type === "turn_end") taken = this.sendTaken({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
     this.events?.next(event);
     if (this.listeners.size === 0) return undefined;
-    return event.type === "message_update" ? this.notifyUpdate(event, signal, given) : this.notify(event, signal, false, given, false);
+    // During a session's step (the run's first events, as it starts), as the reference times them;
+    // a listener reads the state as of its event: not before the session took it.
+    if (inSessionStep()) return this.notify(event, signal, false, given, false);
+    return taken ? this.notifyNow(event, signal, given) : afterStep(() => this.notify(event, signal, false, given, false));
+  }
+
+  /** `send`, and whether the session took the event now (false: it was mid-step, and takes it once that step ends). */
+  private sendTaken(event: SessionEvent): boolean {
+    const parked = this.live === undefined;
+    const taken = sentAndTaken(this.session, event);
+    if (parked) this.park();
+    return taken;
   }
 
   /**
@@ -771,19 +790,18 @@ export class Agent {
   }
 
   /**
-   * `notify` for a stream's update (issue 40: every delta comes through here). A listener that
-   * returns no promise leaves nothing to await: the next one is called at once and, when none
-   * returned one, there is no promise to return (the async `notify` cost each delta a promise and
-   * three microtask hops in the run's event queue). From the first promise on, the rest wait for
-   * it, as in `notify`; a listener that throws rejects, as there. Only updates: the other events
-   * keep `notify`'s timing (an event the run's machine emits in a step reaches the listeners after
-   * the session took the one before it).
+   * `notify` for an event of the run (issue 40: every delta comes through here, and every other
+   * event of a prompt). A listener that returns no promise leaves nothing to await: the next one is
+   * called at once and, when none returned one, there is no promise to return (the async `notify`
+   * cost each event a promise and three microtask hops in the run's event queue, and the run's next
+   * step waited for them). From the first promise on, the rest wait for it, as in `notify`; a
+   * listener that throws rejects, as there.
    *
    * A single listener, the usual case, is called with no iterator held across the call (the
    * iterator and its two results were three objects a delta); what it subscribes or unsubscribes
    * meanwhile counts as in the map's own iteration (`entriesAfter`).
    */
-  private notifyUpdate(event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
+  private notifyNow(event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> | undefined {
     const listeners = this.listeners;
     try {
       if (listeners.size !== 1) return notifyEach(listeners.values(), event, signal, delivery);
@@ -880,11 +898,17 @@ function entriesAfter(listeners: Map<AgentRuntimeListener, ListenerEntry>, entry
   return entries;
 }
 
-/** `notifyUpdate` once a listener returned a promise: it, then the listeners after it, each awaited (R51). */
+/** `notifyNow` once a listener returned a promise: it, then the listeners after it, each awaited (R51). */
 async function notifyAfter(pending: PromiseLike<unknown>, entries: Iterator<ListenerEntry>, event: AnyAgentEvent, signal: AbortSignal, delivery: EventDelivery | undefined): Promise<void> {
   await pending;
   for (let next = entries.next(); !next.done; next = entries.next()) await next.value.listener(event, signal, delivery);
 }
+/** `deliver` once the session step in progress ended (it ends before any microtask runs). */
+async function afterStep(deliver: () => Promise<void>): Promise<void> {
+  await undefined;
+  return deliver();
+}
+
 /** Never added to (see `ownListeners`). */
 const noListeners = new Map<AgentRuntimeListener, ListenerEntry>();
 

@@ -18,6 +18,9 @@ export function createSessionImplementations(sessions: SessionHosts, run: typeof
       settleEvents: createSettleEventsActor(sessions),
       emitFailure: createEmitFailureActor(sessions),
     },
+    guards: {
+      listenersSettled: ({ context }) => sessions.get(context.host).settleEvents() === undefined,
+    },
     actions: {
       abortRun: ({ context }) => sessions.get(context.host).abortRun(),
       endAfterDefect: ({ context }, params) => sessions.get(context.host).endAfterDefect(params.error),

@@ -47,21 +47,11 @@ export class SessionHosts {
 }
 
 /**
- * Resolves once the run's listeners have handled every event it produced (R54). Done from the
- * start when none is left to deliver (an Agent without listeners), without the promise's round
- * trip (an abort controller, a microtask and an event per run).
+ * Resolves once the run's listeners have handled every event it produced (R54). (The session
+ * invokes it only when some are still on their way: `listenersSettled`.)
  */
-export const createSettleEventsActor = (sessions: SessionHosts) => {
-  const waiting = fromPromise<void, SessionActorInput>(({ input }) => sessions.get(input.host).settleEvents() ?? Promise.resolve());
-  const logic: typeof waiting = {
-    ...waiting,
-    getInitialSnapshot: (scope, input) => {
-      if (sessions.get(input.host).settleEvents()) return waiting.getInitialSnapshot(scope, input);
-      return { status: "done", output: undefined, error: undefined, input };
-    },
-  };
-  return logic;
-};
+export const createSettleEventsActor = (sessions: SessionHosts) =>
+  fromPromise<void, SessionActorInput>(({ input }) => sessions.get(input.host).settleEvents() ?? Promise.resolve());
 
 /** Delivers the failure message, `turn_end` and `agent_end` to the listeners (R55). */
 export const createEmitFailureActor = (sessions: SessionHosts) =>

@@ -25,6 +25,7 @@ import type { SessionWriter } from "../store/run-store.js";
 import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
 import type { SessionHosts, SessionServices } from "./session-actors.js";
+import { sendToSession } from "./session-steps.js";
 
 /**
  * What the runtime calls on the session's owner (the Agent), given the owner: one object serves
@@ -168,7 +169,7 @@ export class SessionRuntime<O = unknown> implements SessionServices {
     const { input, host } = this.active!;
     const start: Extract<SessionEvent, { type: "run.start" }> = { type: "run.start", input, host };
     if (plan.dequeue) start.dequeue = plan.dequeue;
-    this.session.send(start);
+    sendToSession(this.session, start);
     return done;
   }
 
@@ -345,7 +346,7 @@ export class SessionRuntime<O = unknown> implements SessionServices {
     // (A run restored mid-turn whose listeners got no turn event here yet: its context says.)
     const turnOpen = run.seen.turnOpen ?? context.turn.open;
     const { events } = failureEvents({ ...context, newMessages: run.ended }, error, this.clock.now(), { ...run.seen, turnOpen });
-    this.session.send({ type: "sink.failed", events: toPlainData(events) });
+    sendToSession(this.session, { type: "sink.failed", events: toPlainData(events) });
   }
 }
 

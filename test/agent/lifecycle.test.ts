@@ -254,11 +254,11 @@ describe("R54: abort, waitForIdle, reset", () => {
       "agent_end:4",
     ]);
     expect(agent.state.messages.map(summary)).toContain("toolResult(slow):stopped, aborted=true");
-    // The abort is a state of the session: busy.running.aborting.
+    // The abort is a state of the session: busy.running.aborting. (Its listener had every event when
+    // the run ended, so the session went idle without settling.)
     expect([...new Set(states)]).toEqual([
       '{"busy":{"running":"active"}}',
       '{"busy":{"running":"aborting"}}',
-      '{"busy":"settling"}',
       '"idle"',
     ]);
   });
@@ -304,6 +304,19 @@ describe("R54: abort, waitForIdle, reset", () => {
     await waiting;
     expect(idle).toBe(true);
     expect(agent.state.isStreaming).toBe(false);
+  });
+
+  it("R54: the session settles while an agent_end listener is busy, and goes idle at once when none is", async () => {
+    const statesOf = async (slow: boolean) => {
+      const { agent } = scenario([answer("a")]);
+      if (slow) agent.subscribe((event) => (event.type === "agent_end" ? new Promise<void>((resolve) => setImmediate(resolve)) : undefined));
+      const states: string[] = [];
+      agent.actor.subscribe((snapshot) => states.push(JSON.stringify(snapshot.value)));
+      await agent.prompt("go");
+      return [...new Set(states)];
+    };
+    expect(await statesOf(true)).toEqual(['{"busy":{"running":"active"}}', '{"busy":"settling"}', '"idle"']);
+    expect(await statesOf(false)).toEqual(['{"busy":{"running":"active"}}', '"idle"']);
   });
 
   it("R54: waitForIdle() resolves at once when idle", async () => {

@@ -92,6 +92,10 @@ const scenarios: Record<string, Scenario> = {
         throw new Error("convert bug");
       },
     });
+    // A listener that takes its time: the run's events are still on their way when it ends.
+    run.agent.subscribe(async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    });
     await run.agent.prompt("go");
     await ended(run.agent);
     // The late message_end came while settling, after the run's output was adopted.

@@ -12,7 +12,7 @@ export interface AgentWorld {
 export interface AgentScenarioParts {
   options: AgentOptions;
   /** The app's listener, if the scenario has one (subscribed on the original and on each restored Agent). */
-  listener?: (event: { type: string; toolCallId?: string }) => void;
+  listener?: (event: { type: string; toolCallId?: string }) => void | Promise<void>;
 }
 
 export function agentScenario(kind: AgentScenario, world: AgentWorld, agent: () => Agent): AgentScenarioParts {
@@ -36,9 +36,10 @@ export function agentScenario(kind: AgentScenario, world: AgentWorld, agent: () 
 }
 
 function listenerFor(kind: AgentScenario, world: AgentWorld, agent: () => Agent) {
-  if (kind === "plain") return undefined;
-  return (event: { type: string; toolCallId?: string }) => {
-      if (event.type !== "tool_execution_start" || event.toolCallId !== "r1") return;
+  return (event: { type: string; toolCallId?: string }): void | Promise<void> => {
+      // R54: a listener still busy with agent_end keeps the session settling (a point to restore at).
+      if (event.type === "agent_end") return new Promise<void>((resolve) => setImmediate(resolve));
+      if (kind === "plain" || event.type !== "tool_execution_start" || event.toolCallId !== "r1") return;
       if (kind === "aborted" && !world.aborted) {
         world.aborted = true;
         agent().abort();
