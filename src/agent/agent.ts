@@ -740,8 +740,7 @@ export class Agent {
     const skipped = delivery?.skipped === true;
     const given = delivery && { seq: delivery.seq, provisional: delivery.provisional };
     if (given) this.tail?.feed(event, given);
-    // (A stream's updates, most of a run's events, skip the set lookup.)
-    if (event.type !== "message_update" && isRuntimeEvent(event)) {
+    if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
       if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
       // R61: the truncated answer it closed is taken back; R81: a retraction takes back what never ended.

@@ -15,13 +15,13 @@ const RUNTIME_EVENT_TYPES: ReadonlySet<string> = new Set<AgentRuntimeEvent["type
 ]);
 
 export function isRuntimeEvent(event: AnyAgentEvent): event is AgentRuntimeEvent {
-  return RUNTIME_EVENT_TYPES.has(event.type);
+  // (A stream's updates, most of a run's events, are answered without the set lookup.)
+  return event.type !== "message_update" && RUNTIME_EVENT_TYPES.has(event.type);
 }
 
 export type RuntimeEventSink = (event: AgentRuntimeEvent) => void | Promise<void>;
 
 /** One sink for both kinds: pi's events to `sink`, the loop's to `onRuntime` (each awaited, in order). */
 export function routeEvents(sink: AgentEventSink, onRuntime: RuntimeEventSink | undefined): (event: AnyAgentEvent) => void | Promise<void> {
-  // (A stream's updates, most of a run's events, skip the set lookup.)
-  return (event) => (event.type !== "message_update" && isRuntimeEvent(event) ? onRuntime?.(event) : sink(event as AgentEvent));
+  return (event) => (isRuntimeEvent(event) ? onRuntime?.(event) : sink(event as AgentEvent));
 }
