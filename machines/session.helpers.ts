@@ -38,3 +38,13 @@ export function addMessageUsage(total: Usage, message: AgentMessage): Usage {
     },
   };
 }
+
+/**
+ * A turn's error message, if its last message has one: the session keeps it (`run.turnEnd`). The
+ * Agent sends `run.turnEnd` only for such a turn (issue 40: the others changed nothing, and cost a
+ * macrostep each).
+ */
+export function turnError(message: AgentMessage): string | undefined {
+  const errorMessage = (message as { errorMessage?: unknown }).errorMessage;
+  return typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : undefined;
+}

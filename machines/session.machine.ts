@@ -23,7 +23,7 @@ import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, Thinking
 import type { RunInput } from "./run.types.js";
 import { currentSystemMessage } from "../src/protocol/transcript/index.js";
 import { emptyUsage } from "../src/protocol/usage.js";
-import { addMessageUsage, takeBatch, type QueueName } from "./session.helpers.js";
+import { addMessageUsage, takeBatch, turnError, type QueueName } from "./session.helpers.js";
 import { runMachine } from "./run.machine.js";
 import type { RunApprovalEvent } from "./steps.js";
 import { withRule } from "./approval.helpers.js";
@@ -104,7 +104,7 @@ export type SessionEvent =
   | { type: "run.messageDiscarded" }
   /** R62: the run compacted its transcript (its `transcript_replaced` reached the Agent): the run's messages follow it. */
   | { type: "run.transcriptReplaced"; messages: AgentMessage[] }
-  /** A run's turn ended (its `turn_end` reached the Agent). */
+  /** A run's turn ended with an error message (its `turn_end` reached the Agent; the Agent sends only those: `turnError`). */
   | { type: "run.turnEnd"; message: AgentMessage }
   /** A listener threw: the run is stopped and closed with a failure message (R55). */
   | { type: "sink.failed"; events: AgentEvent[] }
@@ -375,11 +375,6 @@ export function initialSessionContext(input: SessionInput): SessionContext {
 /** The messages a finished run added (its output). */
 const runOutput = (event: unknown): AgentMessage[] => (event as { output?: AgentMessage[] }).output ?? [];
 
-/** A turn's error message, if its last message has one. */
-function turnError(message: AgentMessage): string | undefined {
-  const errorMessage = (message as { errorMessage?: unknown }).errorMessage;
-  return typeof errorMessage === "string" && errorMessage !== "" ? errorMessage : undefined;
-}
 
 /** Shared by every new session (issue 19: an idle Agent's context stays small); replaced, never mutated. */
 const noApprovals: SessionApprovals = { runs: 0, rules: [] };

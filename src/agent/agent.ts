@@ -36,6 +36,7 @@ import type {
 } from "../types.js";
 import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionInput } from "../../machines/session.machine.js";
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
+import { turnError } from "../../machines/session.helpers.js";
 import { replayTranscript } from "../transcript/index.js";
 import { parkedSnapshot, rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan, type SessionOwner } from "./session-runtime.js";
@@ -761,7 +762,8 @@ export class Agent {
     // (Taken later when the session is mid-step: the run's first events come while it starts the run.)
     let taken = true;
     if (event.type === "message_end") taken = this.sendTaken({ type: "run.messageEnd", message: event.message });
-    else if (event.type === "turn_end") taken = this.sendTaken({ type: "run.turnEnd", message: event.message });
+    // (A turn without an error changes nothing in the session: not sent.)
+    else if (event.type === "turn_end" && turnError(event.message) !== undefined) taken = this.sendTaken({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
     this.events?.next(event);
     if (this.listeners.size === 0) return undefined;
