@@ -46,7 +46,9 @@ async function round(scenario, column, runs) {
   // alone. A full collection (`gc()`) also clears the objects and maps that optimized code holds
   // weakly (those of the runs that just ended), deoptimizing every column's hot functions, so each
   // turn would pay its re-optimization: on the stream row, two runs a turn, that was half of every
-  // column's time (bench/README.md, "bench:peers' stream row").
+  // column's time (bench/README.md, "bench:peers' stream row"). First a macrotask turn, so that
+  // what the column before left queued runs before the clock starts.
+  await new Promise((resolve) => setImmediate(resolve));
   global.gc?.({ type: "minor" });
   const start = cpuMs();
   for (let i = 0; i < runs; i++) {
