@@ -75,7 +75,10 @@ const cpuMs = () => {
 };
 
 async function timed(body, build) {
-  global.gc?.();
+  // A scavenge (under --expose-gc), not a full collection: a full one clears what optimized code
+  // holds weakly (the objects of the runs that just ended) and deoptimizes the hot functions, so
+  // each sample would time their re-optimization (bench/README.md, "bench:peers' stream row").
+  global.gc?.({ type: "minor" });
   const cpu = cpuMs();
   const wall = performance.now();
   await body(build);

@@ -48,7 +48,7 @@ function table(result, title, columns) {
 function report(result) {
   const r = result.results;
   const m = (scenario, column) => r[scenario]?.[column]?.median;
-  console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) of ${result.rounds} interleaved rounds, runs per round ${JSON.stringify(result.runs)}\n`);
+  console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) over interleaved rounds ${JSON.stringify(result.rounds)} (whole balanced designs), runs per round ${JSON.stringify(result.runs)}\n`);
   for (const [peer, why] of Object.entries(result.notLoaded)) console.log(`- ${peer} does not load on Node ${result.node}: ${why}`);
   // The issue's table: each peer's loop call, ours also as an Agent prompt; the AI SDK as ToolLoopAgent.
   console.log(table(result, "Issue 40's table (OpenAI Agents and LangGraph: their streaming call on the stream row)", [
