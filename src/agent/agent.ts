@@ -38,7 +38,7 @@ import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionIn
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { turnError } from "../../machines/session.helpers.js";
 import { replayTranscript } from "../transcript/index.js";
-import { parkedSnapshot, rehostedSession, sessionHosting } from "./provided-session.js";
+import { rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan, type SessionOwner } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
@@ -292,15 +292,14 @@ export class Agent {
 
   /** A session actor, from a snapshot or input (the parked context when neither is given), bound to this Agent's runtime; started unless `start` is false. */
   private wake(from: { snapshot: Snapshot<unknown>; input: SessionInput } | { input: SessionInput } | undefined, start = true): SessionActor {
-    const hosting = sessionHosting();
-    const options = this.inspect ? { id: "session", inspect: this.inspect } : { id: "session" };
-    const session: SessionActor = !from
-      ? // A parked session wakes idle, from its context as it is (see `parkedSnapshot`).
-        createActor(hosting.waking, { ...options, input: { context: this.parked } as SessionInput, snapshot: parkedSnapshot(hosting, this.parked!) })
-      : "snapshot" in from
-        ? // R13: a persisted session is served by this Agent's runtime.
-          createActor(hosting.machine, { ...options, input: from.input, snapshot: rehostedSession(from.snapshot, this.runtime.key, hosting.runs) })
-        : createActor(hosting.machine, { ...options, input: from.input });
+    const parked = this.parked;
+    const session = createActor(sessionHosting().machine, {
+      id: "session",
+      input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
+      // R13: a persisted session is served by this Agent's runtime.
+      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key, sessionHosting().runs) } : {}),
+      ...(this.inspect ? { inspect: this.inspect } : {}),
+    });
     this.runtime.attach(session);
     // Without an error observer a failed root actor rethrows asynchronously and crashes the process.
     session.subscribe({ next: countTakenEvent, error: (error) => this.runtime.crash(error) });
@@ -617,10 +616,9 @@ export class Agent {
    * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back.
    */
   getPersistedSnapshot(): Snapshot<unknown> {
-    // A parked session is persisted as the snapshot it would wake with.
-    if (this.live) return detachedSnapshot(this.live.getPersistedSnapshot());
-    const hosting = sessionHosting();
-    return detachedSnapshot(hosting.machine.getPersistedSnapshot(parkedSnapshot(hosting, this.parked!)));
+    // A parked session is persisted by an actor made for it and never started.
+    const session = this.live ?? createActor(sessionHosting().machine, { id: "session", input: { context: this.parked } as SessionInput });
+    return detachedSnapshot(session.getPersistedSnapshot());
   }
 
   private run(plan: Continuation): Promise<void> {

@@ -3,8 +3,8 @@
  * implementations built from one `SessionHosts`, where each Agent's session runtime is served
  * under the key its session's context carries (`context.host`).
  */
-import type { MachineImplementationsFrom, Snapshot, SnapshotFrom } from "xstate";
-import { sessionMachine, type SessionContext } from "../../machines/session.machine.js";
+import type { MachineImplementationsFrom, Snapshot } from "xstate";
+import { sessionMachine } from "../../machines/session.machine.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import { hostedRuns } from "../api/start-run.js";
 import { rehostedRun, type RunHosts } from "../api/run-hosts.js";
@@ -32,8 +32,6 @@ export function createSessionImplementations(sessions: SessionHosts, run: typeof
 /** The provided session machine, the session runtimes its implementations serve, and its runs' runtimes. */
 export interface SessionHosting {
   machine: typeof sessionMachine;
-  /** The same machine, for waking a parked session: see `wakingLogic`. */
-  waking: typeof sessionMachine;
   sessions: SessionHosts;
   runs: RunHosts;
 }
@@ -45,30 +43,9 @@ export function sessionHosting(): SessionHosting {
   if (!shared) {
     const sessions = new SessionHosts();
     const runs = hostedRuns();
-    const machine = sessionMachine.provide(createSessionImplementations(sessions, runs.machine));
-    shared = { machine, waking: wakingLogic(machine), sessions, runs: runs.hosts };
+    shared = { machine: sessionMachine.provide(createSessionImplementations(sessions, runs.machine)), sessions, runs: runs.hosts };
   }
   return shared;
-}
-
-/**
- * `machine`, taking the snapshot an actor is created with as it is: one of `parkedSnapshot`'s, an
- * idle session resolved from its parked context (issue 40: the machine's initial step, its context
- * function, init microstep and eventless check, was ~155 K instructions of every prompt of a parked
- * Agent, two thirds of waking it; `restoreSnapshot` would walk the whole transcript in depth, looking
- * for actor references plain data never holds). Everything else is the machine's own.
- */
-function wakingLogic(machine: typeof sessionMachine): typeof sessionMachine {
-  return Object.create(machine, { restoreSnapshot: { value: (snapshot: unknown) => snapshot } }) as typeof sessionMachine;
-}
-
-/**
- * The snapshot of an idle session whose context is `context` (plain data: no children, no
- * history), for `SessionHosting.waking` and for persisting a parked session. What the machine's
- * initial step makes of `{ context }` as input, without taking it.
- */
-export function parkedSnapshot(hosting: SessionHosting, context: SessionContext): SnapshotFrom<typeof sessionMachine> {
-  return hosting.machine.resolveState({ value: "idle", context });
 }
 
 /**
