@@ -29,6 +29,8 @@ import { beforeSample, wholeDesigns, williams } from "./sample.js";
 import { concurrentLoopRuns, concurrentPrompts, model, promptsOnOneAgent, runToolTurns, turnTools } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+/** Untimed rounds before them, every side alike. */
+const WARMUP_ROUNDS = 2;
 
 /** The step worker's floor: replies to each `step.run` from a microtask, as a job that does nothing. */
 const worker = {
@@ -274,13 +276,16 @@ async function rounds(sides) {
   const names = Object.keys(sides);
   const design = williams(names.length);
   const total = wholeDesigns(ROUNDS, design);
-  for (let round = 0; round < total; round++) {
-    for (const index of design[round % design.length]) {
+  // Warm-up rounds first, in the design's order: without a full collection each sample, a side's
+  // code keeps tiering up over its first few thousand runs (on a loaded machine the optimizing
+  // compiles wait for a core), where each full collection used to throw it away.
+  for (let round = -WARMUP_ROUNDS; round < total; round++) {
+    for (const index of design[(round + design.length * WARMUP_ROUNDS) % design.length]) {
       const name = names[index];
       await beforeSample();
       const start = cpuMs();
       await sides[name]();
-      times[name].push(cpuMs() - start);
+      if (round >= 0) times[name].push(cpuMs() - start);
     }
   }
   return { ...Object.fromEntries(names.map((name) => [name, median(times[name])])), samples: times };
@@ -361,8 +366,6 @@ function inProcess(scenario, side) {
 async function timeOneSide(scenario, side) {
   // The process's start-up garbage, collected once before the warm-up (which re-optimizes).
   global.gc?.();
-  await scenario[side]();
-  await scenario.reference();
   const t = await rounds({ [side]: scenario[side], reference: scenario.reference });
   console.log(JSON.stringify({ side: t[side], reference: t.reference, samples: { side: t.samples[side], reference: t.samples.reference } }));
 }
@@ -404,7 +407,7 @@ async function checkShapes() {
 
 async function main() {
   const xstateVersion = JSON.parse(readFileSync(new URL("../node_modules/xstate/package.json", import.meta.url), "utf8")).version;
-  console.log(`\nXState's floor for our runs' shape (xstate ${xstateVersion}, node ${process.version}): each side against the reference in processes of its own, median of ${PROCESSES} processes (each the median of ${wholeDesigns(ROUNDS, williams(2))} alternating rounds, a scavenge before each)\n`);
+  console.log(`\nXState's floor for our runs' shape (xstate ${xstateVersion}, node ${process.version}): each side against the reference in processes of its own, median of ${PROCESSES} processes (each the median of ${wholeDesigns(ROUNDS, williams(2))} alternating rounds after ${WARMUP_ROUNDS} of warm-up, a scavenge before each)\n`);
   await checkShapes();
   const us = (ms, runs) => `${((ms / runs) * 1000).toFixed(0)} µs`;
   const list = (xs) => xs.map((x) => x.toFixed(2)).join(", ");
