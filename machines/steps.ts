@@ -79,9 +79,25 @@ export interface ExecuteStepInput extends ToolStepInput {
   validate?: boolean;
 }
 
+/**
+ * What a steering poll took (R3, R4a, R9). A poll of the Agent's own queues (R53) also says that its
+ * follow-up queue was empty as the poll returned (`followUps: "none"`, read where the reference's
+ * follow-up poll would drain it, right after the steering poll's promise settles), so the follow-up
+ * poll that would come next, with nothing run in between, is known to take nothing (R10). A poll of
+ * an app's own hook knows nothing of its follow-ups: the messages alone. (Journals of format 2 and
+ * earlier hold only the array form.)
+ */
+export type SteeringPoll = AgentMessage[] | { messages: AgentMessage[]; followUps: "none" };
+
+/** The messages a steering or follow-up poll took. */
+export const polledMessages = (output: SteeringPoll): AgentMessage[] => (Array.isArray(output) ? output : output.messages);
+
+/** R10: did the steering poll's reply say that the Agent's follow-up queue was empty? */
+export const saysFollowUpsEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.followUps === "none";
+
 /** Each job: its input and its output. */
 export interface StepJobs {
-  getSteeringMessages: { input: null; output: AgentMessage[] };
+  getSteeringMessages: { input: null; output: SteeringPoll };
   getFollowUpMessages: { input: null; output: AgentMessage[] };
   prepareNextTurn: { input: TurnSnapshot; output: TurnUpdate };
   prepareRequest: { input: { messages: AgentMessage[]; model: Model; thinkingLevel: ThinkingLevel }; output: StateUpdate };

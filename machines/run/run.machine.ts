@@ -20,7 +20,7 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13). State ids are
  * part of persisted snapshots (R13): the resting states keep their ids across versions.
  */
-import { and, assertEvent, assign, sendTo, setup, type ActorRefFrom } from "xstate";
+import { and, assertEvent, not, assign, sendTo, setup, type ActorRefFrom } from "xstate";
 import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
@@ -29,7 +29,7 @@ import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, h
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
-import { replyOutput } from "../steps.js";
+import { replyOutput, saysFollowUpsEmpty } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
 import { toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
@@ -149,6 +149,10 @@ export const runMachine = setup({
     // messages. (One guard, not a composite of five: it is evaluated after every turn.)
     continuesInnerLoop: ({ context }) =>
       (context.turn.toolResults.length > 0 && !batchTerminates(context.turn.batch)) || context.pending.length > 0,
+    // R10: the steering poll just taken (this macrostep's event: nothing was emitted and no app code
+    // ran since) said the Agent's follow-up queue was empty, so a follow-up poll now would take nothing.
+    // Only the Agent's own queues say so; a run with an app's hooks always polls (SteeringPoll).
+    followUpsKnownEmpty: ({ event }) => event.type === "step.getSteeringMessages.done" && saysFollowUpsEmpty(event.output),
     // R9, R10: steering or follow-ups wait for the next turn.
     hasPendingMessages: ({ context }) => context.pending.length > 0,
     // R10, R11: an explicit continue asks for exactly one more request.
@@ -527,7 +531,9 @@ export const runMachine = setup({
     choosingNextStep: {
       always: [
         { guard: "continuesInnerLoop", target: "turn.openingNextTurn" },
-        { guard: "hasGetFollowUpMessages", target: "pollingFollowUps" },
+        // R10: follow-ups, unless the Agent's follow-up queue is known to be empty (see the guard):
+        // then what follows is what follows an empty poll.
+        { guard: and(["hasGetFollowUpMessages", not("followUpsKnownEmpty")]), target: "pollingFollowUps" },
         { guard: "decidedContinue", target: "continuingAsDecided" },
         { guard: "awaitsOutput", target: "askingForAnswer" },
         { target: "done" },

@@ -7,18 +7,25 @@ import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest } 
 import { streamCompletion } from "../recovery/stream-completion.js";
 import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
-import type { StepJobs } from "../../machines/steps.js";
+import type { SteeringPoll, StepJobs } from "../../machines/steps.js";
 import { checkConverted } from "../loop/normalize.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { checkApiKey, checkPolledMessages, checkRequestUpdate, checkTransformedMessages, checkTurnUpdate } from "../boundary/index.js";
 import { streamResponse } from "./stream-response.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
+import { ownQueuesOf } from "./own-queues.js";
 
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
 export const runJobs = {
-  getSteeringMessages: async (runtime: RunRuntime) => plainMessages(checkPolledMessages("getSteeringMessages", await runtime.config.getSteeringMessages!())),
+  async getSteeringMessages(runtime: RunRuntime): Promise<SteeringPoll> {
+    const { getSteeringMessages, getFollowUpMessages } = runtime.config;
+    const messages = plainMessages(checkPolledMessages("getSteeringMessages", await getSteeringMessages!()));
+    // R10: the Agent's own queues say whether a follow-up poll now would take anything. Read here,
+    // as the poll's promise settles: where the reference's follow-up poll drains its queue.
+    return ownQueuesOf(getSteeringMessages, getFollowUpMessages)?.followUpsEmpty() ? { messages, followUps: "none" } : messages;
+  },
   getFollowUpMessages: async (runtime: RunRuntime) => plainMessages(checkPolledMessages("getFollowUpMessages", await runtime.config.getFollowUpMessages!())),
   async prepareNextTurn(runtime: RunRuntime, turn: Input<"prepareNextTurn">, { signal }: JobScope): Promise<TurnUpdate> {
     const update = checkTurnUpdate(await runtime.config.prepareNextTurn!(turnContext(runtime, turn), signal));

@@ -710,6 +710,7 @@ export class Agent {
       model: context.model,
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),
+      followUpsEmpty: () => this.context.queues.followUp.length === 0,
     });
     return {
       ...(this.durable ? { durable: this.durable, writer: this.sessionWriter(true) } : {}),

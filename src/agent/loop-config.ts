@@ -1,6 +1,7 @@
 import type { AgentLoopConfig, AgentMessage, Message, Model, ThinkingLevel, ToolExecutionMode } from "../types.js";
 import type { QueueName } from "./queue-batch.js";
 import { requestIdentity } from "../identity/index.js";
+import { ownQueuePolls } from "../actors/own-queues.js";
 import type { AgentHooks, AgentStreamOptions } from "./types.js";
 
 const STREAM_OPTION_KEYS = [
@@ -61,6 +62,8 @@ export interface LoopConfigArgs {
   thinkingLevel: ThinkingLevel;
   /** Takes the next batch of a queue (R53); the run polls it at every drain point. */
   drain: (queue: QueueName) => AgentMessage[];
+  /** Whether the follow-up queue is empty (R10: the follow-up poll would take nothing). */
+  followUpsEmpty: () => boolean;
 }
 
 /**
@@ -73,8 +76,12 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
     model: args.model,
     convertToLlm: hooks.convertToLlm,
     toolExecution: args.toolExecution,
-    getSteeringMessages: async () => args.drain("steering"),
-    getFollowUpMessages: async () => args.drain("followUp"),
+    // R53: the Agent's own queues: a steering poll also says when no follow-up waits (R10).
+    ...ownQueuePolls(
+      { followUpsEmpty: () => args.followUpsEmpty() },
+      async () => args.drain("steering"),
+      async () => args.drain("followUp"),
+    ),
   };
   if (args.thinkingLevel !== "off") config.reasoning = args.thinkingLevel;
   for (const key of LOOP_SETTING_KEYS) {

@@ -9,6 +9,7 @@
  */
 import type { AgentMessage } from "../types.js";
 import { isJournalRecord, type QueueRecord } from "./records.js";
+import { polledMessages, type SteeringPoll } from "../../machines/steps.js";
 
 type Queues = Record<"steering" | "followUp", AgentMessage[]>;
 
@@ -31,12 +32,16 @@ export function queuesAfter(base: Queues, records: readonly unknown[]): Queues {
   for (const record of records) {
     if (!isJournalRecord(record)) continue;
     if (record.k === "queue") apply(queues, record);
-    else if (record.k === "job" && record.job in POLLS && record.reply.ok && Array.isArray(record.reply.output)) {
-      take(POLLS[record.job as keyof typeof POLLS], record.reply.output as unknown as AgentMessage[]);
+    else if (record.k === "job" && record.job in POLLS && record.reply.ok && isPoll(record.reply.output)) {
+      take(POLLS[record.job as keyof typeof POLLS], polledMessages(record.reply.output));
     } else if (record.k === "run" && record.input.prompts) take(undefined, record.input.prompts);
   }
   return queues;
 }
+
+/** A poll's reply output: its messages (format 3: a steering poll's may also say the follow-up queue was empty). */
+const isPoll = (output: unknown): output is SteeringPoll =>
+  Array.isArray(output) || (typeof output === "object" && output !== null && Array.isArray((output as { messages?: unknown }).messages));
 
 function apply(queues: Queues, record: QueueRecord): void {
   if (record.op === "push") queues[record.queue].push(record.message);

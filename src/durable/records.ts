@@ -31,9 +31,13 @@ import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
 /**
  * The journal format's version, in every `run` record. 2: a job's output may span several records
  * (its deltas chained across them), and a retraction takes the next sequence number (`retract`
- * records carry `seq`); format 1 is read too.
+ * records carry `seq`). 3: a steering poll's reply may say that the Agent's follow-up queue was
+ * empty (`{ messages, followUps: "none" }`, R10: the run then skips the follow-up poll, and a replay
+ * takes the same path); a build that reads only format 2 would take that object for messages, so
+ * it refuses the journal instead. Formats 1 and 2 are read too (their polls' replies are arrays:
+ * the run polls follow-ups as it did when it wrote them).
  */
-export const JOURNAL_FORMAT = 2;
+export const JOURNAL_FORMAT = 3;
 
 /**
  * What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. In a

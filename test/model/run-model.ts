@@ -13,7 +13,8 @@ import { runMachine, type RunEvent } from "../../machines/run.machine.js";
 import type { ToolCallOutput } from "../../machines/tool-call.machine.js";
 import type { HookFlags, RunContext, RunInput, StreamedResponse } from "../../machines/run.types.js";
 import { recoverySettings } from "../../src/loop/recovery-settings.js";
-import type { Preflight, StepJobs, StepName } from "../../machines/steps.js";
+import { polledMessages, saysFollowUpsEmpty, type Preflight, type SteeringPoll, type StepJobs, type StepName } from "../../machines/steps.js";
+import { ownQueuePolls } from "../../src/actors/own-queues.js";
 import { FAULTY_TOOLS, statePath, type LoopArgs } from "./harness.js";
 
 export type RunSnapshot = SnapshotFrom<typeof runMachine>;
@@ -173,8 +174,13 @@ export function runEvents(snapshot: RunSnapshot): RunEvent[] {
   switch (statePath(snapshot.value)) {
     case "pollingInitialSteering":
     case "turn.repollingSteering":
-    case "pollingSteering":
       return [done("getSteeringMessages", []), ...(quiet ? [] : [done("getSteeringMessages", [user("steer")])]), failed("getSteeringMessages")];
+    case "pollingSteering": {
+      // R10: with both polls configured, the Agent's own queues may also say no follow-up waits.
+      const hooks = context.settings.hooks;
+      const known = hooks.getSteeringMessages && hooks.getFollowUpMessages ? [done("getSteeringMessages", { messages: [], followUps: "none" })] : [];
+      return [done("getSteeringMessages", []), ...known, ...(quiet ? [] : [done("getSteeringMessages", [user("steer")])]), failed("getSteeringMessages")];
+    }
     case "pollingFollowUps":
       return [done("getFollowUpMessages", []), ...(quiet ? [] : [done("getFollowUpMessages", [user("follow")])]), failed("getFollowUpMessages")];
     case "turn.preparingNextTurn":
@@ -329,6 +335,8 @@ type Decision = "none" | "msg" | "throw";
 
 interface Plan {
   steering: Decision[];
+  /** R10: per steering poll, whether its reply says the follow-up queue is empty (the Agent's own queues). */
+  followUpsEmpty: ("empty" | "unknown")[];
   followUps: Decision[];
   prepareNextTurn: Decision[];
   prepareRequest: Decision[];
@@ -363,6 +371,7 @@ const tools: AgentTool[] = [
 export function planOf(path: RunPath): Plan {
   const plan: Plan = {
     steering: [],
+    followUpsEmpty: [],
     followUps: [],
     prepareNextTurn: [],
     prepareRequest: [],
@@ -378,13 +387,14 @@ export function planOf(path: RunPath): Plan {
     const state = statePath(path.steps[i - 1].state.value);
     const event = path.steps[i].event as RunEvent & { output?: unknown };
     const isFailed = event.type === "step.failed";
-    const list = (output: unknown): Decision => (isFailed ? "throw" : Array.isArray(output) && output.length > 0 ? "msg" : "none");
+    const list = (output: unknown): Decision => (isFailed ? "throw" : polledMessages(output as SteeringPoll).length > 0 ? "msg" : "none");
     const index = Number(event.type.split("tool:")[1]);
     switch (state) {
       case "pollingInitialSteering":
       case "turn.repollingSteering":
       case "pollingSteering":
         plan.steering.push(list(event.output));
+        plan.followUpsEmpty.push(!isFailed && saysFollowUpsEmpty(event.output as SteeringPoll) ? "empty" : "unknown");
         break;
       case "pollingFollowUps":
         plan.followUps.push(list(event.output));
@@ -480,6 +490,11 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
       return d === "throw" ? thrown("getFollowUpMessages") : d === "msg" ? [user("follow")] : [];
     };
   }
+  // R10: both polls as the Agent's own queues, which say after each steering poll what the path says.
+  if (hooks.getSteeringMessages && hooks.getFollowUpMessages) {
+    const says = scripted(plan.followUpsEmpty);
+    Object.assign(config, ownQueuePolls({ followUpsEmpty: () => says() === "empty" }, config.getSteeringMessages!, config.getFollowUpMessages!));
+  }
   if (hooks.prepareNextTurn) {
     const next = scripted(plan.prepareNextTurn);
     config.prepareNextTurn = async () => {
@@ -559,8 +574,8 @@ export function describePath(path: RunPath): string {
           ? `(${(event.output as StreamedResponse).message.errorMessage})`
           : event.type === "step.finishTurn.done"
             ? `(${String(event.output)})`
-            : Array.isArray(event.output) && event.type.includes("Messages")
-              ? `(${event.output.length})`
+            : event.type.includes("Messages") && event.type.endsWith(".done")
+              ? `(${polledMessages(event.output as SteeringPoll).length}${saysFollowUpsEmpty(event.output as SteeringPoll) ? ", no follow-ups" : ""})`
               : event.type.startsWith("xstate.done.actor.")
                 ? `(${terminates(event) ? "T" : "F"})`
                 : "";

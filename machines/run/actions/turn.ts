@@ -8,7 +8,7 @@ import type { AgentEndReason, AssistantMessage } from "../../../src/protocol/ind
 import { declareToolChanges, applySystemMessages } from "../../../src/protocol/transcript/index.js";
 import { errorText } from "../../../src/protocol/tool-results.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../../../src/protocol/abort-grace.js";
-import { replyOutput, timeOf } from "../../steps.js";
+import { polledMessages, replyOutput, timeOf } from "../../steps.js";
 import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
@@ -59,7 +59,8 @@ export const turnActions = {
   // R3, R9, R10: what a steering or follow-up poll returned waits for the next injection.
   queuePending: runAssign(({ context, event }) => {
     assertEvent(event, ["step.getSteeringMessages.done", "step.getFollowUpMessages.done"]);
-    return { pending: event.output.length === 0 ? context.pending : context.pending.concat(event.output) };
+    const polled = polledMessages(event.output);
+    return { pending: polled.length === 0 ? context.pending : context.pending.concat(polled) };
   }),
   // R4a, R4c: a hook's replacement context, model, thinking level and messages.
   applyUpdate: runAssign(({ context, event }) => {

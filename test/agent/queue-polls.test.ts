@@ -1,0 +1,162 @@
+/**
+ * R10 with the Agent's own queues: a steering poll's reply says whether the follow-up queue was
+ * empty, and the run skips the follow-up poll that would come next with nothing run in between
+ * (issue 40.2). What an app observes stays pi-agent-core 1.6's: checked differentially with a
+ * listener that steers or queues a follow-up at each event of a run, against the reference's
+ * Agent as a black box. A run whose polls are an app's own hooks polls follow-ups as the reference does.
+ */
+import { describe, expect, it } from "vitest";
+import type { InspectionEvent } from "xstate";
+import { Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
+import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentTool, type QueueMode, type Script } from "../../src/index.js";
+import { ownQueuePolls, ownQueuesOf } from "../../src/actors/own-queues.js";
+import { logEntry, summary, tool } from "../loop/helpers.js";
+import { says } from "./helpers.js";
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Driver = any;
+type Act = "steer" | "followUp" | "both";
+
+/** Answers each request with `ok N`; with `tools`, the first request asks for a tool. */
+const script = (tools: boolean): Script => (_call, i) => (tools && i === 0 ? { content: [toolCall("read", {}, "c1")] } : { content: [text(`ok ${i + 1}`)] });
+
+interface Case {
+  tools: boolean;
+  mode: QueueMode;
+  act: Act;
+  /** The listener acts at the n-th event it gets (deltas included). */
+  at: number;
+  /** Whether the listener acts after an await of its own (it is awaited: R51). */
+  awaits: boolean;
+}
+
+async function observe(kind: "reference" | "ours", c: Case) {
+  const init = {
+    initialState: { model: scriptedModel, ...(c.tools ? { tools: [tool("read")] as AgentTool[] } : {}) },
+    streamFn: scriptedStreamFn(script(c.tools)),
+    steeringMode: c.mode,
+    followUpMode: c.mode,
+  };
+  const agent: Driver = kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never);
+  const log: string[] = [];
+  let seen = 0;
+  agent.subscribe(async (event: AgentEvent) => {
+    if (event.type !== "message_update") log.push(logEntry(event));
+    if (seen++ !== c.at) return;
+    if (c.awaits) await Promise.resolve();
+    if (c.act !== "followUp") agent.steer(says(`s@${event.type}`));
+    if (c.act !== "steer") agent.followUp(says(`f@${event.type}`));
+  });
+  await agent.prompt("go");
+  await agent.waitForIdle();
+  const queued = agent.peekQueuedMessages().map((m: { content: string }) => m.content);
+  return { log, transcript: agent.state.messages.map((m: unknown) => summary(m as never)), queued, events: seen };
+}
+
+/** Every state of the run an app can see, for the main scenarios. */
+function cases(): Case[] {
+  const all: Case[] = [];
+  for (const tools of [false, true])
+    for (const act of ["steer", "followUp", "both"] as const)
+      // (A one-turn prompt has 9 events with its one delta; a tool turn and an answer 19.)
+      for (let at = 0; at < (tools ? 19 : 9); at++) for (const awaits of [false, true]) all.push({ tools, mode: "one-at-a-time", act, at, awaits });
+  for (let at = 0; at < 9; at++) all.push({ tools: false, mode: "all", act: "both", at, awaits: false });
+  return all;
+}
+
+describe("R10: the follow-up poll after a steering poll that left the Agent's follow-up queue empty", () => {
+  it("R3, R9, R10, R53: a listener steering or queueing a follow-up at any event: the same events, transcript and queues as the reference", async () => {
+    let compared = 0;
+    for (const c of cases()) {
+      const reference = await observe("reference", c);
+      const ours = await observe("ours", c);
+      expect(ours, JSON.stringify(c)).toEqual(reference);
+      // The listener did act (the case's event exists in both runs).
+      expect(reference.events, JSON.stringify(c)).toBeGreaterThan(c.at);
+      compared++;
+    }
+    expect(compared).toBe(2 * 3 * (9 + 19) + 9);
+  });
+
+  /** The run's poll jobs, in order (each asked of the run's step worker). */
+  function pollsOf(): { inspect: (event: InspectionEvent) => void; polls: string[] } {
+    const polls: string[] = [];
+    const inspect = (event: InspectionEvent) => {
+      if (event.type !== "@xstate.event" || event.event.type !== "step.run") return;
+      const name = (event.event as unknown as { job: { name: string } }).job.name;
+      if (name === "getSteeringMessages" || name === "getFollowUpMessages") polls.push(name);
+    };
+    return { inspect, polls };
+  }
+
+  it("R10: a one-turn prompt polls steering twice and never follow-ups when none is queued", async () => {
+    const { inspect, polls } = pollsOf();
+    const agent = new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)), inspect });
+    await agent.prompt("go");
+    expect(polls).toEqual(["getSteeringMessages", "getSteeringMessages"]);
+  });
+
+  it("R10: a follow-up queued by a turn_end listener is polled and taken; the next steering poll then skips the follow-up poll", async () => {
+    const { inspect, polls } = pollsOf();
+    const agent = new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)), inspect });
+    let once = false;
+    agent.subscribe((event) => {
+      if (event.type === "turn_end" && !once) {
+        once = true;
+        agent.followUp(says("more"));
+      }
+    });
+    await agent.prompt("go");
+    expect(polls).toEqual(["getSteeringMessages", "getSteeringMessages", "getFollowUpMessages", "getSteeringMessages"]);
+    expect(agent.state.messages.map((m) => summary(m as never))).toHaveLength(4);
+  });
+
+  it("R10: a run of an app's own queue hooks polls follow-ups after every steering poll that ends the inner loop, as the reference", async () => {
+    const { inspect, polls } = pollsOf();
+    const config = { model: scriptedModel, convertToLlm: (m: never[]) => m, getSteeringMessages: async () => [], getFollowUpMessages: async () => [] };
+    await runAgentLoop([says("go")], { messages: [], tools: [] }, config as never, () => {}, undefined, scriptedStreamFn(script(false)), { inspect });
+    expect(polls).toEqual(["getSteeringMessages", "getSteeringMessages", "getFollowUpMessages"]);
+  });
+
+  it("R10: only a pair of polls of the same queues is authoritative (a wrapper of either one is an app's hook)", () => {
+    const queues = { followUpsEmpty: () => true };
+    const own = ownQueuePolls(queues, async () => [], async () => []);
+    expect(ownQueuesOf(own.getSteeringMessages, own.getFollowUpMessages)).toBe(queues);
+    const wrapped = async () => [...(await own.getFollowUpMessages()), says("extra")];
+    expect(ownQueuesOf(own.getSteeringMessages, wrapped)).toBeUndefined();
+    const other = ownQueuePolls({ followUpsEmpty: () => true }, async () => [], async () => []);
+    expect(ownQueuesOf(own.getSteeringMessages, other.getFollowUpMessages)).toBeUndefined();
+    expect(ownQueuesOf(undefined, undefined)).toBeUndefined();
+  });
+
+  /**
+   * A follow-up or steering message queued by a promise chain a listener left running (not
+   * awaited) lands at a drain point that depends on microtask timing, which differs from the
+   * reference's. What stays as the reference has it: the follow-up queue is read one microtask
+   * after the steering queue was drained (the reference's two polls are that far apart).
+   */
+  it("R10: the follow-up queue is read as many microtasks after the steering drain as the reference's follow-up poll", async () => {
+    async function deepestTaken(kind: "reference" | "ours", act: "steer" | "followUp"): Promise<number> {
+      let deepest = -1;
+      for (let depth = 0; depth <= 12; depth++) {
+        const init = { initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)) };
+        const agent: Driver = kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never);
+        let fired = false;
+        agent.subscribe((event: AgentEvent) => {
+          if (event.type !== "turn_end" || fired) return;
+          fired = true;
+          let chain = Promise.resolve();
+          for (let i = 0; i < depth; i++) chain = chain.then(() => {});
+          void chain.then(() => agent[act](says("late")));
+        });
+        await agent.prompt("go");
+        await agent.waitForIdle();
+        if (agent.state.messages.length > 2) deepest = depth;
+      }
+      return deepest;
+    }
+    const gap = async (kind: "reference" | "ours") => (await deepestTaken(kind, "followUp")) - (await deepestTaken(kind, "steer"));
+    expect(await gap("ours")).toBe(await gap("reference"));
+    expect(await gap("reference")).toBe(1);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * R80, R81 across journal formats. Format 3 (issue 40.2): a steering poll of the Agent's own
+ * queues replies `{ messages, followUps: "none" }` when no follow-up waits, and the run skips the
+ * follow-up poll (R10); the reply is in the job record, so a replay takes the same path. A format-2
+ * journal (every follow-up poll a job record, every poll's reply an array) still resumes, polling
+ * as it was written. The fixture was written by the build before format 3 (fb5c1ac) running
+ * fixtures/make-agent-journal.mts, the same scenario as `session()` below.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import type { AgentMessage, AgentTool, Clock } from "../../src/index.js";
+import { Agent, scriptedModel, scriptedStreamFn, systemClock, text, toolCall } from "../../src/index.js";
+import type { Json } from "../../src/store/run-store.js";
+import { replayEvents } from "../../src/durable/replay.js";
+import { JOURNAL_FORMAT, type JournalRecord } from "../../src/durable/records.js";
+import { memoryRunStore } from "../support/memory-run-store.js";
+
+const clock: Clock = { now: () => 1_800_000_000_000, monotonic: () => 0, setTimer: (ms, fire) => systemClock.setTimer(ms, fire) };
+const read: AgentTool = {
+  name: "read",
+  label: "read",
+  description: "read",
+  parameters: { type: "object", properties: {} },
+  // (A crash between its intent and its outcome runs it again: every prefix ends the same.)
+  replay: "safe",
+  execute: async () => ({ content: [{ type: "text", text: "read ok" }], details: {} }),
+};
+
+/** A tool turn, an answer, then (a follow-up was queued before the prompt) one more answer. */
+function session(store: ReturnType<typeof memoryRunStore>) {
+  const streamFn = scriptedStreamFn((call) => {
+    const answered = call.context.messages.filter((m) => m.role === "assistant").length;
+    return answered === 0 ? { content: [text("Reading."), toolCall("read", {}, "t0")] } : { content: [text(`Answer ${answered}.`)] };
+  });
+  return new Agent({ streamFn, initialState: { model: scriptedModel, tools: [read] }, clock, durable: { store, sessionId: "s" } });
+}
+
+const timeless = (value: unknown) => JSON.parse(JSON.stringify(value, (key, v) => (key === "timestamp" || key === "durationMs" ? 0 : v)));
+
+/** Each poll's job and the form of its reply, in journal order. */
+function polls(records: readonly unknown[]): string[] {
+  return (records as JournalRecord[]).flatMap((record) => {
+    if (record.k !== "job" || (record.job !== "getSteeringMessages" && record.job !== "getFollowUpMessages") || !record.reply.ok) return [];
+    const output = record.reply.output as unknown;
+    const form = Array.isArray(output) ? `[${output.length}]` : JSON.stringify({ ...(output as object), messages: (output as { messages: unknown[] }).messages.length });
+    return [`${record.job} ${form}`];
+  });
+}
+
+/** A fresh Agent resumes a store that holds `records` up to `n` (a crash right after record `n`). */
+async function resumedAt(records: Json[], n: number): Promise<Agent | undefined> {
+  const prefix = records.slice(0, n);
+  if (!prefix.some((record) => (record as { k: string }).k === "run")) return undefined;
+  const crashed = memoryRunStore();
+  const writer = crashed.openSession("s");
+  prefix.forEach((record) => writer.append(record));
+  writer.release();
+  const agent = session(crashed);
+  expect(await agent.resume({ after: (await replayEvents(prefix)).length }), `crash after record ${n}`).toBe(true);
+  await agent.waitForIdle();
+  return agent;
+}
+
+describe("R81: journals of this format and the one before resume", () => {
+  it("R10, R81: a format-2 Agent journal (a follow-up poll after every steering poll that ends the inner loop) resumes at every record to the same transcript", async () => {
+    const fixture = JSON.parse(readFileSync(new URL("./fixtures/agent-journal-format-2.json", import.meta.url), "utf8")) as { records: Json[]; messages: AgentMessage[] };
+    const { records } = fixture;
+    expect((records.find((record) => (record as { k: string }).k === "run") as { v: number }).v).toBe(2);
+    expect(polls(records)).toEqual([
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getFollowUpMessages [1]",
+      "getSteeringMessages [0]",
+      "getFollowUpMessages [0]",
+    ]);
+    let resumed = 0;
+    for (let n = 1; n < records.length; n++) {
+      const agent = await resumedAt(records, n);
+      if (!agent) continue;
+      expect(timeless(agent.state.messages), `crash after record ${n}`).toEqual(timeless(fixture.messages));
+      expect(agent.hasQueuedMessages(), `crash after record ${n}`).toBe(false);
+      resumed++;
+    }
+    expect(resumed).toBe(records.length - 2);
+  });
+
+  it("R10, R80, R81: this build writes format 3: the steering poll that leaves the follow-up queue empty says so, no follow-up poll follows, and the journal resumes at every record", async () => {
+    const store = memoryRunStore();
+    const agent = session(store);
+    agent.followUp({ role: "user", content: "and then?", timestamp: clock.now() });
+    await agent.prompt({ role: "user", content: "go", timestamp: clock.now() });
+    const records = store.readSession("s").records().map((r) => r.record);
+    expect(JOURNAL_FORMAT).toBe(3);
+    expect((records.find((record) => (record as { k: string }).k === "run") as { v: number }).v).toBe(3);
+    // While the follow-up waits, the polls' replies are arrays; the last one says the queue is empty.
+    expect(polls(records)).toEqual([
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getSteeringMessages [0]",
+      "getFollowUpMessages [1]",
+      'getSteeringMessages {"messages":0,"followUps":"none"}',
+    ]);
+    const full = agent.state.messages;
+    expect(full.map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]);
+    for (let n = 1; n < records.length; n++) {
+      const resumed = await resumedAt(records, n);
+      if (resumed) expect(timeless(resumed.state.messages), `crash after record ${n}`).toEqual(timeless(full));
+    }
+  });
+});
