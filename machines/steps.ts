@@ -226,12 +226,16 @@ export type StepWorkerSnapshot = Snapshot<undefined> & { host: string; restored:
 
 export type StepWorkerLogic = ActorLogic<StepWorkerSnapshot, StepWorkerEvent, StepWorkerInput>;
 
-/** Each job's reply type, built once (guards ask for it on every transition they decide). */
+/**
+ * Each job's reply type, built once: guards ask for it on every transition they decide, and the
+ * worker replies with this very string (one built per reply would be hashed and compared anew by
+ * every lookup of it).
+ */
 const doneTypes = new Map<StepName, string>();
-const doneType = (job: StepName): string => {
+export const doneType = <K extends StepName>(job: K): `step.${K}.done` => {
   let type = doneTypes.get(job);
   if (type === undefined) doneTypes.set(job, (type = `step.${job}.done`));
-  return type;
+  return type as `step.${K}.done`;
 };
 
 /** The output of the reply `event` to `job` (a transition taken only on that reply). */

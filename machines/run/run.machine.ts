@@ -31,7 +31,7 @@ import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
 import { replyOutput, saysFollowUpsEmpty } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
-import { toolBatchActions } from "./actions/tool-batch.js";
+import { settleCall, toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
 import { approvalActions } from "./actions/approval.js";
 import { budgetExceeded, turnActions } from "./actions/turn.js";
@@ -196,7 +196,7 @@ export const runMachine = setup({
   states: {
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
-      entry: ["startRun", "emitTurnStart", "markTurnOpen", { type: "injectPending", params: { promptsOnly: true } }],
+      entry: ["emitAgentStart", "replayDeclaredTools", "emitTurnStart", "markTurnOpen", { type: "injectPending", params: { promptsOnly: true } }],
       always: [{ guard: "pollsInitialSteering", target: "pollingInitialSteering" }, { target: "turn.injectingMessages" }],
     },
     // R3: steering is polled once at run start.
@@ -446,14 +446,14 @@ export const runMachine = setup({
               on: {
                 "xstate.done.actor.*": [
                   // R73: its tool cancels on error, so the later calls are not run.
-                  { guard: "cancelsLaterCalls", target: "#run.turn.closingTurn", actions: [{ type: "settleCall", params: { appendMessage: true } }, "cancelLaterCalls"] },
-                  { guard: "hasLaterCall", target: "preflightingCall", actions: [{ type: "settleCall", params: { appendMessage: true } }, "advanceCursor"] },
-                  { target: "#run.turn.closingTurn", actions: { type: "settleCall", params: { appendMessage: true } } },
+                  { guard: "cancelsLaterCalls", target: "#run.turn.closingTurn", actions: [...settleCall, "appendSettledResult", "cancelLaterCalls"] },
+                  { guard: "hasLaterCall", target: "preflightingCall", actions: [...settleCall, "appendSettledResult", "advanceCursor"] },
+                  { target: "#run.turn.closingTurn", actions: [...settleCall, "appendSettledResult"] },
                 ],
                 // R26: a crashed call actor (a runtime defect) still yields exactly one result.
                 "xstate.error.actor.*": [
-                  { guard: "hasLaterCall", target: "preflightingCall", actions: [{ type: "settleCall", params: { appendMessage: true } }, "advanceCursor"] },
-                  { target: "#run.turn.closingTurn", actions: { type: "settleCall", params: { appendMessage: true } } },
+                  { guard: "hasLaterCall", target: "preflightingCall", actions: [...settleCall, "appendSettledResult", "advanceCursor"] },
+                  { target: "#run.turn.closingTurn", actions: [...settleCall, "appendSettledResult"] },
                 ],
               },
             },
@@ -472,15 +472,15 @@ export const runMachine = setup({
             runningInParallel: {
               on: {
                 "xstate.done.actor.*": [
-                  { guard: "settlesLastCall", target: "#run.turn.closingTurn", actions: [{ type: "settleCall", params: { appendMessage: false } }, "appendResults"] },
+                  { guard: "settlesLastCall", target: "#run.turn.closingTurn", actions: [...settleCall, "appendResults"] },
                   // R73: its tool cancels on error: the calls still running are cancelled.
-                  { guard: "cancelsSiblings", actions: [{ type: "settleCall", params: { appendMessage: false } }, "cancelRunningCalls"] },
-                  { actions: { type: "settleCall", params: { appendMessage: false } } },
+                  { guard: "cancelsSiblings", actions: [...settleCall, "cancelRunningCalls"] },
+                  { actions: settleCall },
                 ],
                 // R26: a crashed call actor (a runtime defect) still yields exactly one result.
                 "xstate.error.actor.*": [
-                  { guard: "settlesLastCall", target: "#run.turn.closingTurn", actions: [{ type: "settleCall", params: { appendMessage: false } }, "appendResults"] },
-                  { actions: { type: "settleCall", params: { appendMessage: false } } },
+                  { guard: "settlesLastCall", target: "#run.turn.closingTurn", actions: [...settleCall, "appendResults"] },
+                  { actions: settleCall },
                 ],
               },
             },

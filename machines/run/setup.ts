@@ -3,7 +3,7 @@
  * module's actions are checked against the machine's context, events, children and emitted events
  * without the machine file around them).
  */
-import { assign, emit, enqueueActions, type DoneActorEvent, type ErrorActorEvent } from "xstate";
+import { assign, emit, enqueueActions, stopChild, type DoneActorEvent, type ErrorActorEvent } from "xstate";
 import type { AgentMessage, AnyAgentEvent } from "../../src/protocol/index.js";
 import type { RunAbort, RunApprovalEvent, StepReissue, StepReply, StepWorkerLogic, StreamToolCallReady, ForwardedStep } from "../steps.js";
 import type { CallApprovalNeeded, CallChecked, toolCallMachine } from "../tool-call.machine.js";
@@ -43,6 +43,10 @@ export const runEnqueue = <P = undefined>(
 /** `emit` typed for the run machine (`P`: the action's params). */
 export const runEmit = <P = undefined>(event: Parameters<typeof emit<RunContext, RunEvent, P, RunEvent, AnyAgentEvent>>[0]) =>
   emit<RunContext, RunEvent, P, RunEvent, AnyAgentEvent>(event);
+
+/** `stopChild` typed for the run machine (`P`: the action's params). */
+export const runStopChild = <P = undefined>(actorRef: Parameters<typeof stopChild<RunContext, RunEvent, P, RunEvent>>[0]) =>
+  stopChild<RunContext, RunEvent, P, RunEvent>(actorRef);
 
 /**
  * The one place a message's `message_start`/`message_end` pair is emitted by the machine (R1,

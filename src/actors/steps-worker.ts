@@ -8,7 +8,7 @@
  */
 import type { AnyActorRef, EventObject } from "xstate";
 import type { AnyAgentEvent } from "../types.js";
-import type { StepName, StepReply, StepRequest, StepWorkerEvent, StepWorkerLogic, StepWorkerSnapshot } from "../../machines/steps.js";
+import { doneType, type StepName, type StepReply, type StepRequest, type StepWorkerEvent, type StepWorkerLogic, type StepWorkerSnapshot } from "../../machines/steps.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
 import type { JobJournal, JournaledJob } from "./job-journal.js";
@@ -329,20 +329,28 @@ class StepRunner {
     void this.execute(job, journal);
   }
 
-  /** Runs `job` for real and replies. */
-  async execute(job: RunningJob, journal: JobJournal | undefined): Promise<void> {
-    let reply: StepReply;
+  /**
+   * Runs `job` for real and replies. (Promise callbacks, not an async function: every step runs
+   * one. The reply comes one microtask after the job settled, as an `await` of it would; a job
+   * that throws at once replies at once.)
+   */
+  execute(job: RunningJob, journal: JobJournal | undefined): Promise<void> {
+    const { runtime } = this;
+    const { executor } = runtime;
+    const failed = (error: unknown) => this.reply(job, { type: "step.failed", job: job.name, error, at: runtime.clock.now() }, journal);
+    let running: unknown;
     try {
-      const { executor } = this.runtime;
-      if (executor) reply = await this.executeOn(executor, job);
-      else {
-        const output = await jobs[job.name](this.runtime, job.input as never, job);
-        reply = { type: `step.${job.name}.done`, output, at: this.runtime.clock.now() } as StepReply;
-      }
+      running = executor ? this.executeOn(executor, job) : jobs[job.name](runtime, job.input as never, job);
     } catch (error) {
-      reply = { type: "step.failed", job: job.name, error, at: this.runtime.clock.now() };
+      failed(error);
+      return Promise.resolve();
     }
-    this.reply(job, reply, journal);
+    return Promise.resolve(running).then(
+      executor
+        ? (reply) => this.reply(job, reply as StepReply, journal)
+        : (output) => this.reply(job, { type: doneType(job.name), output, at: runtime.clock.now() } as StepReply, journal),
+      failed,
+    );
   }
 
   /** A job superseded or cancelled meanwhile never replies; nor does one whose requester stopped. */
@@ -378,7 +386,7 @@ class StepRunner {
     job.captureSend = undefined;
     for (const event of outcome.events) job.emit(event);
     return outcome.ok
-      ? ({ type: `step.${job.name}.done`, output: outcome.output, at: outcome.at } as StepReply)
+      ? ({ type: doneType(job.name), output: outcome.output, at: outcome.at } as StepReply)
       : { type: "step.failed", job: job.name, error: outcome.error, at: outcome.at };
   }
 }

@@ -14,14 +14,14 @@ export const MAX_BLOCKS = 10_000;
 /** The first problem of `value[key]` not being of `type` (`optional`: may be absent). */
 export function fieldProblem(value: unknown, key: string, path: string, type: "string" | "boolean" | "number" | "object", optional = false): Problem | undefined {
   const read = readField(value, key);
-  const field = fieldPath(path, key);
-  if ("threw" in read) return { field, problem: "could not be read (its getter threw)" };
+  // The field's path is built only for a problem: most checks find none (a run checks its model and prompts).
+  if ("threw" in read) return { field: fieldPath(path, key), problem: "could not be read (its getter threw)" };
   const item = read.value;
   if (item === undefined && optional) return undefined;
   const ok = type === "object" ? isRecord(item) : type === "number" ? typeof item === "number" && Number.isFinite(item) : typeof item === type;
   if (ok) return undefined;
   const expected = type === "object" ? "an object" : type === "number" ? "a finite number" : `a ${type}`;
-  return { field, problem: `must be ${expected}, got ${describeValue(item)}` };
+  return { field: fieldPath(path, key), problem: `must be ${expected}, got ${describeValue(item)}` };
 }
 
 /** The first problem of one content block among `allowed` types. */

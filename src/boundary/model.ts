@@ -20,8 +20,10 @@ export function modelProblem(value: unknown, path = "model"): Problem | undefine
   }
   const costProblem = fieldProblem(value, "cost", path, "object");
   if (costProblem) return { ...costProblem, problem: `${costProblem.problem} (prices per million tokens: {input, output, cacheRead, cacheWrite})` };
+  const cost = (value as { cost: unknown }).cost;
+  const costPath = fieldPath(path, "cost");
   for (const key of COST_KEYS) {
-    const problem = fieldProblem((value as { cost: unknown }).cost, key, fieldPath(path, "cost"), "number");
+    const problem = fieldProblem(cost, key, costPath, "number");
     if (problem) return problem;
   }
   return undefined;

@@ -126,8 +126,9 @@ export const streamingToolActions = {
     const outcome = aborted ? { index: settled.index, result: abortedResult(), isError: true, settledAt: settled.settledAt } : settled;
     enqueue.stopChild(toolChildId(indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "")));
     const batch = context.turn.batch!;
-    enqueue.emit(toolEnd(batch.calls[outcome.index], outcome));
+    // R82: a waiting approval is resolved before the call's tool_execution_end, as in settleCall.
     const approval = closeApproval(context, outcome, enqueue);
+    enqueue.emit(toolEnd(batch.calls[outcome.index], outcome));
     const outcomes = batch.outcomes.slice();
     outcomes[outcome.index] = outcome;
     enqueue.assign({ ...(approval !== context.approval ? { approval } : {}), turn: { ...context.turn, batch: { ...batch, outcomes } } });

@@ -10,7 +10,7 @@ import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResu
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { replyOutput, timeOf } from "../../steps.js";
 import { appended, runStartedAt, toolCallsOf } from "../helpers.js";
-import { announce, indexOfChild, runAssign, runEnqueue, toolChildId, type RunEvent, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
+import { announce, indexOfChild, runAssign, runEmit, runEnqueue, runStopChild, toolChildId, type RunEvent, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
 import { closeApproval, issueApproval } from "./approval.js";
 
@@ -47,6 +47,9 @@ export function emitNotRun(enqueue: { emit(event: AnyAgentEvent): void }, call: 
   enqueue.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
   enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: outcome.result, isError: true });
 }
+
+/** R22, R24, R26, R82: what settles a call, in order (the sequential batch adds `appendSettledResult`). */
+export const settleCall = ["stopSettledCall", "closeSettledApproval", "emitToolEnd", "recordOutcome"] as const;
 
 export const toolBatchActions = {
   // R20: the batch of the response's calls, in the mode it runs in.
@@ -93,25 +96,37 @@ export const toolBatchActions = {
     }
     if (approval !== context.approval) enqueue.assign({ approval });
   }),
-  /**
-   * R22, R24, R26: a call settled (its actor's output, or its crash): its actor stopped, a waiting
-   * approval closed (R82), its `tool_execution_end`, its outcome recorded, and with
-   * `appendMessage` (sequential, R24) its result message.
-   */
-  settleCall: runEnqueue<{ appendMessage: boolean }>(({ context, event, enqueue }, { appendMessage }) => {
+  // A settled call (R22, R24, R26, R82) is settled by these, in this order (`settleCall` in the
+  // machine): plain actions, not one `enqueueActions` that builds its closures and actions anew on
+  // every settle (12 a run of bench (a)).
+  // R22, R26: the call's actor (its output, or its crash) stopped.
+  stopSettledCall: runStopChild(({ event }) => toolChildId(indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? ""))),
+  // R82: a call that waited for approval and settled otherwise is resolved as rejected, before its
+  // tool_execution_end (on most settles nothing waits: nothing happens).
+  closeSettledApproval: runEnqueue(({ context, event, enqueue }) => {
+    if (context.approval.pending.length === 0) return;
+    const approval = closeApproval(context, outcomeOf(event, context), enqueue);
+    if (approval !== context.approval) enqueue.assign({ approval });
+  }),
+  // R22, R25: its tool_execution_end, as soon as it settled.
+  emitToolEnd: runEmit(({ context, event }) => {
     const outcome = outcomeOf(event, context);
-    enqueue.stopChild(toolChildId(indexOfChild((event as ToolDoneEvent | ToolErrorEvent).actorId ?? "")));
-    const approval = closeApproval(context, outcome, enqueue);
+    return toolEnd(context.turn.batch!.calls[outcome.index], outcome);
+  }),
+  // R22, R26: its outcome, recorded.
+  recordOutcome: runAssign(({ context, event }) => {
+    const outcome = outcomeOf(event, context);
     const batch = context.turn.batch!;
-    const call = batch.calls[outcome.index];
-    enqueue.emit(toolEnd(call, outcome));
     const outcomes = batch.outcomes.slice();
     outcomes[outcome.index] = outcome;
-    const settled = { ...(approval !== context.approval ? { approval } : {}), turn: { ...context.turn, batch: { ...batch, outcomes } } };
-    if (!appendMessage) return void enqueue.assign(settled);
-    const message = resultMessage(call, outcome);
+    return { turn: { ...context.turn, batch: { ...batch, outcomes } } };
+  }),
+  // R24: a sequential batch's settled call: its result message at once.
+  appendSettledResult: runEnqueue(({ context, event, enqueue }) => {
+    const outcome = outcomeOf(event, context);
+    const message = resultMessage(context.turn.batch!.calls[outcome.index], outcome);
     announce(enqueue, [message]);
-    enqueue.assign({ ...settled, turn: { ...settled.turn, toolResults: context.turn.toolResults.concat(message) }, ...appended(context, [message]) });
+    enqueue.assign({ turn: { ...context.turn, toolResults: context.turn.toolResults.concat(message) }, ...appended(context, [message]) });
   }),
   // R73: every call of the parallel batch still running settles as cancelled (its actor replies).
   cancelRunningCalls: runEnqueue(({ context, event, enqueue }) => {

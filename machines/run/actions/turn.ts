@@ -30,12 +30,14 @@ function abandonedStepOf(event: { type: string }): StepAbandonedError | undefine
 }
 
 export const turnActions = {
-  // R1, R2, R30: agent_start, and the transcript's declared tools, replayed once per run.
-  startRun: runEnqueue(({ context, enqueue }) => {
-    enqueue.emit({ type: "agent_start" });
+  // R1, R2: agent_start. (Then `replayDeclaredTools`: two plain actions, not an `enqueueActions`
+  // building its closures on every run.)
+  emitAgentStart: runEmit({ type: "agent_start" }),
+  // R30: the transcript's declared tools, replayed once per run.
+  replayDeclaredTools: runAssign(({ context }) => {
     const declared = new Map<string, string>();
     applySystemMessages(declared, context.messages);
-    enqueue.assign({ declared: [...declared] });
+    return { declared: [...declared] };
   }),
   // R1, R4a: turn_start, and a fresh turn.
   emitTurnStart: runEmit({ type: "turn_start" }),
