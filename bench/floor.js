@@ -14,7 +14,7 @@
 // machine / floor is the machine's size (its states, guards and context); statechart / machine is
 // the runtime's work (jobs, signals, events, hosting). Each side runs against the reference in
 // processes of its own, as bench (a) does; per scenario the median over BENCH_PROCESSES (3)
-// processes of the median of BENCH_ROUNDS (7) alternating rounds, in CPU time. `BENCH_ONLY=a,f,loop1,h` picks
+// processes of the median of BENCH_ROUNDS (7, made even: 8) alternating rounds, in CPU time. `BENCH_ONLY=a,f,loop1,h` picks
 // scenarios.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -25,9 +25,12 @@ import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendi
 import { runMachine } from "../dist/machines/run.machine.js";
 import { runInput } from "../dist/src/api/run-input.js";
 import { ToolRegistry } from "../dist/src/loop/tool-registry.js";
+import { beforeSample, wholeDesigns, williams } from "./sample.js";
 import { concurrentLoopRuns, concurrentPrompts, model, promptsOnOneAgent, runToolTurns, turnTools } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+/** Untimed rounds before them, every side alike. */
+const WARMUP_ROUNDS = 2;
 
 /** The step worker's floor: replies to each `step.run` from a microtask, as a job that does nothing. */
 const worker = {
@@ -263,18 +266,29 @@ const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 };
+/**
+ * Each side's median over alternating rounds (AB, BA: a Williams design of two, in whole designs so
+ * each side runs first as often as second). Before each sample a scavenge, not a full collection,
+ * which deoptimized every side's hot code each sample (bench/README.md, "bench:floor's harness").
+ */
 async function rounds(sides) {
   const times = Object.fromEntries(Object.keys(sides).map((name) => [name, []]));
   const names = Object.keys(sides);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      global.gc?.();
+  const design = williams(names.length);
+  const total = wholeDesigns(ROUNDS, design);
+  // Warm-up rounds first, in the design's order: without a full collection each sample, a side's
+  // code keeps tiering up over its first few thousand runs (on a loaded machine the optimizing
+  // compiles wait for a core), where each full collection used to throw it away.
+  for (let round = -WARMUP_ROUNDS; round < total; round++) {
+    for (const index of design[(round + design.length * WARMUP_ROUNDS) % design.length]) {
+      const name = names[index];
+      await beforeSample();
       const start = cpuMs();
       await sides[name]();
-      times[name].push(cpuMs() - start);
+      if (round >= 0) times[name].push(cpuMs() - start);
     }
   }
-  return Object.fromEntries(names.map((name) => [name, median(times[name])]));
+  return { ...Object.fromEntries(names.map((name) => [name, median(times[name])])), samples: times };
 }
 
 /** What XState does in one run, from its inspection events. */
@@ -350,10 +364,10 @@ function inProcess(scenario, side) {
 }
 
 async function timeOneSide(scenario, side) {
-  await scenario[side]();
-  await scenario.reference();
+  // The process's start-up garbage, collected once before the warm-up (which re-optimizes).
+  global.gc?.();
   const t = await rounds({ [side]: scenario[side], reference: scenario.reference });
-  console.log(JSON.stringify({ side: t[side], reference: t.reference }));
+  console.log(JSON.stringify({ side: t[side], reference: t.reference, samples: { side: t.samples[side], reference: t.samples.reference } }));
 }
 
 /** The floor and the canned machine must do what a real run does in XState: the same actors, events and microsteps. */
@@ -393,7 +407,7 @@ async function checkShapes() {
 
 async function main() {
   const xstateVersion = JSON.parse(readFileSync(new URL("../node_modules/xstate/package.json", import.meta.url), "utf8")).version;
-  console.log(`\nXState's floor for our runs' shape (xstate ${xstateVersion}, node ${process.version}): each side against the reference in processes of its own, median of ${PROCESSES} processes (each the median of ${ROUNDS} alternating rounds)\n`);
+  console.log(`\nXState's floor for our runs' shape (xstate ${xstateVersion}, node ${process.version}): each side against the reference in processes of its own, median of ${PROCESSES} processes (each the median of ${wholeDesigns(ROUNDS, williams(2))} alternating rounds after ${WARMUP_ROUNDS} of warm-up, a scavenge before each)\n`);
   await checkShapes();
   const us = (ms, runs) => `${((ms / runs) * 1000).toFixed(0)} µs`;
   const list = (xs) => xs.map((x) => x.toFixed(2)).join(", ");

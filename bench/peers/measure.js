@@ -1,5 +1,6 @@
 // One process of `npm run bench:peers`: every peer that loads on this Node, every scenario, CPU time
 // per run over interleaved rounds; prints one JSON line. Run by bench/peers/run.js.
+import { beforeSample, wholeDesigns, williams } from "../sample.js";
 import { checkRun, SCENARIOS, startRun } from "./script.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
@@ -41,15 +42,10 @@ const cpuMs = () => {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function round(scenario, column, runs) {
-  // A scavenge, not a full collection: the young generation holds the garbage of the column before
-  // (which would otherwise be collected on this column's clock), and a scavenge leaves optimized code
-  // alone. A full collection (`gc()`) also clears the objects and maps that optimized code holds
-  // weakly (those of the runs that just ended), deoptimizing every column's hot functions, so each
-  // turn would pay its re-optimization: on the stream row, two runs a turn, that was half of every
-  // column's time (bench/README.md, "bench:peers' stream row"). First a macrotask turn, so that
-  // what the column before left queued runs before the clock starts.
-  await new Promise((resolve) => setImmediate(resolve));
-  global.gc?.({ type: "minor" });
+  // A macrotask turn and a scavenge, not a full collection, which deoptimized every column's hot
+  // code each turn: on the stream row, two runs a turn, half of every column's time (bench/sample.js;
+  // bench/README.md, "bench:peers' stream row").
+  await beforeSample();
   const start = cpuMs();
   for (let i = 0; i < runs; i++) {
     startRun(scenario);
@@ -59,31 +55,17 @@ async function round(scenario, column, runs) {
   return ((cpuMs() - start) * 1000) / runs;
 }
 
-/**
- * The order of the columns in each round: the rows of a Williams design (a balanced Latin square),
- * so that over a whole design every column runs in every position equally often and right after
- * every other column equally often (n rows for n columns, 2n when n is odd). A column's time
- * depends on the one before it (caches it left warm or cold, its garbage's promotion): a rotation
- * always put the same column before each (our Agent after our loop, pi's Agent after pi's loop).
- */
-function williams(n) {
-  const first = [];
-  for (let i = 0, low = 0, high = n - 1; i < n; i++) first.push(i % 2 === 0 ? low++ : high--);
-  const rows = [];
-  for (let r = 0; r < n; r++) rows.push(first.map((c) => (c + r) % n));
-  if (n % 2 === 1) for (let r = 0; r < n; r++) rows.push([...rows[r]].reverse());
-  return rows;
-}
-
 const results = {};
 const rounds = {};
 for (const scenario of SCENARIO_NAMES) {
   // A mode that delivers no deltas has nothing to do on the stream scenario.
   const here = columns.filter((column) => scenario !== "stream" || column.streams);
   const times = Object.fromEntries(here.map((column) => [column.column, []]));
+  // The order of the columns in each round: a row of a Williams design (bench/sample.js). A column's
+  // time depends on the one before it: a rotation always put our Agent after our loop and pi's
+  // Agent after pi's loop. At least BENCH_ROUNDS rounds, in whole designs, so the balance holds.
   const design = williams(here.length);
-  // At least BENCH_ROUNDS rounds, in whole designs, so the balance holds.
-  rounds[scenario] = Math.ceil(ROUNDS / design.length) * design.length;
+  rounds[scenario] = wholeDesigns(ROUNDS, design);
   // The scenario before's garbage, collected once before this one's warm-up (which re-optimizes what
   // this full collection deoptimizes).
   global.gc?.();
