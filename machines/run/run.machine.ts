@@ -20,7 +20,7 @@
  * definition is pure: no clock, no I/O; times come from the steps' replies (R13). State ids are
  * part of persisted snapshots (R13): the resting states keep their ids across versions.
  */
-import { and, assertEvent, not, assign, sendTo, setup, type ActorRefFrom } from "xstate";
+import { and, assertEvent, assign, not, sendTo, setup, type ActorRefFrom } from "xstate";
 import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";

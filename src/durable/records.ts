@@ -24,7 +24,7 @@
 import type { EventObject } from "xstate";
 import type { Json } from "../store/run-store.js";
 import type { AnyAgentEvent, AgentMessage } from "../types.js";
-import type { RunApprovalEvent, StepName, StepReply } from "../../machines/steps.js";
+import { doneType, type RunApprovalEvent, type StepName, type StepReply } from "../../machines/steps.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
 
@@ -197,7 +197,7 @@ export function serializeReply(reply: StepReply): SerializedReply {
 
 export function reviveReply(job: StepName, reply: SerializedReply): StepReply {
   if (!reply.ok) return { type: "step.failed", job, error: reviveError(reply.error), at: reply.at };
-  return { type: `step.${job}.done`, output: reply.output, at: reply.at } as StepReply;
+  return { type: doneType(job), output: reply.output, at: reply.at } as StepReply;
 }
 
 /**
