@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { runAgentLoop, createMemoryStore } from "../dist/index.js";
 import { openSqliteStore } from "../dist/sqlite.js";
 import { prompt, toolTurnsStream, turnConfig, turnTools } from "./scenarios.js";
+import { beforeSample, wholeDesigns, williams } from "./sample.js";
 
 const RUNS = Number(process.env.BENCH_JOURNAL_RUNS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -21,14 +22,22 @@ async function runs(kind) {
   }
 }
 
+// Rounds in whole Williams designs of the three kinds (6 rounds a design: every kind in every
+// position and right after every other equally often; BENCH_ROUNDS 5 gives 6). Before each sample
+// a macrotask turn and a scavenge (bench/sample.js), one full collection before the warm-up: a full
+// collection before each sample, as until 2026-12-07, deoptimized every kind's hot code, so each
+// sample timed its re-optimization (bench/README.md, "The four benches' harness").
 const times = { none: [], memory: [], sqlite: [] };
+const kinds = Object.keys(times);
+const design = williams(kinds.length);
+const total = wholeDesigns(ROUNDS, design);
+global.gc?.();
 await runs("none");
 await runs("memory");
 await runs("sqlite");
-for (let round = 0; round < ROUNDS; round++) {
-  const order = round % 2 === 0 ? ["none", "memory", "sqlite"] : ["sqlite", "memory", "none"];
-  for (const kind of order) {
-    global.gc?.();
+for (let round = 0; round < total; round++) {
+  for (const kind of design[round % design.length].map((i) => kinds[i])) {
+    await beforeSample();
     const start = performance.now();
     await runs(kind);
     times[kind].push((performance.now() - start) / RUNS);
@@ -37,7 +46,7 @@ for (let round = 0; round < ROUNDS; round++) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const [none, memory, sqlite] = [median(times.none), median(times.memory), median(times.sqlite)];
 const ratio = sqlite / memory;
-console.log(`\n(j) journaled runs (5 turns x 3 parallel tools), ${RUNS} per round, median of ${ROUNDS} rounds`);
+console.log(`\n(j) journaled runs (5 turns x 3 parallel tools), ${RUNS} per round, median of ${total} rounds`);
 console.log(`    no store ${none.toFixed(2)} ms/run   in-memory store ${memory.toFixed(2)} ms/run (${(memory / none).toFixed(2)}x)   SQLite store ${sqlite.toFixed(2)} ms/run`);
 console.log(`    SQLite / in-memory ${ratio.toFixed(2)}  (target <= 2)  ${ratio <= 2 ? "PASS" : "MISS"}   records per run: ${stores.memory.readSession("s1").records().length}`);
 for (const store of Object.values(stores)) store.close();

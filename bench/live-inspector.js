@@ -1,12 +1,17 @@
-// Issue 39: bench (a) with the live inspector attached, against (a) without, in this process,
-// alternating rounds (medians of BENCH_ROUNDS, default 7; BENCH_RUNS runs of (a) per round,
-// default 500). `live`: the server running, no page connected; `live+page`: one page (an SSE
+// Issue 39: bench (a) with the live inspector attached, against (a) without, in this process
+// (medians of at least BENCH_ROUNDS rounds, default 7, in whole Williams designs of the five
+// variants: 10 rounds a design, every variant in every position and right after every other equally
+// often; BENCH_RUNS runs of (a) per round, default 500). Before each sample a macrotask turn and a
+// scavenge (bench/sample.js), one full collection before the warm-up: a full collection before each
+// sample, as until 2026-12-07, deoptimized every variant's hot code, so each sample timed its
+// re-optimization (bench/README.md, "The four benches' harness"). `live`: the server running, no page connected; `live+page`: one page (an SSE
 // client) reading the channel; `sanitizing`: xstate-agent-loop/inspect's sanitizingObserver, the
 // figure bench/README's (i) row holds (its target reads nothing, so nothing is sanitized);
 // `reading`: the same with a target that reads every field (all sanitized). Needs `npm run build`.
 //   node --expose-gc bench/live-inspector.js
 import { request } from "node:http";
 import { runToolTurns } from "./scenarios.js";
+import { beforeSample, wholeDesigns, williams } from "./sample.js";
 
 const { runAgentLoop } = await import("../dist/index.js");
 const { sanitizingObserver } = await import("../dist/inspect.js");
@@ -36,11 +41,14 @@ const variants = {
   "live+page": attach([watched.observer]),
 };
 const times = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const names = Object.keys(variants);
+const design = williams(names.length);
+const total = wholeDesigns(ROUNDS, design);
+global.gc?.();
 for (const body of Object.values(variants)) await body();
-for (let round = 0; round < ROUNDS; round++) {
-  const names = Object.keys(variants);
-  for (const name of round % 2 === 0 ? names : names.reverse()) {
-    global.gc?.();
+for (let round = 0; round < total; round++) {
+  for (const name of design[round % design.length].map((i) => names[i])) {
+    await beforeSample();
     const start = performance.now();
     await variants[name]();
     // The flushes a variant left pending are its cost too.
@@ -50,7 +58,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const none = median(times.none);
-console.log(`bench (a) with an observer / without (${RUNS} runs, medians of ${ROUNDS} alternating rounds): none ${(none / RUNS).toFixed(3)} ms per run`);
+console.log(`bench (a) with an observer / without (${RUNS} runs, medians of ${total} rounds): none ${(none / RUNS).toFixed(3)} ms per run`);
 for (const name of ["sanitizing", "reading", "live", "live+page"]) console.log(`  ${name.padEnd(10)} ${(median(times[name]) / none).toFixed(2)}`);
 console.log(`  the page received ${(received / 1e6).toFixed(1)} MB`);
 await quiet.close();

@@ -7,8 +7,13 @@
 //       observer costs), and the SDK alone (a run's 23 spans started and ended with the observer's
 //       attributes, no loop; added to the run's time).
 //   (b) 1 run x 10,000 text deltas (x10 per round): the recording tracer        (target <= 1.1)
-// `BENCH_ROUNDS` (default 7) rounds; each variant is timed once per round, the order alternating;
-// the verdict is the median of the rounds' ratios. `BENCH_OTEL_RUNS` runs per round of (a) (default 1,000).
+// At least `BENCH_ROUNDS` (default 7) rounds, in whole Williams designs (bench/sample.js: every
+// variant in every position and right after every other equally often; (a)'s five variants take 10
+// rounds a design, (b)'s two take 2, so 7 gives 10 and 8); each variant is timed once per round,
+// after a macrotask turn and a scavenge (`beforeSample`), with one full collection before the
+// warm-up (not before each sample: that deoptimized the hot code of every variant, so each sample
+// timed its re-optimization; bench/README.md, "The four benches' harness"); the verdict is the
+// median of the rounds' ratios. `BENCH_OTEL_RUNS` runs per round of (a) (default 1,000).
 // Each line also gives the ratio of process CPU time (user + system), which a loaded machine's
 // waits for a core do not inflate; the verdict reads that one.
 import { runAgentLoop } from "../dist/index.js";
@@ -16,6 +21,7 @@ import { otelObserver } from "../dist/otel.js";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { context, trace } from "@opentelemetry/api";
 import { convertToLlm, deltaStream, model, prompt, runToolTurns } from "./scenarios.js";
+import { beforeSample, wholeDesigns, williams } from "./sample.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const RUNS = Number(process.env.BENCH_OTEL_RUNS ?? 1000);
@@ -59,12 +65,15 @@ async function compare(name, variants, body, targets) {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
   };
+  const names = Object.keys(variants);
+  const design = williams(names.length);
+  const total = wholeDesigns(ROUNDS, design);
+  global.gc?.(); // once, before the warm-up (which re-optimizes)
   for (const loop of Object.values(variants)) await body(loop); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    const names = Object.keys(variants);
-    for (const key of round % 2 === 0 ? names : names.reverse()) {
-      global.gc?.();
+  for (let round = 0; round < total; round++) {
+    for (const key of design[round % design.length].map((i) => names[i])) {
       exporter.reset();
+      await beforeSample();
       const start = performance.now();
       const startCpu = cpuNow();
       await body(variants[key]);
@@ -73,7 +82,7 @@ async function compare(name, variants, body, targets) {
     }
   }
   const none = median(times.none);
-  const lines = [`${name}: no observer ${none.toFixed(1)} ms`];
+  const lines = [`${name}: no observer ${none.toFixed(1)} ms (${total} rounds)`];
   for (const [key, label, target] of targets) {
     // The median of each round's ratio: the machine's load drifts between rounds (a shared box).
     const ratio = median(times[key].map((time, round) => time / times.none[round]));
@@ -85,7 +94,7 @@ async function compare(name, variants, body, targets) {
   return lines;
 }
 
-console.log(`\nOpenTelemetry observer against no observer, medians of ${ROUNDS} alternating rounds (node ${process.version})\n`);
+console.log(`\nOpenTelemetry observer against no observer, medians of at least ${ROUNDS} rounds in whole Williams designs, a scavenge before each sample (node ${process.version})\n`);
 const a = await compare(
   `(a) ${RUNS.toLocaleString("en")} runs x 5 turns x 3 parallel tools`,
   {

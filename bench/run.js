@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { runAgentLoop as statechartLoop, Agent as StatechartAgent } from "../dist/index.js";
 import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
 import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, E_SCALE_MS, manyBlocksStream, model, newAgent, prompt, promptsOnOneAgent, promptsThroughLoop, runToolTurns, timedToolRun, transcript } from "./scenarios.js";
+import { beforeSample, wholeDesigns, williams } from "./sample.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const loops = { statechart: statechartLoop, reference: referenceLoop };
@@ -31,13 +32,24 @@ new PerformanceObserver((list) => {
 }).observe({ entryTypes: ["gc"] });
 const settleGcEntries = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-async function measure(name, body, rounds = ROUNDS, { forceGc = true } = {}) {
+/**
+ * Both sides' medians over rounds in whole Williams designs (for two sides: AB, BA, so each runs
+ * first as often as second; `rounds` 7 gives 8). Before each sample `beforeSample()` (bench/sample.js):
+ * a macrotask turn and a scavenge. Not a full collection, which until 2026-12-07 ran before each
+ * sample here and deoptimized both sides' hot code ("embedded weak objects cleared"), so every
+ * sample timed its own re-optimization (bench/README.md, "The four benches' harness"). Each
+ * scenario's caller collects fully once before its warm-up. `forceGc` (information only, (b) and
+ * (c)): a full collection before each sample, the old way, printed beside the judged ratio.
+ */
+async function measure(name, body, rounds = ROUNDS, { forceGc = false } = {}) {
   const times = { statechart: [], reference: [] };
   const gcShare = { statechart: [], reference: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ["statechart", "reference"] : ["reference", "statechart"];
-    for (const impl of order) {
+  const names = ["statechart", "reference"];
+  const design = williams(names.length);
+  for (let round = 0; round < wholeDesigns(rounds, design); round++) {
+    for (const impl of design[round % design.length].map((i) => names[i])) {
       if (forceGc) global.gc?.();
+      else await beforeSample();
       await settleGcEntries();
       gcTime = 0;
       const start = performance.now();
@@ -63,17 +75,18 @@ function heapAfter() {
 const agentClasses = { statechart: StatechartAgent, reference: ReferenceAgent };
 const history = transcript(5000);
 /**
- * (b) and (c) are judged on rounds that start wherever the last one left the heap. A `gc()` before
- * each round of 10 runs (as (a) has, once per 1,000 runs) is a full collection every 30–50 ms of
- * work, and after one our runs take several runs to get back to speed where the reference's take
- * one (2026-12-03: 4.5, 4.7, 3.8 … then 2.2–2.8 ms; the reference 2.5, then 1.8–2.0). So that
- * variant would time our recovery from collections no stream sees that often; it is printed too.
+ * (b) and (c) are judged on rounds with a scavenge before each, as every scenario here. A full
+ * `gc()` before each round of 10 runs (as (a) had, once per 1,000 runs, until 2026-12-07) is a full
+ * collection every 30–50 ms of work, and after one our runs take several runs to get back to speed
+ * where the reference's take one (2026-12-03: 4.5, 4.7, 3.8 … then 2.2–2.8 ms; the reference 2.5,
+ * then 1.8–2.0). So that variant would time our recovery from collections no stream sees that
+ * often; it is printed too, for information.
  */
 const deltaScenario = (name, messages) => ({
   warmUp: (loop) => repeat(5, () => runDeltas(loop, messages)),
   measure: async () => {
     const body = (loop) => runDeltas(loop, messages);
-    return { ...(await measure(name, body, ROUNDS, { forceGc: false })), forcedGc: await measure(name, body) };
+    return { ...(await measure(name, body)), forcedGc: await measure(name, body, ROUNDS, { forceGc: true }) };
   },
 });
 // (b) with many blocks (issue 40): a response of `blocks` text blocks x 3 deltas, 5 runs a round;
@@ -87,8 +100,11 @@ async function measureBlocks(blocks) {
     return (user + system) / 1000;
   };
   const times = { statechart: [], reference: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const impl of round % 2 === 0 ? ["statechart", "reference"] : ["reference", "statechart"]) {
+  const names = ["statechart", "reference"];
+  const design = williams(names.length);
+  for (let round = 0; round < wholeDesigns(ROUNDS, design); round++) {
+    for (const impl of design[round % design.length].map((i) => names[i])) {
+      await beforeSample();
       const start = cpu();
       await runBlocks(loops[impl], blocks);
       times[impl].push(cpu() - start);
@@ -112,6 +128,8 @@ const perProcessScenarios = {
 };
 const only = perProcessScenarios[process.env.BENCH_ONLY];
 if (only) {
+  // The process's start-up garbage, collected once before the warm-up (which re-optimizes what it deoptimizes).
+  global.gc?.();
   await only.warmUp(statechartLoop);
   await only.warmUp(referenceLoop);
   console.log(JSON.stringify(await only.measure()));
@@ -165,7 +183,9 @@ async function measureScale() {
   const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 5);
   const kb = (bytes) => `${(bytes / 1024).toFixed(2)} KB`;
   const lines = [];
-  // (f): alternating rounds; the second thousand against the first, on our side.
+  // (f): alternating rounds; the second thousand against the first, on our side. A full collection
+  // before the warm-up only (the heap measurement before this ran full collections).
+  global.gc?.();
   await promptsOnOneAgent(StatechartAgent, 1000);
   await promptsOnOneAgent(ReferenceAgent, 1000);
   const laps = { statechart: [], reference: [] };
@@ -291,7 +311,7 @@ for (const [scenario, target] of [["a", 5.0], ["b", 1.5], ["c", 1.5], ["m", 1.5]
 await runToolTurns(statechartLoop, 200);
 await runToolTurns(referenceLoop, 200);
 
-console.log(`\nstatechart / reference, medians of ${ROUNDS} alternating rounds (node ${process.version})\n`);
+console.log(`\nstatechart / reference, medians of ${wholeDesigns(ROUNDS, williams(2))} alternating rounds, a scavenge before each (node ${process.version})\n`);
 for (const scenario of Object.keys(perProcess)) console.log(`(${scenario}) per process: ${perProcess[scenario].map((r) => r.ratio.toFixed(2)).join(", ")}`);
 for (const r of results) {
   const verdict = r.ratio <= r.target ? "PASS" : "MISS";
@@ -346,11 +366,17 @@ async function measureI() {
     }),
   };
   const timesI = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+  // Rounds in whole Williams designs of the four variants (every one in every position, and right
+  // after every other, equally often: 7 rounds give 8), a scavenge before each sample and one full
+  // collection before the warm-up (bench/sample.js).
+  const names = Object.keys(variants);
+  const design = williams(names.length);
+  const total = wholeDesigns(ROUNDS, design);
+  global.gc?.();
   for (const body of Object.values(variants)) await body();
-  for (let round = 0; round < ROUNDS; round++) {
-    const names = Object.keys(variants);
-    for (const name of round % 2 === 0 ? names : names.reverse()) {
-      global.gc?.();
+  for (let round = 0; round < total; round++) {
+    for (const name of design[round % design.length].map((i) => names[i])) {
+      await beforeSample();
       const start = performance.now();
       await variants[name]();
       timesI[name].push(performance.now() - start);
@@ -358,7 +384,7 @@ async function measureI() {
   }
   const none = median(timesI.none);
   const lines = [];
-  lines.push(`(i) bench (a) with an inspector attached, against (a) without (${RUNS_I} runs, medians of ${ROUNDS} alternating rounds): none ${(none / RUNS_I).toFixed(2)} ms per run`);
+  lines.push(`(i) bench (a) with an inspector attached, against (a) without (${RUNS_I} runs, medians of ${total} rounds): none ${(none / RUNS_I).toFixed(2)} ms per run`);
   for (const [name, label, target] of [
     ["sanitizing", "sanitizingObserver (target ignores events)", 1.5],
     ["trace", "trace recorder on", 1.3],
