@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
 # Installs the packed tarball into an empty project (with the peer dependencies an app brings),
 # imports the root and every subpath, and runs a scripted agent through the published entry.
+#
+#   bash .ci/pack-smoke.sh          packs, installs into a temp dir, runs the smoke program, removes the dir
+#   bash .ci/pack-smoke.sh DIR      the same in DIR (an empty dir), which it keeps
+#   bash .ci/pack-smoke.sh --rerun DIR
+#                                   runs DIR's smoke program again with the `node` on PATH: CI's Node 24
+#                                   leg tests the same tarball (dist/ is built once) with the same
+#                                   installed peers (plain JS, nothing native) without packing and
+#                                   installing it again
 set -euo pipefail
+if [ "${1:-}" = "--rerun" ]; then
+  cd "$2"
+  test -f smoke.mjs -a -d node_modules/xstate-agent-loop || { echo "pack smoke --rerun: $2 holds no installed smoke project" >&2; exit 1; }
+  node smoke.mjs
+  exit 0
+fi
 root=$(pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${1:-}" ]; then
+  work=$1
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 tarball=$(npm pack --silent --pack-destination "$work" | tail -n 1)
 cd "$work"
 npm init -y >/dev/null
@@ -70,6 +89,6 @@ const live = await inspector.createLiveInspector({ port: 0 });
 const page = await (await fetch(live.url)).text();
 await live.close();
 if (!page.includes('data-machine="run"')) throw new Error("inspector subpath: the page has no run diagram");
-console.log(`pack smoke: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, inspector, node, restate, mcp, mcp/node, otel, ui-stream, react)`);
+console.log(`pack smoke on Node ${process.versions.node}: ok (${types.length} events, ${messages.length} messages, subpaths: anthropic, ai-sdk, inspect, inspector, node, restate, mcp, mcp/node, otel, ui-stream, react)`);
 JS
 node smoke.mjs
