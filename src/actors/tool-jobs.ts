@@ -7,7 +7,7 @@ import type { CallPreflight, ExecutionOutcome, Preflight, PreflightApproval, Ste
 import type { AgentTool, AnyAgentEvent, ToolCall } from "../types.js";
 import { approvalUnavailableResult, needsApprovalReason, rulesAllow } from "../../machines/approval.helpers.js";
 import { describeValue } from "../boundary/describe-value.js";
-import { validateToolArguments } from "../tools/index.js";
+import { validateToolArgumentsOfRun } from "../tools/validate.js";
 import { abortedResult, blockedResult, errorResult, errorText, interruptedResult, toolNotFoundResult } from "../loop/tool-results.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { checkAfterToolCallResult, checkBeforeToolCallResult, checkToolResult } from "../boundary/index.js";
@@ -30,7 +30,9 @@ export const toolJobs = {
       await delivered(runtime, scope, { type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
       const decision = await preflightDecision(runtime, toolCall, gate, approval, scope);
       if (decision.ready) {
-        preflights.push({ index, ready: true, args: decision.args, ...(decision.approval ? { approval: decision.approval } : {}) });
+        const ready: Preflight = { index, ready: true, args: decision.args };
+        if (decision.approval) ready.approval = decision.approval;
+        preflights.push(ready);
         continue;
       }
       // R25: an immediate result is reported at once, before the next call starts.
@@ -55,7 +57,8 @@ export const toolJobs = {
       if (!validated.ready) return { executed: false, result: validated.result, isError: true };
       args = validated.args;
     }
-    const replacement = input.validate ? { args } : {};
+    // R82: the validated replacement arguments go back with the outcome (last, as they always were).
+    const replaced = input.validate === true;
     // R13: an execution in flight at the snapshot runs again only if its tool says it may.
     if (scope.reissue && tool.replay !== "safe") return { executed: false, result: interruptedResult(toolCall.name), isError: true };
     let settled = false;
@@ -69,9 +72,13 @@ export const toolJobs = {
       try {
         const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
         const result = toPlainData(checkToolResult(toolCall.name, value));
-        return { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started, ...replacement };
+        const outcome: ExecutionOutcome = { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
+        if (replaced) outcome.args = args;
+        return outcome;
       } catch (error) {
-        return { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started, ...replacement };
+        const outcome: ExecutionOutcome = { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started };
+        if (replaced) outcome.args = args;
+        return outcome;
       } finally {
         settled = true;
       }
@@ -183,8 +190,11 @@ function validatedArgs(tool: AgentTool, raw: unknown, argumentsError: string | u
       return { ready: false, result: errorResult(errorText(error)) };
     }
   }
-  const validation = validateToolArguments(tool, { arguments: raw, argumentsError });
-  return validation.ok ? { ready: true, args: toPlainData(validation.args) } : { ready: false, result: errorResult(validation.message) };
+  const plain = { known: false };
+  const validation = validateToolArgumentsOfRun(tool, { arguments: raw, argumentsError }, plain);
+  if (!validation.ok) return { ready: false, result: errorResult(validation.message) };
+  // R13: plain data; a copy plain by construction needs no second walk to say so.
+  return { ready: true, args: plain.known ? validation.args : toPlainData(validation.args) };
 }
 
 /**

@@ -37,22 +37,28 @@ export interface RunInputArgs {
 
 export function runInput(args: RunInputArgs): RunInput {
   const { config } = args;
-  return {
+  const data = args.tools.data;
+  // The optional keys are set one by one, in this order (not `...(flag ? {…} : {})`: an object
+  // allocated and spread for every key, present or not, on every run).
+  const input: RunInput = {
     prompts: args.prompts ? args.prompts.slice() : null,
     messages: args.messages,
-    ...args.tools.data,
+    tools: data.tools,
+    sequentialTools: data.sequentialTools,
+    siblingCancellingTools: data.siblingCancellingTools,
     model: config.model,
     thinkingLevel: config.reasoning ?? "off",
     toolExecution: config.toolExecution ?? "parallel",
     hooks: hookFlags(config),
     startedAt: args.startedAt,
-    ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
-    ...(args.forwardEvents ? { forwardEvents: true } : {}),
-    ...(config.budget ? { budget: { ...config.budget } } : {}),
-    ...(config.streamingToolExecution === true ? { streamingTools: { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) } } : {}),
-    ...(config.retry || config.outputLimit || config.compact ? { recovery: recoverySettings(config) } : {}),
-    ...(config.output ? { output: outputRunSettings(config.output) } : {}),
   };
+  if (args.skipInitialSteeringPoll) input.skipInitialSteeringPoll = true;
+  if (args.forwardEvents) input.forwardEvents = true;
+  if (config.budget) input.budget = { ...config.budget };
+  if (config.streamingToolExecution === true) input.streamingTools = { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) };
+  if (config.retry || config.outputLimit || config.compact) input.recovery = recoverySettings(config);
+  if (config.output) input.output = outputRunSettings(config.output);
+  return input;
 }
 
 /** R70: `maxConcurrentTools`, default 10; anything that is not a whole number ≥ 1 counts as the default. */

@@ -113,7 +113,12 @@ export function startRun(args: StartRunArgs): Promise<AgentMessage[]> {
     const host = hosts.newKey();
     // (Not `{ ...input, host }`: on Node 20 a literal that begins with a spread and adds a key got a
     // hidden class of its own per run, and every read of the input in the machine went megamorphic.)
-    const actor: RunActor = createActor(machine, { input: Object.assign({}, input, { host }), inspect });
+    // A new run's input is its own (built above): the key goes into it. A resumed run's is its
+    // journal's, and a durable run's journal holds it: those get a copy with the key.
+    let hosted = input;
+    if (args.resumed || durable) hosted = Object.assign({}, input, { host });
+    else input.host = host;
+    const actor: RunActor = createActor(machine, { input: hosted, inspect });
     const runtime = createRunRuntime({
       owner: actor,
       config,

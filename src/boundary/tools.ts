@@ -82,6 +82,8 @@ export function toolsProblem(value: unknown, path = "tools"): Problem | undefine
   if (!isArray(value)) return { field: path, problem: `must be an array of tools, got ${describeValue(value)}` };
   for (let i = 0; i < value.length; i++) {
     const read = readField(value, i);
+    // A tool checked before costs a lookup: no path built (every run's tools pass here).
+    if (!("threw" in read) && typeof read.value === "object" && read.value !== null && wellFormed.has(read.value)) continue;
     const problem = "threw" in read ? { field: fieldPath(path, i), problem: "could not be read" } : toolProblem(read.value, fieldPath(path, i));
     if (problem) return problem;
   }

@@ -7,8 +7,22 @@ import type { JsonValue } from "../types.js";
  * the same object (no copy), so the common case costs one walk and no allocation.
  */
 export function toPlainData<T>(value: T): T {
-  return isPlain(value, new Set()) ? value : (toJsonSafe(value) as T);
+  // A value that is not an object is answered without the walk's set.
+  if (typeof value !== "object" || value === null) return isPlain(value, idle) ? value : (toJsonSafe(value) as T);
+  // The walk leaves its set empty (`finally`), so one set serves every walk; a walk that starts
+  // inside another (a getter or Proxy trap read by `isPlain` calling back in) gets its own.
+  const seen = walking ? new Set<object>() : idle;
+  walking = true;
+  try {
+    return isPlain(value, seen) ? value : (toJsonSafe(value) as T);
+  } finally {
+    if (seen === idle) walking = false;
+  }
 }
+
+/** The set of objects on the path of the walk in progress; empty between walks. */
+const idle = new Set<object>();
+let walking = false;
 
 function isPlain(value: unknown, seen: Set<object>): boolean {
   if (value === null) return true;

@@ -44,7 +44,8 @@ const NOT_STREAM_OPTIONS: ReadonlySet<string> = new Set<string>([...LOOP_CONFIG_
 
 export function streamOptionsOf(config: AgentLoopConfig): StreamOptions {
   const options: StreamOptions = {};
-  for (const [key, value] of Object.entries(config)) if (!NOT_STREAM_OPTIONS.has(key)) options[key] = value;
+  // (Object.keys, not Object.entries: the same keys in the same order, without a pair per key.)
+  for (const key of Object.keys(config)) if (!NOT_STREAM_OPTIONS.has(key)) options[key] = (config as unknown as Record<string, unknown>)[key];
   options.identity = requestIdentity(config.identity);
   return options;
 }

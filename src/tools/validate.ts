@@ -26,6 +26,28 @@ export function validateToolArguments<TParams>(
   tool: Pick<AgentTool<TParams>, "name" | "description" | "parameters">,
   toolCall: ToolCallArguments,
 ): ToolArgumentsValidation<TParams> {
+  return validated(tool, toolCall, undefined);
+}
+
+/**
+ * `validateToolArguments` for the run's preflight (R21), which keeps arguments as plain data
+ * (R13): `plain.known` is set when `args` is plain JSON by construction (the copy without a text
+ * round trip, left as it was by coercion), so the caller need not walk it again to find out.
+ */
+export function validateToolArgumentsOfRun<TParams>(
+  tool: Pick<AgentTool<TParams>, "name" | "description" | "parameters">,
+  toolCall: ToolCallArguments,
+  plain: { known: boolean },
+): ToolArgumentsValidation<TParams> {
+  plain.known = false;
+  return validated(tool, toolCall, plain);
+}
+
+function validated<TParams>(
+  tool: Pick<AgentTool<TParams>, "name" | "description" | "parameters">,
+  toolCall: ToolCallArguments,
+  plain: { known: boolean } | undefined,
+): ToolArgumentsValidation<TParams> {
   if (toolCall.argumentsError !== undefined) {
     return { ok: false, message: invalidArgumentsMessage(tool.name, toolCall.argumentsError) };
   }
@@ -44,7 +66,10 @@ export function validateToolArguments<TParams>(
     if (!copy.ok) return fail([{ path: "root", problem: copy.problem }]);
     const coerced = coerceToSchema(schema, copy.value);
     const result = validateAll(schema, coerced);
-    return result.valid ? { ok: true, args: coerced as TParams } : fail(explainSchemaErrors(result.errors, coerced, schema));
+    if (!result.valid) return fail(explainSchemaErrors(result.errors, coerced, schema));
+    // Coercion copies on write: the same value means nothing in it changed.
+    if (plain && copy.plain && coerced === copy.value) plain.known = true;
+    return { ok: true, args: coerced as TParams };
   } catch (error) {
     // A schema cfworker or zod cannot use (or an async zod refinement): still one error result.
     return fail([{ path: "root", problem: error instanceof Error ? error.message : String(error) }]);
@@ -82,9 +107,11 @@ function copyOf(value: unknown): unknown {
  * What a JSON Schema validates is JSON: a round trip copies the arguments and drops what JSON
  * cannot hold (an `undefined` property counts as absent, as in the reference).
  */
-function jsonCopy(value: unknown): { ok: true; value: unknown } | { ok: false; problem: string } {
+function jsonCopy(value: unknown): { ok: true; value: unknown; plain: boolean } | { ok: false; problem: string } {
   const plain = plainJsonCopy(value);
-  if (plain !== NOT_PLAIN) return { ok: true, value: plain };
+  // Plain JSON by construction (finite numbers, plain objects, no `__proto__` key), as
+  // `toPlainData` (src/loop/plain-data.ts) would find it; a text round trip's may hold `Infinity` ("1e400").
+  if (plain !== NOT_PLAIN) return { ok: true, value: plain, plain: true };
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -92,7 +119,7 @@ function jsonCopy(value: unknown): { ok: true; value: unknown } | { ok: false; p
     return { ok: false, problem: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (text === undefined) return { ok: false, problem: `expected a JSON value, got ${typeof value}` };
-  return { ok: true, value: JSON.parse(text) };
+  return { ok: true, value: JSON.parse(text), plain: false };
 }
 
 const NOT_PLAIN = Symbol("not plain JSON");

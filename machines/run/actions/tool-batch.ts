@@ -5,7 +5,7 @@
  * result messages (sequential: at once; parallel: in source order after the last), sibling
  * cancellation, and R28's rejection of a truncated response's calls.
  */
-import type { AnyAgentEvent, ToolCall, ToolResultMessage } from "../../../src/protocol/index.js";
+import type { AgentToolResult, AnyAgentEvent, ToolCall, ToolResultMessage } from "../../../src/protocol/index.js";
 import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { replyOutput, timeOf } from "../../steps.js";
@@ -32,14 +32,16 @@ export function outcomeOf(event: RunEvent, context: RunContext): ToolCallOutcome
 
 /** The settled call's `tool_execution_end` (R22, R25: as soon as it settled). */
 export function toolEnd(call: ToolCall, outcome: ToolCallOutcome) {
-  return {
+  const end: { readonly type: "tool_execution_end"; readonly toolCallId: string; readonly toolName: string; readonly result: AgentToolResult; readonly isError: boolean; durationMs?: number } = {
     type: "tool_execution_end",
     toolCallId: call.id,
     toolName: call.name,
     result: outcome.result,
     isError: outcome.isError,
-    ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
-  } as const;
+  };
+  // (Set when present, not `...(present ? {…} : {})`: no object allocated and spread on every settle.)
+  if (outcome.durationMs !== undefined) end.durationMs = outcome.durationMs;
+  return end;
 }
 
 /** R21, R28, R73: a call that does not run: its start and its end, in one go. */
