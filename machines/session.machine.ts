@@ -6,10 +6,10 @@
  * serves them all.
  *
  * `busy` lasts until the run's event listeners have settled (`isStreaming` stays true through the
- * `agent_end` listeners, R54), and ends one of three ways: `ending` after `agent_end`, or after a
- * runtime defect closed the run with a failure message (R55), straight to idle when the listeners
- * have every event and through `settling` while they do not; `failing` when a listener threw,
- * which stops the run and closes it with a failure message (R55).
+ * `agent_end` listeners, R54), and ends one of three ways: after `agent_end`, straight to idle when
+ * the listeners have every event and through `settling` while they do not; through `settling`
+ * after a runtime defect closed the run with a failure message (R55); `failing` when a listener
+ * threw, which stops the run and closes it with a failure message (R55).
  *
  * The definition is pure. The runtime (`src/agent/`) provides the run machine, the actions that
  * connect a run to the Agent's abort signal, and the actors that wait for its listeners, once per
@@ -17,7 +17,7 @@
  * through context holding functions, nor through the actor), so any number of sessions share one
  * provided machine (R14).
  */
-import { assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
+import { and, assertEvent, assign, sendTo, setup, type PromiseActorLogic } from "xstate";
 import { placeholderAction, placeholderActor, placeholderGuard } from "./placeholders.js";
 import type { AgentEvent, AgentMessage, ApprovalRule, Model, QueueMode, ThinkingLevel, Usage } from "../src/protocol/index.js";
 import type { RunInput } from "./run.types.js";
@@ -100,6 +100,11 @@ export type SessionEvent =
   | { type: "session.setThinkingLevel"; thinkingLevel: ThinkingLevel }
   /** A run's message ended (its `message_end` reached the Agent): it joins the transcript. */
   | { type: "run.messageEnd"; message: AgentMessage }
+  /**
+   * The messages of the current run whose ends the Agent deferred (it records a run's messages with
+   * its output at its end, issue 40), recorded before the transcript changes otherwise mid-run.
+   */
+  | { type: "run.messagesEnd"; messages: AgentMessage[] }
   /** R61: the run discarded its last message (a truncated answer asked for again with a higher limit). */
   | { type: "run.messageDiscarded" }
   /** R62: the run compacted its transcript (its `transcript_replaced` reached the Agent): the run's messages follow it. */
@@ -168,11 +173,17 @@ export const sessionMachine = setup({
       if (event.dequeue) next.queues = dequeued(context, event.dequeue.queue, event.dequeue.count);
       return next;
     }),
-    // R12, R13: the run's output is what it added. The transcript normally has it already (each
-    // message joins at its `message_end`); a session restored mid-run missed the ones delivered to
-    // the Agent that persisted it, so the output is authoritative.
+    // R12, R13: the run's output is what it added. The Agent defers its messages' ends (issue 40:
+    // a session step each), so the transcript has none of them yet: they join it now, with their
+    // usage. A session that recorded them (a pinned Agent's, or one whose transcript changed
+    // mid-run) has them already; a session restored mid-run missed the ones delivered to the Agent
+    // that persisted it, so the output is authoritative.
     // (Only when `outputMissed`: an assign copies the context even when it changes nothing.)
-    adoptRunOutput: assign(({ context, event }) => ({ messages: context.messages.slice(0, context.runStart).concat(runOutput(event)) })),
+    adoptRunOutput: assign(({ context, event }) => {
+      const output = runOutput(event);
+      if (context.messages.length === context.runStart) return { messages: context.messages.concat(output), usage: output.reduce(addMessageUsage, context.usage) };
+      return { messages: context.messages.slice(0, context.runStart).concat(output) };
+    }),
     // R55, R13: the failed run's messages are what its agent_end lists (a restored session may
     // have delivered some of its failure events twice).
     adoptFailureOutput: assign(({ context }) => {
@@ -206,9 +217,10 @@ export const sessionMachine = setup({
     // `state.messages`, one array across runs as the reference's, is the Agent's own copy, grown
     // as this one grows (src/agent/transcript-view.ts).
     joinTranscript: assign(({ context, event }) => {
-      assertEvent(event, "run.messageEnd");
-      const messages = context.messages.concat([event.message]);
-      const usage = addMessageUsage(context.usage, event.message);
+      assertEvent(event, ["run.messageEnd", "run.messagesEnd"]);
+      const ended = event.type === "run.messageEnd" ? [event.message] : event.messages;
+      const messages = context.messages.concat(ended);
+      const usage = ended.reduce(addMessageUsage, context.usage);
       return usage === context.usage ? { messages } : { messages, usage };
     }),
     // The reference keeps the error of the last failed turn until the next run starts (see `turnFailed`).
@@ -267,6 +279,7 @@ export const sessionMachine = setup({
     "session.setModel": { actions: assign({ model: ({ event }) => event.model }) },
     "session.setThinkingLevel": { actions: assign({ thinkingLevel: ({ event }) => event.thinkingLevel }) },
     "run.messageEnd": { actions: "joinTranscript" },
+    "run.messagesEnd": { actions: "joinTranscript" },
     "run.turnEnd": { guard: "turnFailed", actions: "recordTurnError" },
     "run.messageDiscarded": { actions: assign({ messages: ({ context }) => context.messages.slice(0, -1) }) },
     // (A copy: the event's array is the run's.)
@@ -303,8 +316,17 @@ export const sessionMachine = setup({
               const { runs, rules } = approvalsOf(context);
               return { ...event.input, host: event.host, approval: { idPrefix: approvalPrefix(runs), rules } };
             },
-            onDone: [{ guard: "outputMissed", target: "ending", actions: "adoptRunOutput" }, { target: "ending" }],
-            onError: { target: "ending", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
+            // R54: agent_end was emitted; idle at once when the listeners have had every event (no
+            // actor to wait for nothing, issue 40; and no transient state between: a microstep per
+            // prompt), else busy while they settle.
+            onDone: [
+              { guard: and(["outputMissed", "listenersSettled"]), target: "#session.idle", actions: ["adoptRunOutput", "finishRun"] },
+              { guard: "outputMissed", target: "settling", actions: "adoptRunOutput" },
+              { guard: "listenersSettled", target: "#session.idle", actions: "finishRun" },
+              { target: "settling" },
+            ],
+            // R55: closed with a failure message through the run's event queue, which the listeners then settle.
+            onError: { target: "settling", actions: { type: "endAfterDefect", params: ({ event }) => ({ error: event.error }) } },
           },
           // R82: decisions for the run's waiting calls.
           on: {
@@ -324,13 +346,8 @@ export const sessionMachine = setup({
             },
           },
         },
-        // R54: agent_end was emitted; idle at once when the listeners have had every event (no
-        // actor to wait for nothing: issue 40), else busy while they settle.
-        ending: {
-          always: [{ guard: "listenersSettled", target: "#session.idle", actions: "finishRun" }, { target: "settling" }],
-        },
         // R54: busy until the listeners settle. A run that ended at once after its last message (a
-        // failure, an error response) may still be delivering it.
+        // failure, an error response, a runtime defect) may still be delivering it.
         settling: {
           on: { "run.messageEnd": { guard: "joinedWithOutput" } },
           invoke: {

@@ -38,7 +38,7 @@ import type { QueueName, sessionMachine, SessionContext, SessionEvent, SessionIn
 import { initialSessionContext, nextBatch } from "../../machines/session.machine.js";
 import { turnError } from "../../machines/session.helpers.js";
 import { replayTranscript } from "../transcript/index.js";
-import { rehostedSession, sessionHosting } from "./provided-session.js";
+import { idleSnapshot, rehostedSession, sessionHosting } from "./provided-session.js";
 import { SessionRuntime, type RunPlan, type SessionOwner } from "./session-runtime.js";
 import { redeliverFinishedChildren } from "../actors/finished-children.js";
 import { LiveView } from "./live-view.js";
@@ -295,9 +295,10 @@ export class Agent {
     const parked = this.parked;
     const session = createActor(sessionHosting().machine, {
       id: "session",
-      input: from && "input" in from ? from.input : ({ context: parked } as SessionInput),
-      // R13: a persisted session is served by this Agent's runtime.
-      ...(from && "snapshot" in from ? { snapshot: rehostedSession(from.snapshot, this.runtime.key, sessionHosting().runs) } : {}),
+      input: from ? from.input : ({ context: parked } as SessionInput),
+      // A parked session wakes idle with its context as it is (issue 40: no initial step); R13: a
+      // persisted session is served by this Agent's runtime.
+      snapshot: from === undefined ? idleSnapshot(parked!) : "snapshot" in from ? rehostedSession(from.snapshot, this.runtime.key, sessionHosting().runs) : undefined,
       ...(this.inspect ? { inspect: this.inspect } : {}),
     });
     this.runtime.attach(session);
@@ -342,6 +343,8 @@ export class Agent {
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
   get actor(): SessionActor {
     this.pinned = true;
+    // (What the app holds records each message as it ends from now on.)
+    this.runtime.recordEnds();
     return this.session;
   }
 
@@ -357,7 +360,8 @@ export class Agent {
 
   /** Tokens and cost of every assistant message and tool result of this Agent (kept across `reset()`). */
   get usage(): Usage {
-    return this.context.usage;
+    const context = this.context;
+    return this.runtime.usageOf(context.messages, context.usage);
   }
 
   /** R51: listeners are awaited in registration order for every event. Returns the unsubscribe. */
@@ -616,6 +620,7 @@ export class Agent {
    * R13: the session as plain JSON data, mid-run included; `Agent.restore` takes it back.
    */
   getPersistedSnapshot(): Snapshot<unknown> {
+    this.runtime.recordEnds();
     // A parked session is persisted by an actor made for it and never started.
     const session = this.live ?? createActor(sessionHosting().machine, { id: "session", input: { context: this.parked } as SessionInput });
     return detachedSnapshot(session.getPersistedSnapshot());
@@ -715,6 +720,8 @@ export class Agent {
     });
     return {
       ...(this.durable ? { durable: this.durable, writer: this.sessionWriter(true) } : {}),
+      // (What an inspector or the app holds records each message as it ends.)
+      deferEnds: !this.pinned,
       config,
       streamFn: this.streamFunction,
       tools: this.tools,
@@ -744,11 +751,17 @@ export class Agent {
     if (given) this.tail?.feed(event, given);
     if (isRuntimeEvent(event)) {
       // R62: the Agent's transcript follows a compaction.
-      if (event.type === "transcript_replaced") this.send({ type: "run.transcriptReplaced", messages: event.messages });
+      if (event.type === "transcript_replaced") {
+        this.runtime.recordEnds();
+        this.send({ type: "run.transcriptReplaced", messages: event.messages });
+      }
       // R61: the truncated answer it closed is taken back; R81: a retraction takes back what never ended.
       else if (event.type === "message_discarded") {
         if (event.reason === "interrupted") this.view.clear();
-        else this.send({ type: "run.messageDiscarded" });
+        else {
+          this.runtime.recordEnds();
+          this.send({ type: "run.messageDiscarded" });
+        }
       }
       if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, true, given, true);
       return this.listeners.size === 0 ? undefined : this.notify(event, signal, true, given, false);
@@ -760,7 +773,12 @@ export class Agent {
     }
     // (Taken later when the session is mid-step: the run's first events come while it starts the run.)
     let taken = true;
-    if (event.type === "message_end") taken = this.sendTaken({ type: "run.messageEnd", message: event.message });
+    if (event.type === "message_end") {
+      // Issue 40: the session records the run's messages at its end; until then the Agent's state
+      // has them (`transcriptNow`), and an array the app holds grows now.
+      if (this.live && this.runtime.deferredEnds(this.live.getSnapshot().context.messages)) this.transcript?.follow(this.transcriptNow());
+      else taken = this.sendTaken({ type: "run.messageEnd", message: event.message });
+    }
     // (A turn without an error changes nothing in the session: not sent.)
     else if (event.type === "turn_end" && turnError(event.message) !== undefined) taken = this.sendTaken({ type: "run.turnEnd", message: event.message });
     if (skipped) return this.sequenced === 0 ? undefined : this.notify(event, signal, false, given, true);
@@ -828,17 +846,22 @@ export class Agent {
       this.transcript = new TranscriptView();
       if (this.live) this.follow(this.live);
     }
-    return this.transcript.of(this.context.messages);
+    return this.transcript.of(this.transcriptNow());
+  }
+
+  /** The transcript as the listeners have it: the session's, and the current run's messages it records at the run's end. */
+  private transcriptNow(): AgentMessage[] {
+    return this.runtime.transcriptOf(this.context.messages);
   }
 
   /** `state.messages`, once read, follows the session's transcript (an Agent nobody asks pays nothing). */
   private follow(session: SessionActor): void {
-    session.subscribe((snapshot) => this.transcript!.follow(snapshot.context.messages));
+    session.subscribe((snapshot) => this.transcript!.follow(this.runtime.transcriptOf(snapshot.context.messages)));
   }
 
   /** The replayed system prompt, cached per transcript array and length. */
   private systemPrompt(): string {
-    const messages = this.context.messages;
+    const messages = this.transcriptNow();
     const replay = this.replay;
     if (replay?.messages !== messages || replay.length !== messages.length) {
       this.replay = { messages, length: messages.length, systemPrompt: replayTranscript(messages).systemPrompt };
@@ -849,6 +872,8 @@ export class Agent {
   /** `state.messages = …` */
   private setMessages(messages: AgentMessage[]): void {
     checkMessages(messages, "state.messages");
+    // (What the run's messages cost stays in the usage totals.)
+    this.runtime.recordEnds();
     this.transcript?.replaced();
     this.send({ type: "session.setMessages", messages: messages.slice() });
   }

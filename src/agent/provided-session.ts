@@ -4,7 +4,7 @@
  * under the key its session's context carries (`context.host`).
  */
 import type { MachineImplementationsFrom, Snapshot } from "xstate";
-import { sessionMachine } from "../../machines/session.machine.js";
+import { sessionMachine, type SessionContext } from "../../machines/session.machine.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import { hostedRuns } from "../api/start-run.js";
 import { rehostedRun, type RunHosts } from "../api/run-hosts.js";
@@ -34,18 +34,40 @@ export interface SessionHosting {
   machine: typeof sessionMachine;
   sessions: SessionHosts;
   runs: RunHosts;
+  /** An idle snapshot of the machine (`idleSnapshot`'s template). */
+  idle: Snapshot<unknown>;
 }
 
 let shared: SessionHosting | undefined;
+
+/** Snapshots made by `idleSnapshot`, which the provided machine takes as they are. */
+const resolved = new WeakSet<object>();
 
 /** The process's session hosting: one provided machine, so any number of Agents share it. */
 export function sessionHosting(): SessionHosting {
   if (!shared) {
     const sessions = new SessionHosts();
     const runs = hostedRuns();
-    shared = { machine: sessionMachine.provide(createSessionImplementations(sessions, runs.machine)), sessions, runs: runs.hosts };
+    const machine = sessionMachine.provide(createSessionImplementations(sessions, runs.machine));
+    // (XState binds `restoreSnapshot` to each machine as an own property: replacing it keeps the
+    // machine's shape, which the run machine's shares.)
+    const restore = machine.restoreSnapshot.bind(machine);
+    machine.restoreSnapshot = (snapshot, scope) => (resolved.has(snapshot) ? (snapshot as ReturnType<typeof restore>) : restore(snapshot, scope));
+    shared = { machine, sessions, runs: runs.hosts, idle: machine.resolveState({ value: "idle", context: {} as SessionContext }) };
   }
   return shared;
+}
+
+/**
+ * An idle session with `context`, which the provided machine takes as it is (issue 40: waking a
+ * parked Agent's session from its input ran the machine's initial step, ~70 % of the wake; XState's
+ * own restore walks the whole context in depth, the transcript included). Plain data: the same
+ * snapshot as the initial step makes (no children, no history, no actions on entering `idle`).
+ */
+export function idleSnapshot(context: SessionContext): Snapshot<unknown> {
+  const snapshot = { ...sessionHosting().idle, context, children: {}, historyValue: {} };
+  resolved.add(snapshot);
+  return snapshot;
 }
 
 /**

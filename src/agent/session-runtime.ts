@@ -8,7 +8,8 @@
  */
 import { subAgents } from "../api/sub-agents.js";
 import type { AnyActorRef } from "xstate";
-import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn } from "../types.js";
+import type { AgentEvent, AnyAgentEvent, AgentLoopConfig, AgentMessage, AgentTool, StreamFn, Usage } from "../types.js";
+import { addMessageUsage } from "../../machines/session.helpers.js";
 import type { QueueName, SessionEvent } from "../../machines/session.machine.js";
 import type { RunContext, RunInput, TraceOrigin } from "../../machines/run.types.js";
 import { initialRunContext } from "../../machines/run.helpers.js";
@@ -64,6 +65,11 @@ export interface RunPlan {
   resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: (live: LiveAt) => void; after?: number | "journal" };
   /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
   trace?: TraceOrigin;
+  /**
+   * Issue 40: the session records the run's messages with its output, at its end, not one step per
+   * `message_end` (see `deferredEnds`). Not for a resumed run.
+   */
+  deferEnds?: boolean;
 }
 
 /** The session actor as the runtime uses it. */
@@ -87,6 +93,10 @@ interface ActiveRun {
   durable: JournaledRun | undefined;
   /** Messages whose `message_end` the Agent has delivered, in order. */
   ended: AgentMessage[];
+  /** The session records `ended` at the run's end, not as each ends (see `deferredEnds`). */
+  deferEnds: boolean;
+  /** `plan.messages` followed by `ended`, as last made (`transcriptOf`). */
+  joined: AgentMessage[] | undefined;
   /** R55: what else the listeners were given: whether a turn is open; this turn's calls they saw start, end and answered. */
   seen: { turnOpen: boolean | undefined; started: Set<string>; ended: Set<string>; answered: Set<string> };
   /** Set when delivering the failure events threw again: `prompt()` then rejects with it. */
@@ -197,10 +207,50 @@ export class SessionRuntime<O = unknown> implements SessionServices {
     if (plan.trace && !plan.resumed) input.trace = plan.trace;
     let settle!: { resolve: () => void; reject: (error: unknown) => void };
     const done = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    this.active = { plan, input, host, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
+    this.active = { plan, input, host, registry, runtime: undefined, actor: undefined, abortRequested: false, durable: undefined, ended: [], deferEnds: plan.deferEnds === true && !plan.resumed, joined: undefined, seen: { turnOpen: undefined, started: new Set(), ended: new Set(), answered: new Set() }, rejection: undefined, ...settle, done };
     this.hosts.sessions.serve(this.key, this);
     this.hosts.runs.serve(host, () => this.runtimeFor(this.runActor()!));
     return done;
+  }
+
+  /**
+   * Issue 40: while the session's transcript is still the one the run started from (`messages`),
+   * the run's messages that ended so far, which the session records with the run's output at its
+   * end (`adoptRunOutput`) rather than a step per `message_end`; undefined when it recorded them
+   * (the run ended, or `recordEnds`), or records each as it ends.
+   */
+  deferredEnds(messages: readonly AgentMessage[]): AgentMessage[] | undefined {
+    const run = this.active;
+    return run?.deferEnds && messages === run.plan.messages ? run.ended : undefined;
+  }
+
+  /** The transcript as the listeners have it: the session's `messages` and the run's deferred ends. */
+  transcriptOf(messages: AgentMessage[]): AgentMessage[] {
+    const run = this.active;
+    const ended = this.deferredEnds(messages);
+    if (!run || !ended || ended.length === 0) return messages;
+    if (run.joined?.length !== messages.length + ended.length) run.joined = messages.concat(ended);
+    return run.joined;
+  }
+
+  /** The usage totals as the listeners have them: the session's `usage` and what the run's deferred ends cost. */
+  usageOf(messages: readonly AgentMessage[], usage: Usage): Usage {
+    const ended = this.deferredEnds(messages);
+    return ended ? ended.reduce(addMessageUsage, usage) : usage;
+  }
+
+  /**
+   * The session records the run's deferred ends now, in one step, and each later one as it ends:
+   * before its transcript changes otherwise mid-run (a compaction, a discarded message, the app's
+   * own), a listener fails (R55), or the app takes the actor or a snapshot.
+   */
+  recordEnds(): void {
+    const run = this.active;
+    if (!run?.deferEnds) return;
+    run.deferEnds = false;
+    run.joined = undefined;
+    const messages = (this.host?.getSnapshot() as { context?: { messages?: unknown } } | undefined)?.context?.messages;
+    if (messages === run.plan.messages && run.ended.length > 0) sendToSession(this.session, { type: "run.messagesEnd", messages: run.ended.slice() });
   }
 
   /** The session's run actor (its invoked child `run`), if it has one. */
@@ -345,6 +395,7 @@ export class SessionRuntime<O = unknown> implements SessionServices {
     const context = contextOf(run);
     // (A run restored mid-turn whose listeners got no turn event here yet: its context says.)
     const turnOpen = run.seen.turnOpen ?? context.turn.open;
+    this.recordEnds();
     const { events } = failureEvents({ ...context, newMessages: run.ended }, error, this.clock.now(), { ...run.seen, turnOpen });
     sendToSession(this.session, { type: "sink.failed", events: toPlainData(events) });
   }
