@@ -4,6 +4,7 @@ import type { HookFlags, RunInput } from "../../machines/run.types.js";
 import type { ToolRegistry } from "../loop/tool-registry.js";
 import { recoverySettings } from "../loop/recovery-settings.js";
 import { outputRunSettings } from "../loop/output-tool.js";
+import { ownQueuesOf } from "../actors/own-queues.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -47,6 +48,7 @@ export function runInput(args: RunInputArgs): RunInput {
     hooks: hookFlags(config),
     startedAt: args.startedAt,
     ...(args.skipInitialSteeringPoll ? { skipInitialSteeringPoll: true } : {}),
+    ...(!args.skipInitialSteeringPoll && ownQueuesOf(config.getSteeringMessages, config.getFollowUpMessages)?.steeringEmpty() ? { defersInitialSteeringPoll: true } : {}),
     ...(args.forwardEvents ? { forwardEvents: true } : {}),
     ...(config.budget ? { budget: { ...config.budget } } : {}),
     ...(config.streamingToolExecution === true ? { streamingTools: { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) } } : {}),

@@ -1,9 +1,13 @@
 /**
  * R10 with the Agent's own queues: a steering poll's reply says whether the follow-up queue was
  * empty, and the run skips the follow-up poll that would come next with nothing run in between
- * (issue 40.2). What an app observes stays pi-agent-core 1.6's: checked differentially with a
- * listener that steers or queues a follow-up at each event of a run, against the reference's
- * Agent as a black box. A run whose polls are an app's own hooks polls follow-ups as the reference does.
+ * (issue 40.2). R3 with the Agent's own queues: a run whose steering queue is empty as it starts
+ * defers its initial steering poll to its first job, whose worker looks at the queue where the
+ * poll would drain (once the run's first events reached the listeners) and polls only if something
+ * came. What an app observes stays pi-agent-core 1.6's: checked differentially with a listener
+ * that steers or queues a follow-up at each event of a run (sync or after an await, both queue
+ * modes), against the reference's Agent as a black box. A run whose polls are an app's own hooks
+ * polls as the reference does.
  */
 import { describe, expect, it } from "vitest";
 import type { InspectionEvent } from "xstate";
@@ -22,6 +26,8 @@ const script = (tools: boolean): Script => (_call, i) => (tools && i === 0 ? { c
 
 interface Case {
   tools: boolean;
+  /** `transformContext` (the run's first job) steers on its first call; `early`: something is steered before the prompt. */
+  variant?: "steeringHook" | "early";
   mode: QueueMode;
   act: Act;
   /** The listener acts at the n-th event it gets (deltas included). */
@@ -31,13 +37,23 @@ interface Case {
 }
 
 async function observe(kind: "reference" | "ours", c: Case) {
+  let transforms = 0;
   const init = {
     initialState: { model: scriptedModel, ...(c.tools ? { tools: [tool("read")] as AgentTool[] } : {}) },
     streamFn: scriptedStreamFn(script(c.tools)),
     steeringMode: c.mode,
     followUpMode: c.mode,
+    ...(c.variant === "steeringHook"
+      ? {
+          transformContext: async (messages: unknown[]) => {
+            if (transforms++ === 0) agent.steer(says("s@transformContext"));
+            return messages;
+          },
+        }
+      : {}),
   };
   const agent: Driver = kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never);
+  if (c.variant === "early") agent.steer(says("s@before"));
   const log: string[] = [];
   let seen = 0;
   agent.subscribe(async (event: AgentEvent) => {
@@ -56,11 +72,14 @@ async function observe(kind: "reference" | "ours", c: Case) {
 /** Every state of the run an app can see, for the main scenarios. */
 function cases(): Case[] {
   const all: Case[] = [];
-  for (const tools of [false, true])
-    for (const act of ["steer", "followUp", "both"] as const)
-      // (A one-turn prompt has 9 events with its one delta; a tool turn and an answer 19.)
-      for (let at = 0; at < (tools ? 19 : 9); at++) for (const awaits of [false, true]) all.push({ tools, mode: "one-at-a-time", act, at, awaits });
-  for (let at = 0; at < 9; at++) all.push({ tools: false, mode: "all", act: "both", at, awaits: false });
+  for (const mode of ["one-at-a-time", "all"] as const)
+    for (const tools of [false, true])
+      for (const act of ["steer", "followUp", "both"] as const)
+        // (A one-turn prompt has 9 events with its one delta; a tool turn and an answer 19.)
+        for (let at = 0; at < (tools ? 19 : 9); at++) for (const awaits of [false, true]) all.push({ tools, mode, act, at, awaits });
+  // R3: steering queued by the run's first job itself (an app hook), or before the prompt (the initial poll is not deferred).
+  for (const variant of ["steeringHook", "early"] as const)
+    for (let at = 0; at < 11; at++) all.push({ tools: false, variant, mode: "one-at-a-time", act: "steer", at, awaits: at % 2 === 1 });
   return all;
 }
 
@@ -75,23 +94,50 @@ describe("R10: the follow-up poll after a steering poll that left the Agent's fo
       expect(reference.events, JSON.stringify(c)).toBeGreaterThan(c.at);
       compared++;
     }
-    expect(compared).toBe(2 * 3 * (9 + 19) + 9);
+    expect(compared).toBe(2 * 3 * (9 + 19) * 2 + 2 * 11);
   });
 
-  /** The run's poll jobs, in order (each asked of the run's step worker). */
+  /** The run's poll jobs, in order (each asked of the run's step worker), a job asked for with R3's check (`name?`), and R3's `steeringQueued` replies. */
   function pollsOf(): { inspect: (event: InspectionEvent) => void; polls: string[] } {
     const polls: string[] = [];
     const inspect = (event: InspectionEvent) => {
-      if (event.type !== "@xstate.event" || event.event.type !== "step.run") return;
-      const name = (event.event as unknown as { job: { name: string } }).job.name;
+      if (event.type !== "@xstate.event") return;
+      if (event.event.type === "step.steeringQueued") polls.push("steeringQueued");
+      if (event.event.type !== "step.run") return;
+      const request = event.event as unknown as { job: { name: string }; checksSteering?: true };
+      const name = request.job.name;
       if (name === "getSteeringMessages" || name === "getFollowUpMessages") polls.push(name);
+      if (request.checksSteering) polls.push(`${name}?`);
     };
     return { inspect, polls };
   }
 
-  it("R10: a one-turn prompt polls steering twice and never follow-ups when none is queued", async () => {
+  it("R3, R10: a one-turn prompt with nothing queued polls steering once, after its turn: the initial poll is its first job's check", async () => {
     const { inspect, polls } = pollsOf();
     const agent = new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)), inspect });
+    await agent.prompt("go");
+    expect(polls).toEqual(["convertToLlm?", "getSteeringMessages"]);
+  });
+
+  it("R3: steering a listener queued at agent_start stops the first job before it begins; the initial poll takes it", async () => {
+    const { inspect, polls } = pollsOf();
+    const agent = new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)), inspect });
+    let once = false;
+    agent.subscribe((event) => {
+      if (event.type === "agent_start" && !once) {
+        once = true;
+        agent.steer(says("first"));
+      }
+    });
+    await agent.prompt("go");
+    expect(polls).toEqual(["convertToLlm?", "steeringQueued", "getSteeringMessages", "getSteeringMessages"]);
+    expect(agent.state.messages.map((m) => summary(m as never))).toHaveLength(3);
+  });
+
+  it("R3: steering queued before the prompt is polled at the run's start (no deferral)", async () => {
+    const { inspect, polls } = pollsOf();
+    const agent = new Agent({ initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)), inspect });
+    agent.steer(says("first"));
     await agent.prompt("go");
     expect(polls).toEqual(["getSteeringMessages", "getSteeringMessages"]);
   });
@@ -107,7 +153,7 @@ describe("R10: the follow-up poll after a steering poll that left the Agent's fo
       }
     });
     await agent.prompt("go");
-    expect(polls).toEqual(["getSteeringMessages", "getSteeringMessages", "getFollowUpMessages", "getSteeringMessages"]);
+    expect(polls).toEqual(["convertToLlm?", "getSteeringMessages", "getFollowUpMessages", "getSteeringMessages"]);
     expect(agent.state.messages.map((m) => summary(m as never))).toHaveLength(4);
   });
 
@@ -119,12 +165,12 @@ describe("R10: the follow-up poll after a steering poll that left the Agent's fo
   });
 
   it("R10: only a pair of polls of the same queues is authoritative (a wrapper of either one is an app's hook)", () => {
-    const queues = { followUpsEmpty: () => true };
+    const queues = { followUpsEmpty: () => true, steeringEmpty: () => true };
     const own = ownQueuePolls(queues, async () => [], async () => []);
     expect(ownQueuesOf(own.getSteeringMessages, own.getFollowUpMessages)).toBe(queues);
     const wrapped = async () => [...(await own.getFollowUpMessages()), says("extra")];
     expect(ownQueuesOf(own.getSteeringMessages, wrapped)).toBeUndefined();
-    const other = ownQueuePolls({ followUpsEmpty: () => true }, async () => [], async () => []);
+    const other = ownQueuePolls({ followUpsEmpty: () => true, steeringEmpty: () => true }, async () => [], async () => []);
     expect(ownQueuesOf(own.getSteeringMessages, other.getFollowUpMessages)).toBeUndefined();
     expect(ownQueuesOf(undefined, undefined)).toBeUndefined();
   });
