@@ -83,17 +83,23 @@ export interface ExecuteStepInput extends ToolStepInput {
  * What a steering poll took (R3, R4a, R9). A poll of the Agent's own queues (R53) also says that its
  * follow-up queue was empty as the poll returned (`followUps: "none"`, read where the reference's
  * follow-up poll would drain it, right after the steering poll's promise settles), so the follow-up
- * poll that would come next, with nothing run in between, is known to take nothing (R10). A poll of
- * an app's own hook knows nothing of its follow-ups: the messages alone. (Journals of format 2 and
- * earlier hold only the array form.)
+ * poll that would come next, with nothing run in between, is known to take nothing (R10). A poll
+ * that took nothing also says whether the steering queue was still empty where R4a's re-poll would
+ * drain (`steering: "none"`, read one microtask later: the reference's re-poll follows its steering
+ * poll two microtasks apart), so the re-poll that would come next is known to take nothing. A poll of
+ * an app's own hook knows nothing of its queues: the messages alone. (Journals of format 2 and
+ * earlier hold only the array form; of format 3, never `steering`.)
  */
-export type SteeringPoll = AgentMessage[] | { messages: AgentMessage[]; followUps: "none" };
+export type SteeringPoll = AgentMessage[] | { messages: AgentMessage[]; followUps?: "none"; steering?: "none" };
 
 /** The messages a steering or follow-up poll took. */
 export const polledMessages = (output: SteeringPoll): AgentMessage[] => (Array.isArray(output) ? output : output.messages);
 
 /** R10: did the steering poll's reply say that the Agent's follow-up queue was empty? */
 export const saysFollowUpsEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.followUps === "none";
+
+/** R4a: did the (empty) steering poll's reply say that the Agent's steering queue was still empty where the re-poll would drain? */
+export const saysSteeringEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.steering === "none";
 
 /** Each job: its input and its output. */
 export interface StepJobs {

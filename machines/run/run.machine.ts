@@ -29,7 +29,7 @@ import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, h
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
-import { replyOutput, saysFollowUpsEmpty } from "../steps.js";
+import { replyOutput, saysFollowUpsEmpty, saysSteeringEmpty } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
 import { settleCall, toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
@@ -83,6 +83,10 @@ export const runMachine = setup({
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
     // R4a: steering is polled again when nothing is pending.
     repollsSteering: ({ context }) => context.settings.hooks.getSteeringMessages && context.pending.length === 0,
+    // R4a: the steering poll just taken (this macrostep's event: nothing was emitted and no app code
+    // ran since) took nothing and said the Agent's steering queue was still empty where the re-poll
+    // would drain, so a re-poll now would take nothing. Only the Agent's own queues say so (SteeringPoll).
+    steeringKnownEmpty: ({ event }) => event.type === "step.getSteeringMessages.done" && saysSteeringEmpty(event.output),
     // R60: a transient failure before content, with attempts left (asked of the stream's reply, before it is appended).
     retriesFailure: ({ context, event }) => {
       const { withheld, failure } = streamed(event);
@@ -223,7 +227,8 @@ export const runMachine = setup({
         openingNextTurn: {
           always: [
             { guard: "hasPrepareNextTurn", target: "preparingNextTurn" },
-            { guard: "repollsSteering", target: "repollingSteering" },
+            // (Unless the steering poll that led here already answered it: then as after an empty re-poll.)
+            { guard: and(["repollsSteering", not("steeringKnownEmpty")]), target: "repollingSteering" },
             { target: "injectingMessages", actions: ["emitTurnStart", "markTurnOpen"] },
           ],
         },

@@ -37,9 +37,12 @@ import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
  * it refuses the journal instead. Formats 1 and 2 are read too (their polls' replies are arrays:
  * the run polls follow-ups as it did when it wrote them). 4: an Agent's run may defer its initial
  * steering poll to its first job (R3, the run's input says so), whose reply may then be that
- * steering was queued before it began (`{ ok: true, steeringQueued: true }`: the job did not run);
- * a build that reads only format 3 would take that for the job's output, so it refuses the journal.
- * The runs of formats 1 to 3 were made with inputs that defer nothing: they poll as they did.
+ * steering was queued before it began (`{ ok: true, steeringQueued: true }`: the job did not run),
+ * and a steering poll that took nothing may say the queue was still empty where R4a's re-poll would
+ * drain (`steering: "none"`: the run skips that re-poll); a build that reads only format 3 would take
+ * the first for the job's output and re-poll where the journal has no poll, so it refuses the
+ * journal. The runs of formats 1 to 3 defer nothing and their replies never say `steering`: they
+ * poll as they did.
  */
 export const JOURNAL_FORMAT = 4;
 

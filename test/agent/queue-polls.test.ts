@@ -179,30 +179,52 @@ describe("R10: the follow-up poll after a steering poll that left the Agent's fo
    * A follow-up or steering message queued by a promise chain a listener left running (not
    * awaited) lands at a drain point that depends on microtask timing, which differs from the
    * reference's. What stays as the reference has it: the follow-up queue is read one microtask
-   * after the steering queue was drained (the reference's two polls are that far apart).
+   * after the steering queue was drained, and the steering queue again (R4a, after a turn with tool
+   * results) two microtasks after (the reference's polls are that far apart).
    */
-  it("R10: the follow-up queue is read as many microtasks after the steering drain as the reference's follow-up poll", async () => {
-    async function deepestTaken(kind: "reference" | "ours", act: "steer" | "followUp"): Promise<number> {
-      let deepest = -1;
-      for (let depth = 0; depth <= 12; depth++) {
-        const init = { initialState: { model: scriptedModel }, streamFn: scriptedStreamFn(script(false)) };
-        const agent: Driver = kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never);
-        let fired = false;
-        agent.subscribe((event: AgentEvent) => {
-          if (event.type !== "turn_end" || fired) return;
-          fired = true;
-          let chain = Promise.resolve();
-          for (let i = 0; i < depth; i++) chain = chain.then(() => {});
-          void chain.then(() => agent[act](says("late")));
-        });
-        await agent.prompt("go");
-        await agent.waitForIdle();
-        if (agent.state.messages.length > 2) deepest = depth;
-      }
-      return deepest;
+  async function deepestTaken(kind: "reference" | "ours", act: "steer" | "followUp", tools = false): Promise<number> {
+    let deepest = -1;
+    for (let depth = 0; depth <= 12; depth++) {
+      const init = { initialState: { model: scriptedModel, ...(tools ? { tools: [tool("read")] as AgentTool[] } : {}) }, streamFn: scriptedStreamFn(script(tools)) };
+      const agent: Driver = kind === "reference" ? new ReferenceAgent(init as never) : new Agent(init as never);
+      let fired = false;
+      agent.subscribe((event: AgentEvent) => {
+        if (event.type !== "turn_end" || fired) return;
+        fired = true;
+        let chain = Promise.resolve();
+        for (let i = 0; i < depth; i++) chain = chain.then(() => {});
+        void chain.then(() => agent[act](says("late")));
+      });
+      await agent.prompt("go");
+      await agent.waitForIdle();
+      const messages: { role: string; content: unknown }[] = agent.state.messages;
+      // Taken before the next request: one-turn, at all (the run went on); with tools, right after the results (before their answer).
+      const late = messages.findIndex((m) => m.role === "user" && m.content === "late");
+      if (late >= 0 && (!tools || messages[late - 1].role === "toolResult")) deepest = depth;
     }
+    return deepest;
+  }
+
+  it("R10: the follow-up queue is read as many microtasks after the steering drain as the reference's follow-up poll", async () => {
     const gap = async (kind: "reference" | "ours") => (await deepestTaken(kind, "followUp")) - (await deepestTaken(kind, "steer"));
     expect(await gap("ours")).toBe(await gap("reference"));
     expect(await gap("reference")).toBe(1);
+  });
+
+  it("R4a: after a tool turn, the steering queue is read again as many microtasks after the steering drain as the reference's re-poll", async () => {
+    const gap = async (kind: "reference" | "ours") => (await deepestTaken(kind, "steer", true)) - (await deepestTaken(kind, "steer"));
+    expect(await gap("ours")).toBe(await gap("reference"));
+    expect(await gap("reference")).toBe(2);
+  });
+
+  it("R4a: a tool turn's steering poll that took nothing and left the queue empty answers the re-poll; an app's own hooks are polled again", async () => {
+    const { inspect, polls } = pollsOf();
+    const agent = new Agent({ initialState: { model: scriptedModel, tools: [tool("read")] as AgentTool[] }, streamFn: scriptedStreamFn(script(true)), inspect });
+    await agent.prompt("go");
+    expect(polls).toEqual(["convertToLlm?", "getSteeringMessages", "getSteeringMessages"]);
+    const own = pollsOf();
+    const config = { model: scriptedModel, convertToLlm: (m: never[]) => m, getSteeringMessages: async () => [], getFollowUpMessages: async () => [] };
+    await runAgentLoop([says("go")], { messages: [], tools: [tool("read")] }, config as never, () => {}, undefined, scriptedStreamFn(script(true)), { inspect: own.inspect });
+    expect(own.polls).toEqual(["getSteeringMessages", "getSteeringMessages", "getSteeringMessages", "getSteeringMessages", "getFollowUpMessages"]);
   });
 });

@@ -116,7 +116,7 @@ describe("R81: journals of this format and the one before resume", () => {
     expect(resumed).toBe(records.length - 2);
   });
 
-  it("R3, R10, R80, R81: this build writes format 4: the initial steering poll is deferred (the queue was empty), the steering poll that leaves the follow-up queue empty says so, and the journal resumes at every record", async () => {
+  it("R3, R4a, R10, R80, R81: this build writes format 4: the initial steering poll is deferred (the queue was empty), a steering poll says what it left in the queues, and the journal resumes at every record", async () => {
     const store = memoryRunStore();
     const agent = session(store);
     agent.followUp({ role: "user", content: "and then?", timestamp: clock.now() });
@@ -126,13 +126,13 @@ describe("R81: journals of this format and the one before resume", () => {
     const run = records.find((record) => (record as { k: string }).k === "run") as { v: number; input: { defersInitialSteeringPoll?: boolean } };
     expect(run.v).toBe(4);
     expect(run.input.defersInitialSteeringPoll).toBe(true);
-    // No initial poll; while the follow-up waits, the polls' replies are arrays; the last one says the queue is empty.
+    // No initial poll (R3 deferred); each poll that took nothing says the steering queue stayed
+    // empty (R4a: the tool turn's re-poll is skipped); the last one also says no follow-up waits (R10).
     expect(polls(records)).toEqual([
-      "getSteeringMessages [0]",
-      "getSteeringMessages [0]",
-      "getSteeringMessages [0]",
+      'getSteeringMessages {"messages":0,"steering":"none"}',
+      'getSteeringMessages {"messages":0,"steering":"none"}',
       "getFollowUpMessages [1]",
-      'getSteeringMessages {"messages":0,"followUps":"none"}',
+      'getSteeringMessages {"messages":0,"followUps":"none","steering":"none"}',
     ]);
     const full = agent.state.messages;
     expect(full.map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]);
@@ -156,9 +156,8 @@ describe("R81: journals of this format and the one before resume", () => {
     expect(polls(records)).toEqual([
       "convertToLlm steeringQueued",
       'getSteeringMessages {"messages":1,"followUps":"none"}',
-      'getSteeringMessages {"messages":0,"followUps":"none"}',
-      'getSteeringMessages {"messages":0,"followUps":"none"}',
-      'getSteeringMessages {"messages":0,"followUps":"none"}',
+      'getSteeringMessages {"messages":0,"followUps":"none","steering":"none"}',
+      'getSteeringMessages {"messages":0,"followUps":"none","steering":"none"}',
     ]);
     const full = agent.state.messages;
     // The steering message goes with the prompt, before the first request (as the reference's R3 poll takes it).
