@@ -69,32 +69,46 @@ async function observe(kind: "reference" | "ours", c: Case) {
   return { log, transcript: agent.state.messages.map((m: unknown) => summary(m as never)), queued, events: seen };
 }
 
-/** Every state of the run an app can see, for the main scenarios. */
-function cases(): Case[] {
+/** Every state of the run an app can see, for the main scenarios (one-turn, or a tool turn and an answer), in `mode`. */
+function cases(mode: QueueMode, tools: boolean): Case[] {
   const all: Case[] = [];
-  for (const mode of ["one-at-a-time", "all"] as const)
-    for (const tools of [false, true])
-      for (const act of ["steer", "followUp", "both"] as const)
-        // (A one-turn prompt has 9 events with its one delta; a tool turn and an answer 19.)
-        for (let at = 0; at < (tools ? 19 : 9); at++) for (const awaits of [false, true]) all.push({ tools, mode, act, at, awaits });
-  // R3: steering queued by the run's first job itself (an app hook), or before the prompt (the initial poll is not deferred).
+  for (const act of ["steer", "followUp", "both"] as const)
+    // (A one-turn prompt has 9 events with its one delta; a tool turn and an answer 19.)
+    for (let at = 0; at < (tools ? 19 : 9); at++) for (const awaits of [false, true]) all.push({ tools, mode, act, at, awaits });
+  return all;
+}
+
+/** R3: steering queued by the run's first job itself (an app hook), or before the prompt (the initial poll is not deferred). */
+function variantCases(): Case[] {
+  const all: Case[] = [];
   for (const variant of ["steeringHook", "early"] as const)
     for (let at = 0; at < 11; at++) all.push({ tools: false, variant, mode: "one-at-a-time", act: "steer", at, awaits: at % 2 === 1 });
   return all;
 }
 
-describe("R10: the follow-up poll after a steering poll that left the Agent's follow-up queue empty", () => {
-  it("R3, R9, R10, R53: a listener steering or queueing a follow-up at any event: the same events, transcript and queues as the reference", async () => {
-    let compared = 0;
-    for (const c of cases()) {
-      const reference = await observe("reference", c);
-      const ours = await observe("ours", c);
-      expect(ours, JSON.stringify(c)).toEqual(reference);
-      // The listener did act (the case's event exists in both runs).
-      expect(reference.events, JSON.stringify(c)).toBeGreaterThan(c.at);
-      compared++;
-    }
-    expect(compared).toBe(2 * 3 * (9 + 19) * 2 + 2 * 11);
+/** Each case against the reference; how many were compared. */
+async function compareAll(all: Case[]): Promise<number> {
+  let compared = 0;
+  for (const c of all) {
+    const reference = await observe("reference", c);
+    const ours = await observe("ours", c);
+    expect(ours, JSON.stringify(c)).toEqual(reference);
+    // The listener did act (the case's event exists in both runs).
+    expect(reference.events, JSON.stringify(c)).toBeGreaterThan(c.at);
+    compared++;
+  }
+  return compared;
+}
+
+describe("R3, R4a, R10: the polls the Agent's own queues answer", () => {
+  for (const mode of ["one-at-a-time", "all"] as const)
+    for (const tools of [false, true])
+      it(`R3, R9, R10, R53: a listener steering or queueing a follow-up at any event (${tools ? "a tool turn and an answer" : "one turn"}, ${mode}): the same events, transcript and queues as the reference`, async () => {
+        expect(await compareAll(cases(mode, tools))).toBe(3 * (tools ? 19 : 9) * 2);
+      });
+
+  it("R3: steering queued by the run's first job (an app hook) or before the prompt, a listener steering at any event: as the reference", async () => {
+    expect(await compareAll(variantCases())).toBe(2 * 11);
   });
 
   /** The run's poll jobs, in order (each asked of the run's step worker), a job asked for with R3's check (`name?`), and R3's `steeringQueued` replies. */
