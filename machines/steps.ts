@@ -83,17 +83,23 @@ export interface ExecuteStepInput extends ToolStepInput {
  * What a steering poll took (R3, R4a, R9). A poll of the Agent's own queues (R53) also says that its
  * follow-up queue was empty as the poll returned (`followUps: "none"`, read where the reference's
  * follow-up poll would drain it, right after the steering poll's promise settles), so the follow-up
- * poll that would come next, with nothing run in between, is known to take nothing (R10). A poll of
- * an app's own hook knows nothing of its follow-ups: the messages alone. (Journals of format 2 and
- * earlier hold only the array form.)
+ * poll that would come next, with nothing run in between, is known to take nothing (R10). A poll
+ * that took nothing also says whether the steering queue was still empty where R4a's re-poll would
+ * drain (`steering: "none"`, read one microtask later: the reference's re-poll follows its steering
+ * poll two microtasks apart), so the re-poll that would come next is known to take nothing. A poll of
+ * an app's own hook knows nothing of its queues: the messages alone. (Journals of format 2 and
+ * earlier hold only the array form; of format 3, never `steering`.)
  */
-export type SteeringPoll = AgentMessage[] | { messages: AgentMessage[]; followUps: "none" };
+export type SteeringPoll = AgentMessage[] | { messages: AgentMessage[]; followUps?: "none"; steering?: "none" };
 
 /** The messages a steering or follow-up poll took. */
 export const polledMessages = (output: SteeringPoll): AgentMessage[] => (Array.isArray(output) ? output : output.messages);
 
 /** R10: did the steering poll's reply say that the Agent's follow-up queue was empty? */
 export const saysFollowUpsEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.followUps === "none";
+
+/** R4a: did the (empty) steering poll's reply say that the Agent's steering queue was still empty where the re-poll would drain? */
+export const saysSteeringEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.steering === "none";
 
 /** Each job: its input and its output. */
 export interface StepJobs {
@@ -156,6 +162,14 @@ export interface StepRequest {
   job: StepJob;
   replyTo: AnyActorRef;
   reissue: boolean;
+  /**
+   * R3: the run's first job, asked for while the initial steering poll is deferred to it (the
+   * Agent's own steering queue was empty as the run started). Where that poll would drain, once
+   * every event so far reached the sink and before the job begins, the worker looks at the queue:
+   * something queued meanwhile and the job does not run; its requester gets `step.steeringQueued`
+   * and polls.
+   */
+  checksSteering?: true;
 }
 
 /** The state was left before the reply: the job's signal aborts and it never replies. */
@@ -195,14 +209,22 @@ export type StepWorkerEvent = StepRequest | StepCancel | RunAbort | GraceExpire 
 /** The reply to a state that ran `job`: `at` is the injected clock's time of the reply (R13). */
 export type StepDone = { [K in StepName]: { type: `step.${K}.done`; output: StepJobs[K]["output"]; at: number } }[StepName];
 export type StepFailed = { type: "step.failed"; job: StepName; error: unknown; at: number };
+/** R3: the reply to a job asked for with `checksSteering` when steering was queued before it began: the job did not run. */
+export type StepSteeringQueued = { type: "step.steeringQueued"; at: number };
 /** Sent by a restored worker: every state that was waiting for a job asks for it again. */
 export type StepReissue = { type: "step.reissue" };
-export type StepReply = StepDone | StepFailed;
+export type StepReply = StepDone | StepFailed | StepSteeringQueued;
 
 export type DoneEvent<K extends StepName> = Extract<StepDone, { type: `step.${K}.done` }>;
 
 export function stepRequest<K extends StepName>(name: K, input: StepJobs[K]["input"], replyTo: AnyActorRef, reissue: boolean): StepRequest {
   return { type: "step.run", job: { name, input } as StepJob, replyTo, reissue };
+}
+
+/** `step.run` for a job that a deferred steering poll precedes (R3, see `StepRequest.checksSteering`). */
+export function checkingSteering(request: StepRequest): StepRequest {
+  request.checksSteering = true;
+  return request;
 }
 
 /** Is `event` a step's own reply (leaving on it needs no cancel)? */
@@ -283,14 +305,18 @@ export const stepState = <TJob extends StepName>(job: TJob) =>
 export function stepActions<TContext extends MachineContext, TEvent extends EventObject, TJob extends StepName>(
   inputs: StepInputs<TContext, TJob>,
   worker: "child" | "parent",
+  /** R3: does the step this request is for follow a deferred steering poll (`StepRequest.checksSteering`)? */
+  checksSteering?: (context: TContext, event: TEvent) => boolean,
 ) {
   type Enqueue = { sendTo(target: "steps", event: StepRequest | StepCancel): void; sendParent(event: StepRequest | StepCancel): void };
   const send = (enqueue: Enqueue, event: StepRequest | StepCancel) => (worker === "child" ? enqueue.sendTo("steps", event) : enqueue.sendParent(event));
   const request = (context: TContext, job: TJob, self: AnyActorRef, reissue: boolean) => stepRequest(job, inputs[job](context) as never, self, reissue);
   // Every step state's entry: a plain sendTo/sendParent, not enqueueActions (which builds its
   // `enqueue` object of closures on every call), as the run had before machines/run/.
-  const toRequest = ({ context, event, self }: { context: TContext; event: TEvent; self: AnyActorRef }, { job }: { job: TJob }) =>
-    request(context, job, self, event.type === "step.reissue");
+  const toRequest = ({ context, event, self }: { context: TContext; event: TEvent; self: AnyActorRef }, { job }: { job: TJob }) => {
+    const step = request(context, job, self, event.type === "step.reissue");
+    return checksSteering?.(context, event) ? checkingSteering(step) : step;
+  };
   return {
     requestStep: (worker === "child" ? sendTo("steps", toRequest as never) : sendParent(toRequest as never)) as unknown as ActionFunction<
       TContext,

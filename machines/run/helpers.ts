@@ -78,6 +78,7 @@ export function initialRunContext(input: RunInput): RunContext {
       toolExecution: input.toolExecution,
       hooks: input.hooks,
       skipInitialSteeringPoll: input.skipInitialSteeringPoll ?? false,
+      defersInitialSteeringPoll: input.defersInitialSteeringPoll ?? false,
       forwardEvents: input.forwardEvents ?? false,
       budget: input.budget ?? {},
       recovery: input.recovery ?? noRecovery,

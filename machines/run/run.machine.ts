@@ -29,7 +29,7 @@ import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, h
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
-import { replyOutput, saysFollowUpsEmpty } from "../steps.js";
+import { replyOutput, saysFollowUpsEmpty, saysSteeringEmpty } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
 import { settleCall, toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
@@ -54,7 +54,8 @@ export const runMachine = setup({
     toolCall: toolCallMachine,
   },
   actions: {
-    ...stepActions<RunContext, RunEvent, RunStepName>(runStepInputs, "child"),
+    // R3: the run's first job (asked for in its first macrostep) checks steering when the initial poll is deferred to it.
+    ...stepActions<RunContext, RunEvent, RunStepName>(runStepInputs, "child", (context, event) => (event as { type: string }).type === "xstate.init" && context.settings.defersInitialSteeringPoll),
     // A tool call's step request or cancel, on its way to the worker.
     forwardStep: forwardStep<RunContext, RunEvent>(),
     // R29: the signal of every job, running or to come, aborts; the run winds down on its own.
@@ -69,7 +70,9 @@ export const runMachine = setup({
   },
   guards: {
     // Which hooks are configured: a hook's state is entered only then.
-    pollsInitialSteering: ({ context }) => context.settings.hooks.getSteeringMessages && !context.settings.skipInitialSteeringPoll,
+    // R3: unless it is deferred to the run's first job (the Agent's own steering queue was empty as the run started).
+    pollsInitialSteering: ({ context }) =>
+      context.settings.hooks.getSteeringMessages && !context.settings.skipInitialSteeringPoll && !context.settings.defersInitialSteeringPoll,
     hasPrepareNextTurn: ({ context }) => context.settings.hooks.prepareNextTurn,
     hasPrepareRequest: ({ context }) => context.settings.hooks.prepareRequest,
     hasTransformContext: ({ context }) => context.settings.hooks.transformContext,
@@ -80,6 +83,10 @@ export const runMachine = setup({
     hasGetFollowUpMessages: ({ context }) => context.settings.hooks.getFollowUpMessages,
     // R4a: steering is polled again when nothing is pending.
     repollsSteering: ({ context }) => context.settings.hooks.getSteeringMessages && context.pending.length === 0,
+    // R4a: the steering poll just taken (this macrostep's event: nothing was emitted and no app code
+    // ran since) took nothing and said the Agent's steering queue was still empty where the re-poll
+    // would drain, so a re-poll now would take nothing. Only the Agent's own queues say so (SteeringPoll).
+    steeringKnownEmpty: ({ event }) => event.type === "step.getSteeringMessages.done" && saysSteeringEmpty(event.output),
     // R60: a transient failure before content, with attempts left (asked of the stream's reply, before it is appended).
     retriesFailure: ({ context, event }) => {
       const { withheld, failure } = streamed(event);
@@ -197,7 +204,11 @@ export const runMachine = setup({
     // R1, R2: agent_start, turn_start, then the prompts (after R30).
     starting: {
       entry: ["emitAgentStart", "replayDeclaredTools", "emitTurnStart", "markTurnOpen", { type: "injectPending", params: { promptsOnly: true } }],
-      always: [{ guard: "pollsInitialSteering", target: "pollingInitialSteering" }, { target: "turn.injectingMessages" }],
+      always: [
+        { guard: "pollsInitialSteering", target: "pollingInitialSteering" },
+        // (R3 deferred: the first job's worker looks at the Agent's steering queue where the poll would drain, see `turn`.)
+        { target: "turn.injectingMessages" },
+      ],
     },
     // R3: steering is polled once at run start.
     pollingInitialSteering: {
@@ -206,12 +217,18 @@ export const runMachine = setup({
     },
     turn: {
       initial: "injectingMessages",
+      on: {
+        // R3 deferred: steering was queued while the run's first events reached the listeners, so
+        // the run's first job did not begin; the initial poll takes it (as the reference's would have).
+        "step.steeringQueued": { target: "#run.pollingInitialSteering", actions: "cancelStep" },
+      },
       states: {
         // R4a: a next turn: prepareNextTurn when configured; steering again when nothing is pending; turn_start.
         openingNextTurn: {
           always: [
             { guard: "hasPrepareNextTurn", target: "preparingNextTurn" },
-            { guard: "repollsSteering", target: "repollingSteering" },
+            // (Unless the steering poll that led here already answered it: then as after an empty re-poll.)
+            { guard: and(["repollsSteering", not("steeringKnownEmpty")]), target: "repollingSteering" },
             { target: "injectingMessages", actions: ["emitTurnStart", "markTurnOpen"] },
           ],
         },

@@ -58,6 +58,12 @@ export interface RunInput extends ToolSetData {
   hooks: HookFlags;
   /** `Agent.continue()` from an assistant tail already drained the steering queue (R52). */
   skipInitialSteeringPoll?: boolean;
+  /**
+   * R3: the initial steering poll is the Agent's own queue's, and that queue was empty as the run
+   * started: the poll is deferred to the run's first job, whose worker looks at the queue where the
+   * poll would drain (`StepRequest.checksSteering`); the run polls only if something came meanwhile.
+   */
+  defersInitialSteeringPoll?: boolean;
   /** When the run started, on the injected clock (R13): the time of what the machine itself creates before any step replied. */
   startedAt: number;
   /** Forward every AgentEvent to the parent actor as `agent.event` (R14: an app machine that invokes the run). */
@@ -206,6 +212,8 @@ export interface RunSettings {
   toolExecution: ToolExecutionMode;
   hooks: HookFlags;
   skipInitialSteeringPoll: boolean;
+  /** R3: see `RunInput.defersInitialSteeringPoll`. */
+  defersInitialSteeringPoll: boolean;
   forwardEvents: boolean;
   budget: RunBudget;
   recovery: RecoverySettings;

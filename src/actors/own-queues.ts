@@ -1,7 +1,10 @@
 /**
  * The Agent's own queue polls (R53, R10): a run's `getSteeringMessages` and `getFollowUpMessages`
  * that drain the Agent's queues, marked as such, so a steering poll can also say that the follow-up
- * queue is empty (`SteeringPoll`) and the run skips the follow-up poll that would take nothing.
+ * queue is empty, or (having taken nothing) that the steering queue still is (`SteeringPoll`), and
+ * the run skips the follow-up poll (R10) or steering re-poll (R4a) that would take nothing; and a
+ * run whose steering queue is empty as it starts defers its initial steering poll to its first job
+ * (R3: the worker looks at the queue where the poll would drain, `StepRequest.checksSteering`).
  *
  * Only a pair made here is authoritative: an app's own hooks (or a wrapper of either of the
  * Agent's) may return messages from anywhere, so their runs poll as the reference does.
@@ -12,6 +15,8 @@ import type { AgentMessage } from "../types.js";
 export interface OwnQueues {
   /** Whether the follow-up queue is empty now (a follow-up poll would take nothing). */
   followUpsEmpty(): boolean;
+  /** Whether the steering queue is empty now (a steering poll would take nothing: R3's deferred poll, R4a's re-poll). */
+  steeringEmpty(): boolean;
 }
 
 type Poll = () => Promise<AgentMessage[]>;

@@ -22,9 +22,16 @@ export const runJobs = {
   async getSteeringMessages(runtime: RunRuntime): Promise<SteeringPoll> {
     const { getSteeringMessages, getFollowUpMessages } = runtime.config;
     const messages = plainMessages(checkPolledMessages("getSteeringMessages", await getSteeringMessages!()));
+    const queues = ownQueuesOf(getSteeringMessages, getFollowUpMessages);
+    if (queues === undefined) return messages;
     // R10: the Agent's own queues say whether a follow-up poll now would take anything. Read here,
     // as the poll's promise settles: where the reference's follow-up poll drains its queue.
-    return ownQueuesOf(getSteeringMessages, getFollowUpMessages)?.followUpsEmpty() ? { messages, followUps: "none" } : messages;
+    const followUps = queues.followUpsEmpty();
+    // R4a: after a poll that took nothing, whether a steering re-poll would: read one microtask
+    // later, where the reference's re-poll drains (after its `await prepareNextTurn?.()`).
+    const steering = messages.length === 0 && (await undefined, queues.steeringEmpty());
+    if (!followUps && !steering) return messages;
+    return steering ? (followUps ? { messages, followUps: "none", steering: "none" } : { messages, steering: "none" }) : { messages, followUps: "none" };
   },
   getFollowUpMessages: async (runtime: RunRuntime) => plainMessages(checkPolledMessages("getFollowUpMessages", await runtime.config.getFollowUpMessages!())),
   async prepareNextTurn(runtime: RunRuntime, turn: Input<"prepareNextTurn">, { signal }: JobScope): Promise<TurnUpdate> {

@@ -14,6 +14,7 @@ import type { JobScope } from "./job-scope.js";
 import type { JobJournal, JournaledJob } from "./job-journal.js";
 import type { JobExecutor } from "./job-executor.js";
 import { runJobs } from "./run-jobs.js";
+import { ownQueuesOf } from "./own-queues.js";
 import { toolJobs } from "./tool-jobs.js";
 import { redeliverFinishedChildren } from "./finished-children.js";
 import { JobTrail, StepAbandonedError, abandonedText, isCallStep } from "../loop/abort-grace.js";
@@ -109,6 +110,8 @@ class RunningJob implements JobScope, JournaledJob {
     readonly input: unknown,
     private readonly runner: StepRunner,
     private readonly journal: JobJournal | undefined,
+    /** R3: the run's initial steering poll was deferred to this job (`StepRequest.checksSteering`). */
+    readonly checksSteering: boolean,
   ) {
     this.trail = graceOf(runtime) === undefined ? undefined : new JobTrail();
   }
@@ -302,9 +305,9 @@ class StepRunner {
     this.current.delete(requester);
   }
 
-  private run({ job: { name, input }, replyTo, reissue }: StepRequest): void {
+  private run({ job: { name, input }, replyTo, reissue, checksSteering }: StepRequest): void {
     const { runtime } = this;
-    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, runtime.journal);
+    const job = new RunningJob(runtime, name, replyTo, reissue, input, this, runtime.journal, checksSteering === true);
     this.current.set(replyTo, job);
     // Never inside the step that asked: every event of that step comes first (R21, R25). (Plain
     // promise callbacks, not an async function: a job is asked for on every step.)
@@ -338,6 +341,12 @@ class StepRunner {
     const { runtime } = this;
     const { executor } = runtime;
     const failed = (error: unknown) => this.reply(job, { type: "step.failed", job: job.name, error, at: runtime.clock.now() }, journal);
+    // R3: the deferred initial steering poll drains here, where the job would begin (every event so
+    // far has reached the sink): something was queued meanwhile, so the run polls first and asks again.
+    if (job.checksSteering && ownQueuesOf(runtime.config.getSteeringMessages, runtime.config.getFollowUpMessages)?.steeringEmpty() === false) {
+      this.reply(job, { type: "step.steeringQueued", at: runtime.clock.now() }, journal);
+      return Promise.resolve();
+    }
     let running: unknown;
     try {
       running = executor ? this.executeOn(executor, job) : jobs[job.name](runtime, job.input as never, job);

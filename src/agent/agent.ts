@@ -717,6 +717,7 @@ export class Agent {
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),
       followUpsEmpty: () => this.context.queues.followUp.length === 0,
+      steeringEmpty: () => this.context.queues.steering.length === 0,
     });
     return {
       ...(this.durable ? { durable: this.durable, writer: this.sessionWriter(true) } : {}),

@@ -64,6 +64,8 @@ export interface LoopConfigArgs {
   drain: (queue: QueueName) => AgentMessage[];
   /** Whether the follow-up queue is empty (R10: the follow-up poll would take nothing). */
   followUpsEmpty: () => boolean;
+  /** Whether the steering queue is empty (R3: a steering poll would take nothing). */
+  steeringEmpty: () => boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ export function loopConfig(args: LoopConfigArgs): AgentLoopConfig {
     toolExecution: args.toolExecution,
     // R53: the Agent's own queues: a steering poll also says when no follow-up waits (R10).
     ...ownQueuePolls(
-      { followUpsEmpty: () => args.followUpsEmpty() },
+      { followUpsEmpty: () => args.followUpsEmpty(), steeringEmpty: () => args.steeringEmpty() },
       async () => args.drain("steering"),
       async () => args.drain("followUp"),
     ),

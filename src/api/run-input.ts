@@ -4,6 +4,7 @@ import type { HookFlags, RunInput } from "../../machines/run.types.js";
 import type { ToolRegistry } from "../loop/tool-registry.js";
 import { recoverySettings } from "../loop/recovery-settings.js";
 import { outputRunSettings } from "../loop/output-tool.js";
+import { ownQueuesOf } from "../actors/own-queues.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -53,6 +54,7 @@ export function runInput(args: RunInputArgs): RunInput {
     startedAt: args.startedAt,
   };
   if (args.skipInitialSteeringPoll) input.skipInitialSteeringPoll = true;
+  else if (ownQueuesOf(config.getSteeringMessages, config.getFollowUpMessages)?.steeringEmpty()) input.defersInitialSteeringPoll = true;
   if (args.forwardEvents) input.forwardEvents = true;
   if (config.budget) input.budget = { ...config.budget };
   if (config.streamingToolExecution === true) input.streamingTools = { maxConcurrent: maxConcurrentTools(config.maxConcurrentTools) };

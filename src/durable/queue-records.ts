@@ -39,7 +39,7 @@ export function queuesAfter(base: Queues, records: readonly unknown[]): Queues {
   return queues;
 }
 
-/** A poll's reply output: its messages (format 3: a steering poll's may also say the follow-up queue was empty). */
+/** A poll's reply output: its messages (format 3 and later: a steering poll's may also say what was left in the queues). */
 const isPoll = (output: unknown): output is SteeringPoll =>
   Array.isArray(output) || (typeof output === "object" && output !== null && Array.isArray((output as { messages?: unknown }).messages));
 

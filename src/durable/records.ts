@@ -35,9 +35,16 @@ import { applyDelta, delta, type DeltaNode } from "./update-delta.js";
  * empty (`{ messages, followUps: "none" }`, R10: the run then skips the follow-up poll, and a replay
  * takes the same path); a build that reads only format 2 would take that object for messages, so
  * it refuses the journal instead. Formats 1 and 2 are read too (their polls' replies are arrays:
- * the run polls follow-ups as it did when it wrote them).
+ * the run polls follow-ups as it did when it wrote them). 4: an Agent's run may defer its initial
+ * steering poll to its first job (R3, the run's input says so), whose reply may then be that
+ * steering was queued before it began (`{ ok: true, steeringQueued: true }`: the job did not run),
+ * and a steering poll that took nothing may say the queue was still empty where R4a's re-poll would
+ * drain (`steering: "none"`: the run skips that re-poll); a build that reads only format 3 would take
+ * the first for the job's output and re-poll where the journal has no poll, so it refuses the
+ * journal. The runs of formats 1 to 3 defer nothing and their replies never say `steering`: they
+ * poll as they did.
  */
-export const JOURNAL_FORMAT = 3;
+export const JOURNAL_FORMAT = 4;
 
 /**
  * What a job emitted (an AgentEvent) or sent to its requester mid-job (`{ sent }`), in order. In a
@@ -75,7 +82,9 @@ export type SerializedError =
   | { kind: "error"; name: string; message: string; props?: { [key: string]: Json } }
   | { kind: "value"; value: Json };
 
-export type SerializedReply = { ok: true; output?: Json; at: number } | { ok: false; error: SerializedError; at: number };
+export type SerializedReply =
+  /** `steeringQueued` (format 4, R3): steering was queued before the job began; it did not run (`step.steeringQueued`, no output). */
+  { ok: true; output?: Json; steeringQueued?: true; at: number } | { ok: false; error: SerializedError; at: number };
 
 export interface RunRecord {
   k: "run";
@@ -191,12 +200,14 @@ export function reviveError(serialized: SerializedError): unknown {
 
 export function serializeReply(reply: StepReply): SerializedReply {
   if (reply.type === "step.failed") return { ok: false, error: serializeError(reply.error), at: reply.at };
+  if (reply.type === "step.steeringQueued") return { ok: true, steeringQueued: true, at: reply.at };
   const output = jsonCopy(reply.output) as Json | undefined;
   return output === undefined ? { ok: true, at: reply.at } : { ok: true, output, at: reply.at };
 }
 
 export function reviveReply(job: StepName, reply: SerializedReply): StepReply {
   if (!reply.ok) return { type: "step.failed", job, error: reviveError(reply.error), at: reply.at };
+  if (reply.steeringQueued) return { type: "step.steeringQueued", at: reply.at };
   return { type: doneType(job), output: reply.output, at: reply.at } as StepReply;
 }
 

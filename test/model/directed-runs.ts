@@ -14,6 +14,7 @@ import { approveToolCall, rejectToolCall } from "../../src/agent/index.js";
 import type { RunActor } from "../../src/index.js";
 import { Coverage, liveActorProblems, memo, restoredRun, runLoop } from "./harness.js";
 import { streamingDirectedRuns } from "./streaming-directed-runs.js";
+import { ownQueuePolls } from "../../src/actors/own-queues.js";
 
 export interface DirectedResult {
   problems: string[];
@@ -36,6 +37,33 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 type Directed = (coverage: Coverage) => Promise<string[]>;
 
 export const directedRuns: Record<string, Directed> = {
+  // R3 deferred: an Agent's own queues, empty as the run starts, so the initial steering poll is
+  // the first job's check; a listener steers at agent_start, so the first job does not begin
+  // (`step.steeringQueued`) and the initial poll takes the message before the first request.
+  async "step.steeringQueued: steering queued while the run's first events were delivered"(coverage) {
+    const steering: AgentMessage[] = [];
+    const polls = ownQueuePolls(
+      { followUpsEmpty: () => true, steeringEmpty: () => steering.length === 0 },
+      async () => steering.splice(0),
+      async () => [],
+    );
+    const run = await runLoop({
+      prompts: [user("hi")],
+      context: { messages: [], tools: [] },
+      config: { ...base, ...polls },
+      streamFn: scriptedStreamFn([{ content: [text("answered")] }]),
+      onEvent: (event) => {
+        if (event.type === "agent_start") steering.push(user("steer"));
+      },
+      coverage,
+    });
+    const problems = [...eventProblems(run.events, run.messages), ...liveActorProblems(run.actor)];
+    if (!run.trace.run.some((step) => step.event === "step.steeringQueued")) problems.push("the run never received step.steeringQueued");
+    const roles = run.messages.map((m) => (m.role === "user" ? (m as { content: string }).content : m.role));
+    if (JSON.stringify(roles) !== JSON.stringify(["hi", "steer", "assistant"])) problems.push(`R3: the run added ${JSON.stringify(roles)}`);
+    return problems;
+  },
+
   // R29: the signal is aborted while the response streams; the run takes `run.abort` and the
   // request ends `aborted`, which ends the run (R6).
   async "run.abort: aborted while streaming"(coverage) {

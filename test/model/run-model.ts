@@ -493,7 +493,7 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
   // R10: both polls as the Agent's own queues, which say after each steering poll what the path says.
   if (hooks.getSteeringMessages && hooks.getFollowUpMessages) {
     const says = scripted(plan.followUpsEmpty);
-    Object.assign(config, ownQueuePolls({ followUpsEmpty: () => says() === "empty" }, config.getSteeringMessages!, config.getFollowUpMessages!));
+    Object.assign(config, ownQueuePolls({ followUpsEmpty: () => says() === "empty", steeringEmpty: () => false }, config.getSteeringMessages!, config.getFollowUpMessages!));
   }
   if (hooks.prepareNextTurn) {
     const next = scripted(plan.prepareNextTurn);
