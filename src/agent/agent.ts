@@ -130,6 +130,7 @@ const agentDefaults = {
   toolExecution: "parallel",
   transport: "auto",
   pinned: false,
+  actorHeld: false,
   inspect: undefined,
   origins: undefined,
   sequenced: 0,
@@ -200,6 +201,8 @@ export class Agent {
   // What most Agents never set is the prototype's too (`agentDefaults`), until set.
   /** The actor lives for good: an inspector watches it, or the app holds it. */
   private declare pinned: boolean;
+  /** The app took the actor (`actor`): it may read the session's context mid-run, so each message is recorded as it ends. */
+  private declare actorHeld: boolean;
   private declare readonly inspect: ((event: InspectionEvent) => void) | undefined;
   /** R110: a tracing observer's run spans, started as each run is planned (their ids go into its input). */
   private declare readonly origins: TraceOrigins | undefined;
@@ -343,6 +346,7 @@ export class Agent {
   /** The session actor (inspection, embedding); each run is its invoked child `run`. */
   get actor(): SessionActor {
     this.pinned = true;
+    this.actorHeld = true;
     // (What the app holds records each message as it ends from now on.)
     this.runtime.recordEnds();
     return this.session;
@@ -721,8 +725,9 @@ export class Agent {
     });
     return {
       ...(this.durable ? { durable: this.durable, writer: this.sessionWriter(true) } : {}),
-      // (What an inspector or the app holds records each message as it ends.)
-      deferEnds: !this.pinned,
+      // (An actor the app holds records each message as it ends. An inspected one defers as any
+      // other, so that the inspector shows the path an Agent takes in production.)
+      deferEnds: !this.actorHeld,
       config,
       streamFn: this.streamFunction,
       tools: this.tools,

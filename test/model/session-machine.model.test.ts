@@ -103,6 +103,20 @@ const scenarios: Record<string, Scenario> = {
     expect(run.log.filter((entry) => entry.startsWith("message_end")).length).toBe(2);
   },
 
+  async "an Agent whose actor the app holds records each message as it ends; a listener still busy at the run's end"(coverage) {
+    const run = traced(coverage, [answer("hi")]);
+    const actor = run.agent.actor;
+    const transcriptAtEnds: number[] = [];
+    run.agent.subscribe(async (event) => {
+      if (event.type === "message_end") transcriptAtEnds.push(actor.getSnapshot().context.messages.length);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    });
+    await run.agent.prompt("go");
+    await ended(run.agent);
+    // The held actor's context had each message by its message_end (the prompt, then the answer).
+    expect(transcriptAtEnds).toEqual([1, 2]);
+  },
+
   async "steering and follow-up queued during a run are drained"(coverage) {
     const run = traced(coverage, [{ content: [toolCall("read")] }, answer("steered"), answer("followed")], {}, { tools: [tool("read")] });
     run.agent.subscribe((event) => {

@@ -142,9 +142,10 @@ describe("R110: context, content, metrics, cost", () => {
       await context.with(trace.setSpan(context.active(), app), () => agent.prompt(name));
       app.end();
     }
-    // The Agent's queues are its steering and follow-up hooks (R3, R9); R10's follow-up poll is
-    // skipped: the steering poll's reply said the follow-up queue was empty.
-    const run = ["  invoke_agent", "    hook getSteeringMessages", "    turn", "      chat scripted", "    hook getSteeringMessages"];
+    // The Agent's queues are its steering and follow-up hooks. R3's poll is deferred to the first
+    // job (the steering queue was empty as the run started, and nothing came): no span; R9's poll
+    // after the turn is one; R10's follow-up poll is skipped: R9's reply said that queue was empty.
+    const run = ["  invoke_agent", "    turn", "      chat scripted", "    hook getSteeringMessages"];
     expect(spanTree(spans())).toEqual(["first", ...run, "second", ...run]);
     const runs = spans().filter((span) => span.name === "invoke_agent");
     expect(runs.map((span) => [span.attributes["gen_ai.conversation.id"], span.attributes["xstate_agent_loop.end_reason"]])).toEqual([
