@@ -68,6 +68,22 @@ async function resumedAt(records: Json[], n: number): Promise<Agent | undefined>
   return agent;
 }
 
+/**
+ * A crash after each record from `from` on: every one that holds the run resumes to `messages` with
+ * empty queues. Returns how many resumed.
+ */
+async function resumesAtEveryRecord(records: Json[], messages: AgentMessage[], from = 1): Promise<number> {
+  let resumed = 0;
+  for (let n = from; n < records.length; n++) {
+    const agent = await resumedAt(records, n);
+    if (!agent) continue;
+    expect(timeless(agent.state.messages), `crash after record ${n}`).toEqual(timeless(messages));
+    expect(agent.hasQueuedMessages(), `crash after record ${n}`).toBe(false);
+    resumed++;
+  }
+  return resumed;
+}
+
 describe("R81: journals of this format and the one before resume", () => {
   it("R10, R81: a format-2 Agent journal (a follow-up poll after every steering poll that ends the inner loop) resumes at every record to the same transcript", async () => {
     const fixture = JSON.parse(readFileSync(new URL("./fixtures/agent-journal-format-2.json", import.meta.url), "utf8")) as { records: Json[]; messages: AgentMessage[] };
@@ -82,15 +98,7 @@ describe("R81: journals of this format and the one before resume", () => {
       "getSteeringMessages [0]",
       "getFollowUpMessages [0]",
     ]);
-    let resumed = 0;
-    for (let n = 1; n < records.length; n++) {
-      const agent = await resumedAt(records, n);
-      if (!agent) continue;
-      expect(timeless(agent.state.messages), `crash after record ${n}`).toEqual(timeless(fixture.messages));
-      expect(agent.hasQueuedMessages(), `crash after record ${n}`).toBe(false);
-      resumed++;
-    }
-    expect(resumed).toBe(records.length - 2);
+    expect(await resumesAtEveryRecord(records, fixture.messages)).toBe(records.length - 2);
   });
 
   it("R3, R81: a format-3 Agent journal (an initial steering poll in every run) resumes at every record to the same transcript", async () => {
@@ -105,15 +113,7 @@ describe("R81: journals of this format and the one before resume", () => {
       "getFollowUpMessages [1]",
       'getSteeringMessages {"messages":0,"followUps":"none"}',
     ]);
-    let resumed = 0;
-    for (let n = 1; n < records.length; n++) {
-      const agent = await resumedAt(records, n);
-      if (!agent) continue;
-      expect(timeless(agent.state.messages), `crash after record ${n}`).toEqual(timeless(fixture.messages));
-      expect(agent.hasQueuedMessages(), `crash after record ${n}`).toBe(false);
-      resumed++;
-    }
-    expect(resumed).toBe(records.length - 2);
+    expect(await resumesAtEveryRecord(records, fixture.messages)).toBe(records.length - 2);
   });
 
   it("R3, R4a, R10, R80, R81: this build writes format 4: the initial steering poll is deferred (the queue was empty), a steering poll says what it left in the queues, and the journal resumes at every record", async () => {
@@ -165,14 +165,6 @@ describe("R81: journals of this format and the one before resume", () => {
     // (A crash before the steer's own `queue` record is a run in which nobody steered.)
     const steeredAt = records.findIndex((record) => (record as { k: string }).k === "queue") + 1;
     expect(steeredAt).toBeGreaterThan(1);
-    let resumed = 0;
-    for (let n = steeredAt; n < records.length; n++) {
-      const again = await resumedAt(records, n);
-      if (!again) continue;
-      expect(timeless(again.state.messages), `crash after record ${n}`).toEqual(timeless(full));
-      expect(again.hasQueuedMessages(), `crash after record ${n}`).toBe(false);
-      resumed++;
-    }
-    expect(resumed).toBe(records.length - steeredAt);
+    expect(await resumesAtEveryRecord(records, full, steeredAt)).toBe(records.length - steeredAt);
   });
 });
