@@ -194,12 +194,15 @@ describe("failures: stall watchdog", () => {
   });
 
   it("does not fire while events keep arriving more often than idleTimeoutMs", async () => {
-    server.script(sse(textResponse(["a", "b", "c", "d", "e"]), { chunkDelayMs: 5 }));
+    // Gaps of 10 ms against a 1 s timeout: on a loaded machine (CI's two cores, a suite in
+    // parallel) a 10 ms timer has run hundreds of ms late, which a 250 ms timeout mistook for a stall.
+    const words = Array.from({ length: 30 }, (_, i) => `word${i} `);
+    server.script(sse(textResponse(words), { chunkDelayMs: 10 }));
     const started = performance.now();
 
-    const events = await run({ idleTimeoutMs: 250 });
+    const events = await run({ idleTimeoutMs: 1000 });
 
-    expect(performance.now() - started).toBeGreaterThan(250); // the whole stream outlasts the timeout
+    expect(performance.now() - started).toBeGreaterThan(1000); // the whole stream outlasts the timeout
     expect(events.map(project).at(-1)).toEqual(["done", "stop"]);
   });
 });
