@@ -185,8 +185,12 @@ describe.skipIf(skipWithoutChromium)("web chat example in Chromium", () => {
         // and book_table (not concurrency-safe) waits for the lookups before its beforeToolCall blocks it.
         return run === "turn.requesting.streamingWithTools.response.ended, runningCalls" && live.join() === "tool:0 executing,tool:1 executing,tool:2 waitingToStart";
       });
-      // Progress updates arrive on the cards (the weather tool is on its second of four steps).
-      await page.waitForSelector('.tool[data-status="running"] .progress-text:text("Reading Saturday…")');
+      // Progress updates arrive on the cards: the weather tool, past its first of four steps (500 ms
+      // each), shows a later one. (Not one step by name: the response may end well into the tool's
+      // run, and on a loaded machine that step's 500 ms passed before the page was looked at.)
+      await page.waitForFunction(() =>
+        Array.from(document.querySelectorAll('.tool[data-status="running"] .progress-text')).some((el) => ["Reading Saturday…", "Reading Sunday…", "Averaging…"].includes(el.textContent ?? "")),
+      );
 
       // While the tools run: a steering message and a follow-up, both visible in the session's queues.
       await page.fill("#message", "Also find a good fado bar");
