@@ -3,6 +3,9 @@
 // (`npm ci --prefix bench/peers`) and a Node 24 binary (the registry's `node-<platform>-<arch>@24`,
 // into bench/peers/node_modules/.node24) when they are missing. BENCH_NODES=24 or =20 picks one;
 // BENCH_PEERS=ours,pi (of pi, ours, ai, openai, langgraph) and BENCH_SCENARIOS=a,one pick columns and rows.
+// BENCH_PROCESSES (3) processes a Node: the tables give each column's median over them, and each
+// ratio is taken within a process (both sides timed side by side) and reported as the median of
+// those, with every process's value: one process's ratio moved by ±0.15–0.3 between runs.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -45,10 +48,28 @@ function table(result, title, columns) {
   return lines.join("\n");
 }
 
-function report(result) {
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Several processes' results as one: each column's median of their medians, the lowest min and the highest max. */
+function merged(results) {
+  const [first] = results;
+  const out = {};
+  for (const scenario of Object.keys(first.results)) {
+    out[scenario] = {};
+    for (const column of Object.keys(first.results[scenario])) {
+      const each = results.map((result) => result.results[scenario][column]);
+      out[scenario][column] = { median: median(each.map((x) => x.median)), min: Math.min(...each.map((x) => x.min)), max: Math.max(...each.map((x) => x.max)) };
+    }
+  }
+  return { ...first, results: out };
+}
+
+function report(results) {
+  const result = merged(results);
   const r = result.results;
   const m = (scenario, column) => r[scenario]?.[column]?.median;
-  console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) over interleaved rounds ${JSON.stringify(result.rounds)} (whole balanced designs), runs per round ${JSON.stringify(result.runs)}\n`);
+  const processes = results.length === 1 ? "one process" : `${results.length} processes (each column: the median of their medians)`;
+  console.log(`\n## Node ${result.node}: CPU µs per run, median (min–max) over interleaved rounds ${JSON.stringify(result.rounds)} (whole balanced designs), runs per round ${JSON.stringify(result.runs)}, ${processes}\n`);
   for (const [peer, why] of Object.entries(result.notLoaded)) console.log(`- ${peer} does not load on Node ${result.node}: ${why}`);
   // The issue's table: each peer's loop call, ours also as an Agent prompt; the AI SDK as ToolLoopAgent.
   console.log(table(result, "Issue 40's table (OpenAI Agents and LangGraph: their streaming call on the stream row)", [
@@ -65,11 +86,16 @@ function report(result) {
     const columns = result.columns.filter((c) => c.kind === kind).map((c) => ({ title: c.column, pick: () => c.column }));
     console.log(`\n${table(result, title, columns)}`);
   }
-  const ratio = (a, b) => (a && b ? (a / b).toFixed(2) : "–");
-  console.log(`\nours loop / pi loop: (a) ${ratio(m("a", "ours loop"), m("a", "pi loop"))}, one-turn ${ratio(m("one", "ours loop"), m("one", "pi loop"))}, stream ${ratio(m("stream", "ours loop"), m("stream", "pi loop"))}`);
-  console.log(`ours Agent / ours loop: (a) ${ratio(m("a", "ours Agent"), m("a", "ours loop"))}, one-turn ${ratio(m("one", "ours Agent"), m("one", "ours loop"))} (target ≤ 1.3, item 2)`);
-  console.log(`ours Agent / pi Agent on the stream: ${ratio(m("stream", "ours Agent"), m("stream", "pi Agent"))} (target ≤ 1.2, item 2)`);
-  console.log(`ours loop / AI SDK generateText: (a) ${ratio(m("a", "ours loop"), m("a", "AI SDK generateText"))}, one-turn ${ratio(m("one", "ours loop"), m("one", "AI SDK generateText"))}`);
+  // Each process's ratio (its two sides timed side by side), then their median and every value.
+  const ratio = (scenario, a, b) => {
+    const each = results.map((x) => x.results[scenario]?.[a]?.median / x.results[scenario]?.[b]?.median).filter(Number.isFinite);
+    if (each.length === 0) return "–";
+    return each.length === 1 ? each[0].toFixed(2) : `${median(each).toFixed(2)} (${each.map((x) => x.toFixed(2)).join(", ")})`;
+  };
+  console.log(`\nours loop / pi loop: (a) ${ratio("a", "ours loop", "pi loop")}, one-turn ${ratio("one", "ours loop", "pi loop")}, stream ${ratio("stream", "ours loop", "pi loop")}`);
+  console.log(`ours Agent / ours loop: (a) ${ratio("a", "ours Agent", "ours loop")}, one-turn ${ratio("one", "ours Agent", "ours loop")} (target ≤ 1.3, item 2)`);
+  console.log(`ours Agent / pi Agent on the stream: ${ratio("stream", "ours Agent", "pi Agent")} (target ≤ 1.2, item 2)`);
+  console.log(`ours loop / AI SDK generateText: (a) ${ratio("a", "ours loop", "AI SDK generateText")}, one-turn ${ratio("one", "ours loop", "AI SDK generateText")}`);
   const cheaper = (kind, ours) => {
     const others = result.columns.filter((c) => c.kind === kind && !c.column.startsWith("ours") && !c.column.startsWith("pi"));
     return Object.keys(LABELS).filter((s) => r[s]).map((s) => {
@@ -82,6 +108,7 @@ function report(result) {
 }
 
 const nodes = (process.env.BENCH_NODES ?? "24,20").split(",").map(Number);
+const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
 let failed = false;
 for (const major of nodes) {
   const node = nodeOf(major);
@@ -89,12 +116,16 @@ for (const major of nodes) {
     console.log(`\n## Node ${major}: no binary (set BENCH_NODE${major})`);
     continue;
   }
-  const child = spawnSync(node, ["--expose-gc", join(here, "measure.js")], { encoding: "utf8", env: process.env, maxBuffer: 1 << 26 });
-  if (child.status !== 0) {
-    console.error(`\n## Node ${major}: the bench failed\n${child.stderr}`);
-    failed = true;
-    continue;
+  const results = [];
+  for (let i = 0; i < PROCESSES && !failed; i++) {
+    const child = spawnSync(node, ["--expose-gc", join(here, "measure.js")], { encoding: "utf8", env: process.env, maxBuffer: 1 << 26 });
+    if (child.status !== 0) {
+      console.error(`\n## Node ${major}: the bench failed\n${child.stderr}`);
+      failed = true;
+      break;
+    }
+    results.push(JSON.parse(child.stdout.trim().split("\n").at(-1)));
   }
-  report(JSON.parse(child.stdout.trim().split("\n").at(-1)));
+  if (results.length === PROCESSES) report(results);
 }
 if (failed) process.exit(1);
