@@ -3,9 +3,10 @@
  * Agent and the durable entry points (or, through `next`, for `createActor` of an invoked run)
  * that turns the machines' inspection events into OpenTelemetry spans and metrics (SPEC R110).
  *
- * Cost: it attaches nothing when nothing would be recorded: for an `agentLoop` run, when its run
- * span is not recording (no tracer provider, a no-op tracer, or not sampled) and no meter is
- * given; for an Agent, when neither a tracer, a registered tracer provider nor a meter is there.
+ * Cost: it attaches nothing when nothing would be recorded: when neither a tracer, a registered
+ * tracer provider nor a meter is there (for a run or an Agent alike, and it starts no span to find
+ * out); for an `agentLoop` run also when its run span is not recording (a no-op tracer, or not
+ * sampled) and no meter is given.
  *
  * Runs are told apart by their actors: each run actor (logic id `run`) is one `invoke_agent` span;
  * a run actor whose parent (the source of its `xstate.init`) is a tool-call actor is a sub-agent,
@@ -75,6 +76,9 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   let system: SystemTrace | undefined;
   return {
     attach(root) {
+      // Nothing would record (no tracer given, none registered, no meter): nothing to attach, and
+      // no span to start and end for nothing.
+      if (!options.tracer && !metrics && noTracerProvider()) return undefined;
       const settings = settingsFor(root);
       if (root.kind === "run") {
         // The run span now: the app's active context is the one `agentLoop` was called in.
@@ -87,7 +91,6 @@ export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
         if (recording) root.origins?.provide(() => originOf(span, settings.conversationId));
         return new SystemTrace(settings, span).observe;
       }
-      if (!options.tracer && !metrics && noTracerProvider()) return undefined;
       const system = new SystemTrace(settings, undefined);
       root.origins?.provide(() => system.startAhead());
       return system.observe;
