@@ -186,6 +186,19 @@ for (const engine of availableEngines()) {
       }
     });
 
+    it("R84: a negative user_version (a flipped sign bit in the header) is StoreCorruptError, never a migration, the file untouched", () => {
+      const dir = temp();
+      const file = join(dir, "store.db");
+      writeStore(file, { engine });
+      for (const version of [-1, -2147483520]) {
+        const copy = join(dir, `v${-version}.db`);
+        writeFileSync(copy, withVersion(readFileSync(file), version));
+        const before = readFileSync(copy);
+        expect(() => openSqliteStore(copy, { engine })).toThrow(StoreCorruptError);
+        expect(readFileSync(copy).equals(before)).toBe(true);
+      }
+    });
+
     it("R84: a schema-2 store is migrated: its rows get their checksums, read back as written, and damage in them is detected", () => {
       const dir = temp();
       const file = join(dir, "v2.db");

@@ -267,6 +267,9 @@ function checkFacts(path: string, facts: FileFacts, allowFresh = false): void {
     throw new StoreCorruptError(path, `a SQLite database, but not a session store (application_id ${facts.applicationId})`);
   }
   if (facts.version > SCHEMA_VERSION) throw new StoreSchemaError(path, facts.version, SCHEMA_VERSION);
+  // A store's user_version is one of its schemas, 0 to SCHEMA_VERSION: anything below is a damaged
+  // header (a flipped sign bit), not a schema to migrate from.
+  if (!fresh && facts.version < 0) throw new StoreCorruptError(path, `user_version ${facts.version} is no schema a session store was ever written with`);
 }
 
 /**
