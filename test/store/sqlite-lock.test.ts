@@ -42,6 +42,15 @@ async function startWriter(file: string, engine: SqliteEngineName, sessionId: st
   return child;
 }
 
+function refusal(open: () => unknown): unknown {
+  try {
+    open();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a SessionLockedError");
+}
+
 async function kill(child: ChildProcess): Promise<void> {
   const exited = once(child, "exit");
   child.kill("SIGKILL");
@@ -64,6 +73,9 @@ for (const [holderEngine, engine] of pairs) {
       expect(before.records).toBe(1);
 
       expect(() => b.openSession("S")).toThrow(SessionLockedError);
+      // The refusal names the holder (on Linux from the kernel's lock table; elsewhere from its .pid file).
+      expect(refusal(() => b.openSession("S"))).toMatchObject({ sessionId: "S", pid: a.pid });
+      expect(b.holderOf?.("S")).toEqual({ pid: a.pid });
       expect(() => b.openSession("S", { create: false, meta: "b was here" })).toThrow(SessionLockedError);
       expect(() => b.deleteSession("S")).toThrow(SessionLockedError);
       expect(b.prune({ olderThan: Number.MAX_SAFE_INTEGER })).toEqual([]);

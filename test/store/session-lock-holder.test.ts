@@ -1,0 +1,67 @@
+/**
+ * R84: who holds a session's writer lock, as a refused writer's `SessionLockedError` names it: on
+ * Linux read from the kernel's lock table (`/proc/locks`), so taking a lock creates nothing beside
+ * its lock file; the parsing of that table, on tables written out here.
+ */
+import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSqliteStore, SessionLockedError } from "../../src/sqlite.js";
+import { kernelLockHolder, lockDirectory } from "../../src/store/sqlite/session-lock.js";
+import { availableEngines, tempDirectory } from "./engines.js";
+
+const temp = tempDirectory("session-lock-holder");
+
+/** A file's device and inode as /proc/locks prints them (`<major hex>:<minor hex>:<inode>`). */
+function procLocksId(file: string): string {
+  const { dev, ino } = statSync(file, { bigint: true });
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  return `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}:${ino}`;
+}
+
+describe("R84: the lock holder from the kernel's lock table", () => {
+  it("names the pid of the lock on the file's own device and inode; skips waiters, other files and locks with no pid", () => {
+    const file = join(temp(), "a.lock");
+    writeFileSync(file, "");
+    const id = procLocksId(file);
+    const [device, inode] = [id.slice(0, id.lastIndexOf(":")), id.slice(id.lastIndexOf(":") + 1)];
+    const table = [
+      `1: POSIX  ADVISORY  WRITE 111 ${device}:${Number(inode) + 1} 1073741824 1073742335`,
+      `2: OFDLCK ADVISORY  WRITE -1 ${id} 0 EOF`,
+      `3: POSIX  ADVISORY  WRITE 0 ${id} 0 EOF`,
+      `3: -> POSIX  ADVISORY  WRITE 222 ${id} 1073741824 1073742335`,
+      `4: POSIX  ADVISORY  WRITE 4242 ${id} 1073741824 1073742335`,
+      "",
+    ].join("\n");
+    expect(kernelLockHolder(file, table)).toBe(4242);
+    expect(kernelLockHolder(file, table.split("\n").filter((line) => !line.includes("4242")).join("\n"))).toBeUndefined();
+    expect(kernelLockHolder(file, "")).toBeUndefined();
+  });
+
+  for (const engine of availableEngines()) {
+    it.runIf(process.platform === "linux")(`${engine}: a refused writer in this process is told this process holds it; the lock directory holds the lock files and nothing else`, () => {
+      const file = join(temp(), "store.db");
+      const a = openSqliteStore(file, { engine });
+      const b = openSqliteStore(file, { engine });
+      const held = a.openSession("S");
+      let refused: unknown;
+      try {
+        b.openSession("S");
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(SessionLockedError);
+      expect(refused).toMatchObject({ pid: process.pid });
+      expect(b.holderOf?.("T")).toBeUndefined();
+      // No .pid file, no rollback journal: one lock file a session (S's, and T's from holderOf).
+      const files = readdirSync(lockDirectory(file));
+      expect(files).toHaveLength(2);
+      expect(files.every((name) => /^[0-9a-f]{40}\.lock$/.test(name))).toBe(true);
+      held.release();
+      expect(b.openSession("S").append("b")).toBe(1);
+      a.close();
+      b.close();
+    });
+  }
+});
