@@ -12,6 +12,23 @@ export class SessionLockedError extends Error {
   }
 }
 
+/**
+ * A session's lock file cannot be used (R84): the store's lock directory (`<store>.locks/`) is not
+ * a directory this process can write, or the session's lock file there is not one (a directory, a
+ * file of other content). Nothing was written; the store's data is not concerned.
+ */
+export class StoreLockError extends Error {
+  override name = "StoreLockError";
+  constructor(
+    readonly path: string,
+    readonly sessionId: string,
+    readonly lockFile: string,
+    detail: string,
+  ) {
+    super(`session ${sessionId} of the store at ${path} cannot be locked: ${lockFile} ${detail}; nothing was written`);
+  }
+}
+
 /** No session with this id. */
 export class UnknownSessionError extends Error {
   override name = "UnknownSessionError";

@@ -12,6 +12,7 @@ export type {
 } from "./run-store.js";
 export {
   SessionLockedError,
+  StoreLockError,
   UnknownSessionError,
   StoreCorruptError,
   StoreSchemaError,

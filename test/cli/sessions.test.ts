@@ -5,7 +5,7 @@
  * y / n / a(lways this path), --yes, no terminal, and quitting while a write waits then resuming.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -122,6 +122,28 @@ describe("issue 20 item 5: where sessions are kept", () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(new RegExp(`^${newest!.sessionId}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +\\d+ msgs  "find the TODOs"$`));
     expect(rows[1]).toMatch(new RegExp(`^${older!.sessionId}  .* +\\d+ msgs  "summarize this repository"$`));
+  });
+});
+
+describe("R84: a store whose lock directory is not a directory (a hostile layout)", () => {
+  it("--sessions still lists the sessions and says once why it cannot tell which are open elsewhere; --resume refuses with the typed error; nothing crashes", async () => {
+    const { root, stateHome, env } = setup();
+    expect(await runCli(["--offline", "summarize this repository"], fakeIO(root, { env }).io)).toBe(0);
+    const file = storeOf(stateHome, root);
+    rmSync(`${file}.locks`, { recursive: true, force: true });
+    writeFileSync(`${file}.locks`, "not a directory");
+    const [session] = sessionsIn(file);
+
+    const listed = fakeIO(root, { env });
+    expect(await runCli(["--sessions"], listed.io)).toBe(0);
+    expect(listed.stdout()).toContain(session!.sessionId);
+    expect(listed.stderr().split("warning: which sessions are open elsewhere is unknown: session ")).toHaveLength(2);
+    expect(listed.stderr()).toContain(`${file}.locks is not usable`);
+
+    const resumed = fakeIO(root, { env });
+    expect(await runCli(["--offline", "--resume", session!.sessionId, "go on"], resumed.io)).toBe(2);
+    expect(resumed.stderr()).toContain(`error: --resume: session ${session!.sessionId} of the store at ${file} cannot be locked`);
+    expect(sessionsIn(file)).toEqual([session]);
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * R84: who holds a session's writer lock, as a refused writer's `SessionLockedError` names it: on
  * Linux read from the kernel's lock table (`/proc/locks`), so taking a lock creates nothing beside
- * its lock file; the parsing of that table, on tables written out here.
+ * its lock file; the parsing of that table, on tables written out here. And a hostile layout of the
+ * lock directory: a typed `StoreLockError`, nothing written, the store's data still served.
  */
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openSqliteStore, SessionLockedError } from "../../src/sqlite.js";
+import { openSqliteStore, SessionLockedError, StoreLockError } from "../../src/sqlite.js";
 import { kernelLockHolder, lockDirectory } from "../../src/store/sqlite/session-lock.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
@@ -63,5 +65,42 @@ describe("R84: the lock holder from the kernel's lock table", () => {
       a.close();
       b.close();
     });
+  }
+});
+
+describe("R84: a hostile layout of the lock directory is StoreLockError, never a raw error nor StoreCorruptError", () => {
+  const lockFileOf = (file: string, sessionId: string) => join(lockDirectory(file), `${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}.lock`);
+  const layouts: [string, (file: string) => string][] = [
+    ["the lock directory is a file", (file) => (rmSync(lockDirectory(file), { recursive: true, force: true }), writeFileSync(lockDirectory(file), "x"), lockDirectory(file))],
+    ["the session's lock file is a directory", (file) => (mkdirSync(lockFileOf(file, "S"), { recursive: true }), lockFileOf(file, "S"))],
+    ["the session's lock file is another program's file", (file) => (mkdirSync(lockDirectory(file), { recursive: true }), writeFileSync(lockFileOf(file, "S"), "not a SQLite file ".repeat(40)), lockFileOf(file, "S"))],
+  ];
+  for (const engine of availableEngines()) {
+    for (const [layout, make] of layouts) {
+      it(`${engine}: ${layout}`, () => {
+        const file = join(temp(), "store.db");
+        const store = openSqliteStore(file, { engine });
+        const before = store.openSession("before");
+        before.append("kept");
+        before.release();
+        const offending = make(file);
+        const bytes = readFileSync(file);
+        for (const attempt of [() => store.openSession("S"), () => store.holderOf?.("S")]) {
+          let error: unknown;
+          try {
+            attempt();
+          } catch (thrown) {
+            error = thrown;
+          }
+          expect(error).toBeInstanceOf(StoreLockError);
+          expect(error).toMatchObject({ path: file, sessionId: "S" });
+          expect((error as Error).message).toContain(`${offending} is not usable`);
+        }
+        expect(store.hasSession("S")).toBe(false);
+        expect(store.readSession("before").records()).toEqual([{ seq: 1, record: "kept" }]);
+        expect(readFileSync(file).equals(bytes)).toBe(true);
+        store.close();
+      });
+    }
   }
 });

@@ -9,7 +9,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Agent, isRuntimeEvent } from "../../index.js";
-import { SessionLockedError, StoreEngineUnavailableError, type Json, type RunStore } from "../../store/index.js";
+import { SessionLockedError, StoreEngineUnavailableError, StoreLockError, type Json, type RunStore } from "../../store/index.js";
 import type { AgentMessage, AgentTool, AnyAgentEvent, ToolApprovalRequest } from "../../types.js";
 import type { AgentOptions } from "../../agent/types.js";
 import type { EventDelivery } from "../../durable/delivery.js";
@@ -87,11 +87,20 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     if (!listed || listed === "no engine") return 2;
     try {
       const sessions = listed.listSessions();
-      // R84: which sessions another process has open now.
+      // R84: which sessions another process has open now. A lock file that cannot be used (a hostile
+      // layout of the store's lock directory) says nothing about its session: listed, and said once.
+      let unusableLock: StoreLockError | undefined;
       const open = new Map(sessions.flatMap((info) => {
-        const holder = listed.holderOf?.(info.sessionId);
+        let holder: { pid?: number } | undefined;
+        try {
+          holder = listed.holderOf?.(info.sessionId);
+        } catch (error) {
+          if (!(error instanceof StoreLockError)) throw error;
+          unusableLock ??= error;
+        }
         return holder ? [[info.sessionId, holder.pid] as const] : [];
       }));
+      if (unusableLock) io.stderr.write(`warning: which sessions are open elsewhere is unknown: ${unusableLock.message}\n`);
       io.stdout.write(formatSessionList(sessions, storeFile, open));
     } finally {
       listed.close();
@@ -211,6 +220,10 @@ function sessionInUse(store: RunStore, sessionId: string, io: CliIO): boolean {
     store.openSession(sessionId, { create: false }).release();
     return false;
   } catch (error) {
+    if (error instanceof StoreLockError) {
+      io.stderr.write(`error: --resume: ${error.message}\n`);
+      return true;
+    }
     if (!(error instanceof SessionLockedError)) throw error;
     io.stderr.write(
       `error: --resume: session ${sessionId} is open in another process${error.pid !== undefined ? ` (pid ${error.pid})` : ""}; quit it there first, or resume another session (--sessions lists them)\n`,

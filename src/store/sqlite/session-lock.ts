@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionLockedError } from "../errors.js";
+import { SessionLockedError, StoreLockError } from "../errors.js";
 import { type Connection, type Connector, SQLITE_BUSY, SQLITE_LOCKED, sqliteCode } from "./engine.js";
 
 export interface SessionLock {
@@ -71,6 +71,13 @@ function holderPid(lockFile: string): number | undefined {
   }
 }
 
+/** What went wrong with a lock's file, for `StoreLockError` ("is not usable (EEXIST: …)"). */
+function describeFailure(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  return `is not usable (${typeof code === "string" && !message.includes(code) ? `${code}: ` : ""}${message})`;
+}
+
 /** The directory of a store's lock files: beside the database, `<file>.locks/`. */
 
 export function lockDirectory(databasePath: string): string {
@@ -80,10 +87,22 @@ export function lockDirectory(databasePath: string): string {
 /** Takes the session's lock, or throws `SessionLockedError` at once (no waiting) when a live writer holds it. */
 export function acquireSessionLock(connect: Connector, databasePath: string, sessionId: string): SessionLock {
   const directory = lockDirectory(databasePath);
-  mkdirSync(directory, { recursive: true });
   // A hash names the file: any session id is a safe, bounded file name.
   const file = join(directory, `${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}.lock`);
-  const connection: Connection = connect(file);
+  // A hostile layout (the directory a file, the lock file a directory or another program's file)
+  // is this typed error, not a raw one, nor the store's own StoreCorruptError: the data is fine.
+  const unusable = (what: string, error: unknown) => new StoreLockError(databasePath, sessionId, what, describeFailure(error));
+  try {
+    mkdirSync(directory, { recursive: true });
+  } catch (error) {
+    throw unusable(directory, error);
+  }
+  let connection: Connection;
+  try {
+    connection = connect(file);
+  } catch (error) {
+    throw unusable(file, error);
+  }
   try {
     connection.exec("PRAGMA busy_timeout = 0");
     // Nothing is ever written in the lock's transaction: no rollback journal to create beside the
@@ -94,7 +113,7 @@ export function acquireSessionLock(connect: Connector, databasePath: string, ses
     connection.close();
     const code = sqliteCode(error);
     if (code === SQLITE_BUSY || code === SQLITE_LOCKED) throw new SessionLockedError(sessionId, holderPid(file));
-    throw error;
+    throw unusable(file, error);
   }
   // Who holds it, for the message a refused process shows (read only while the lock is held), where
   // the kernel's lock table cannot say.
