@@ -29,6 +29,21 @@ export class StoreLockError extends Error {
   }
 }
 
+/**
+ * The store's path cannot hold a store (R84): it is a directory, a directory on the way is a file,
+ * it cannot be created or written (permissions, a read-only file system), or SQLite's files beside
+ * it (`-wal`, `-shm`) are not files. Nothing was written; a store already there is left as it was.
+ */
+export class StorePathError extends Error {
+  override name = "StorePathError";
+  constructor(
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`the session store at ${path} cannot be opened: ${detail}; nothing was written`);
+  }
+}
+
 /** No session with this id. */
 export class UnknownSessionError extends Error {
   override name = "UnknownSessionError";

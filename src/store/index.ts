@@ -13,6 +13,7 @@ export type {
 export {
   SessionLockedError,
   StoreLockError,
+  StorePathError,
   UnknownSessionError,
   StoreCorruptError,
   StoreSchemaError,

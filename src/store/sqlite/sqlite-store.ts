@@ -8,11 +8,11 @@
  */
 import { linkSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, UnknownSessionError } from "../errors.js";
+import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, StorePathError, UnknownSessionError } from "../errors.js";
 import { rowChecksum } from "./checksum.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
-import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, loadEngine } from "./engine.js";
+import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, SQLITE_CANTOPEN, SQLITE_READONLY, loadEngine, sqliteCode } from "./engine.js";
 import { checkFileHeader, guardCorruption, prepareSchema, rollbackQuietly, verifyExistingStore } from "./schema.js";
 import { type SessionLock, acquireSessionLock } from "./session-lock.js";
 
@@ -38,8 +38,9 @@ export interface SqliteRunStore extends RunStore {
 
 /**
  * Opens (or creates) the store at `path`. Refuses, writing nothing: a corrupt or truncated file
- * or one that is not a session store (`StoreCorruptError`), a newer schema (`StoreSchemaError`);
- * migrates an older one. No engine: `StoreEngineUnavailableError`.
+ * or one that is not a session store (`StoreCorruptError`), a newer schema (`StoreSchemaError`), a
+ * path that cannot hold a store (`StorePathError`: a directory, a file where a directory goes, no
+ * permission, a read-only file system); migrates an older one. No engine: `StoreEngineUnavailableError`.
  */
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteRunStore {
   if (typeof path !== "string" || path === "" || path === ":memory:") {
@@ -47,6 +48,24 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   }
   const file = resolve(path);
   const connect = loadEngine(options.engine ?? "auto", options.engineLoaders);
+  try {
+    return openStoreFile(file, connect, options);
+  } catch (error) {
+    throw pathProblem(file, error) ?? error;
+  }
+}
+
+/** File-system errors of the path itself (Node's, or SQLite's "cannot open" and "read-only"), as `StorePathError`. */
+const PATH_ERRNOS = new Set(["EISDIR", "ENOTDIR", "EEXIST", "EACCES", "EPERM", "ELOOP", "ENAMETOOLONG", "EROFS"]);
+function pathProblem(file: string, error: unknown): StorePathError | undefined {
+  const errno = (error as { code?: unknown } | null)?.code;
+  const sqlite = sqliteCode(error);
+  if (!(typeof errno === "string" && PATH_ERRNOS.has(errno)) && sqlite !== SQLITE_CANTOPEN && sqlite !== SQLITE_READONLY) return undefined;
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  return new StorePathError(file, typeof errno === "string" && !message.includes(errno) ? `${errno}: ${message}` : message);
+}
+
+function openStoreFile(file: string, connect: Connector, options: SqliteStoreOptions): SqliteRunStore {
   const busy = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
   if (checkFileHeader(file) === "new") createStoreFile(file, connect, busy);
   checkFileHeader(file);
