@@ -17,6 +17,7 @@ import {
   type StreamFn,
 } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text } from "../../src/testing/index.js";
+import { thrown } from "../support/thrown.js";
 
 const NO_DEFAULT = "No default stream function configured. Pass streamFn explicitly or call setDefaultStreamFn().";
 const config: AgentLoopConfig = { model: scriptedModel, convertToLlm: defaultConvertToLlm };
@@ -24,16 +25,6 @@ const prompt: AgentMessage = { role: "user", content: "hi", timestamp: 1 };
 const sink = () => {};
 
 afterEach(() => setDefaultStreamFn(undefined));
-
-/** The error `call` throws synchronously (a call that returns fails the test). */
-function thrown(call: () => unknown): unknown {
-  try {
-    call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 const expectNoDefault = (call: () => unknown) => {
   const error = thrown(call);

@@ -7,18 +7,10 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, StorePathError } from "../../src/sqlite.js";
+import { thrown } from "../support/thrown.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
 const temp = tempDirectory("hostile-paths");
-
-function refusal(open: () => unknown): unknown {
-  try {
-    open();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected openSqliteStore to refuse");
-}
 
 /** A store with one session of one record at `file`, closed. */
 function writeStore(file: string, options: Parameters<typeof openSqliteStore>[1]) {
@@ -37,7 +29,7 @@ for (const engine of availableEngines()) {
       writeFileSync(join(dir, "a-file"), "x");
       symlinkSync(join(dir, "nowhere", "target.db"), join(dir, "dangling.db"));
       for (const path of [join(dir, "a-directory.db"), join(dir, "a-file", "store.db"), join(dir, "dangling.db")]) {
-        const error = refusal(() => openSqliteStore(path, { engine }));
+        const error = thrown(() => openSqliteStore(path, { engine }));
         expect(error, path).toBeInstanceOf(StorePathError);
         expect(error).toMatchObject({ path });
         expect((error as Error).message).toContain(`the session store at ${path} cannot be opened`);
@@ -51,7 +43,7 @@ for (const engine of availableEngines()) {
         writeStore(file, { engine });
         const bytes = readFileSync(file);
         mkdirSync(`${file}${beside}`);
-        expect(refusal(() => openSqliteStore(file, { engine }))).toBeInstanceOf(StorePathError);
+        expect(thrown(() => openSqliteStore(file, { engine }))).toBeInstanceOf(StorePathError);
         expect(readFileSync(file).equals(bytes)).toBe(true);
         rmSync(`${file}${beside}`, { recursive: true });
         const store = openSqliteStore(file, { engine });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SessionLockedError, StoreLockError } from "../../src/sqlite.js";
 import { kernelLockHolder, lockDirectory } from "../../src/store/sqlite/session-lock.js";
+import { thrown } from "../support/thrown.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
 const temp = tempDirectory("session-lock-holder");
@@ -47,12 +48,7 @@ describe("R84: the lock holder from the kernel's lock table", () => {
       const a = openSqliteStore(file, { engine });
       const b = openSqliteStore(file, { engine });
       const held = a.openSession("S");
-      let refused: unknown;
-      try {
-        b.openSession("S");
-      } catch (error) {
-        refused = error;
-      }
+      const refused = thrown(() => b.openSession("S"));
       expect(refused).toBeInstanceOf(SessionLockedError);
       expect(refused).toMatchObject({ pid: process.pid });
       expect(b.holderOf?.("T")).toBeUndefined();
@@ -86,12 +82,7 @@ describe("R84: a hostile layout of the lock directory is StoreLockError, never a
         const offending = make(file);
         const bytes = readFileSync(file);
         for (const attempt of [() => store.openSession("S"), () => store.holderOf?.("S")]) {
-          let error: unknown;
-          try {
-            attempt();
-          } catch (thrown) {
-            error = thrown;
-          }
+          const error = thrown(attempt);
           expect(error).toBeInstanceOf(StoreLockError);
           expect(error).toMatchObject({ path: file, sessionId: "S" });
           expect((error as Error).message).toContain(`${offending} is not usable`);

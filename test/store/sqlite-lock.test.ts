@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteStore, SessionLockedError } from "../../src/sqlite.js";
 import type { SqliteEngineName } from "../../src/store/sqlite/engine.js";
+import { thrown } from "../support/thrown.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -42,15 +43,6 @@ async function startWriter(file: string, engine: SqliteEngineName, sessionId: st
   return child;
 }
 
-function refusal(open: () => unknown): unknown {
-  try {
-    open();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a SessionLockedError");
-}
-
 async function kill(child: ChildProcess): Promise<void> {
   const exited = once(child, "exit");
   child.kill("SIGKILL");
@@ -74,7 +66,7 @@ for (const [holderEngine, engine] of pairs) {
 
       expect(() => b.openSession("S")).toThrow(SessionLockedError);
       // The refusal names the holder (on Linux from the kernel's lock table; elsewhere from its .pid file).
-      expect(refusal(() => b.openSession("S"))).toMatchObject({ sessionId: "S", pid: a.pid });
+      expect(thrown(() => b.openSession("S"))).toMatchObject({ sessionId: "S", pid: a.pid });
       expect(b.holderOf?.("S")).toEqual({ pid: a.pid });
       expect(() => b.openSession("S", { create: false, meta: "b was here" })).toThrow(SessionLockedError);
       expect(() => b.deleteSession("S")).toThrow(SessionLockedError);
