@@ -79,7 +79,6 @@ function describeFailure(error: unknown): string {
 }
 
 /** The directory of a store's lock files: beside the database, `<file>.locks/`. */
-
 export function lockDirectory(databasePath: string): string {
   return `${databasePath}.locks`;
 }
