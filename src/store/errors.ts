@@ -44,6 +44,13 @@ export class StorePathError extends Error {
   }
 }
 
+/** A file-system or engine error in one line, its code first when the message lacks it ("EISDIR: illegal operation …"), for the errors above. */
+export function failureText(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
 /** No session with this id. */
 export class UnknownSessionError extends Error {
   override name = "UnknownSessionError";

@@ -4,30 +4,22 @@
  * its lock file; the parsing of that table, on tables written out here. And a hostile layout of the
  * lock directory: a typed `StoreLockError`, nothing written, the store's data still served.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SessionLockedError, StoreLockError } from "../../src/sqlite.js";
-import { kernelLockHolder, lockDirectory } from "../../src/store/sqlite/session-lock.js";
+import { kernelLockHolder, lockDirectory, lockTableId } from "../../src/store/sqlite/session-lock.js";
 import { thrown } from "../support/thrown.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
 const temp = tempDirectory("session-lock-holder");
 
-/** A file's device and inode as /proc/locks prints them (`<major hex>:<minor hex>:<inode>`). */
-function procLocksId(file: string): string {
-  const { dev, ino } = statSync(file, { bigint: true });
-  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
-  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
-  return `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}:${ino}`;
-}
-
 describe("R84: the lock holder from the kernel's lock table", () => {
   it("names the pid of the lock on the file's own device and inode; skips waiters, other files and locks with no pid", () => {
     const file = join(temp(), "a.lock");
     writeFileSync(file, "");
-    const id = procLocksId(file);
+    const id = lockTableId(file);
     const [device, inode] = [id.slice(0, id.lastIndexOf(":")), id.slice(id.lastIndexOf(":") + 1)];
     const table = [
       `1: POSIX  ADVISORY  WRITE 111 ${device}:${Number(inode) + 1} 1073741824 1073742335`,

@@ -15,9 +15,9 @@
  * (bench/README.md, "(j) on a quiet machine").
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionLockedError, StoreLockError } from "../errors.js";
+import { SessionLockedError, StoreLockError, failureText } from "../errors.js";
 import { type Connection, type Connector, SQLITE_BUSY, SQLITE_LOCKED, sqliteCode } from "./engine.js";
 
 export interface SessionLock {
@@ -27,17 +27,15 @@ export interface SessionLock {
 /** Linux's table of the file locks held now (one line a lock: `1: POSIX ADVISORY WRITE <pid> <maj>:<min>:<inode> <start> <end>`). */
 const PROC_LOCKS = "/proc/locks";
 let kernelNamesHolders: boolean | undefined;
-/** Whether the kernel's lock table can name a lock's holder here (read once: Linux with /proc mounted). */
-function kernelLockTable(): boolean {
-  if (kernelNamesHolders === undefined) {
-    try {
-      readFileSync(PROC_LOCKS, "utf8");
-      kernelNamesHolders = process.platform === "linux";
-    } catch {
-      kernelNamesHolders = false;
-    }
-  }
-  return kernelNamesHolders;
+/** Whether the kernel's lock table can name a lock's holder here (Linux with /proc mounted; looked at once). */
+const kernelLockTable = (): boolean => (kernelNamesHolders ??= process.platform === "linux" && existsSync(PROC_LOCKS));
+
+/** A file's device (major:minor, hex) and inode, as the kernel's lock table prints them. */
+export function lockTableId(file: string): string {
+  const { dev, ino } = statSync(file, { bigint: true });
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  return `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}:${ino}`;
 }
 
 /**
@@ -46,10 +44,7 @@ function kernelLockTable(): boolean {
  * description locks (pid -1) name no holder; a pid from another pid namespace reads 0.
  */
 export function kernelLockHolder(file: string, table: string): number | undefined {
-  const { dev, ino } = statSync(file, { bigint: true });
-  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
-  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
-  const where = `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}:${ino}`;
+  const where = lockTableId(file);
   for (const line of table.split("\n")) {
     const fields = line.trim().split(/\s+/);
     // "<n>:" "POSIX" "ADVISORY" "WRITE" "<pid>" "<maj:min:inode>" …; a waiter's line has "->" after "<n>:".
@@ -71,13 +66,6 @@ function holderPid(lockFile: string): number | undefined {
   }
 }
 
-/** What went wrong with a lock's file, for `StoreLockError` ("is not usable (EEXIST: …)"). */
-function describeFailure(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-  return `is not usable (${typeof code === "string" && !message.includes(code) ? `${code}: ` : ""}${message})`;
-}
-
 /** The directory of a store's lock files: beside the database, `<file>.locks/`. */
 export function lockDirectory(databasePath: string): string {
   return `${databasePath}.locks`;
@@ -90,7 +78,7 @@ export function acquireSessionLock(connect: Connector, databasePath: string, ses
   const file = join(directory, `${createHash("sha256").update(sessionId).digest("hex").slice(0, 40)}.lock`);
   // A hostile layout (the directory a file, the lock file a directory or another program's file)
   // is this typed error, not a raw one, nor the store's own StoreCorruptError: the data is fine.
-  const unusable = (what: string, error: unknown) => new StoreLockError(databasePath, sessionId, what, describeFailure(error));
+  const unusable = (what: string, error: unknown) => new StoreLockError(databasePath, sessionId, what, `is not usable (${failureText(error)})`);
   try {
     mkdirSync(directory, { recursive: true });
   } catch (error) {

@@ -8,7 +8,7 @@
  */
 import { linkSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, StorePathError, UnknownSessionError } from "../errors.js";
+import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, StorePathError, UnknownSessionError, failureText } from "../errors.js";
 import { rowChecksum } from "./checksum.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
@@ -61,8 +61,7 @@ function pathProblem(file: string, error: unknown): StorePathError | undefined {
   const errno = (error as { code?: unknown } | null)?.code;
   const sqlite = sqliteCode(error);
   if (!(typeof errno === "string" && PATH_ERRNOS.has(errno)) && sqlite !== SQLITE_CANTOPEN && sqlite !== SQLITE_READONLY) return undefined;
-  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-  return new StorePathError(file, typeof errno === "string" && !message.includes(errno) ? `${errno}: ${message}` : message);
+  return new StorePathError(file, failureText(error));
 }
 
 function openStoreFile(file: string, connect: Connector, options: SqliteStoreOptions): SqliteRunStore {
