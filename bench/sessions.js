@@ -8,10 +8,15 @@
 //   BENCH_SESSIONS_DIST=<dir>                                 ours from another build's dist/
 //   BENCH_SESSIONS_DELTA_MS=80                                fewer deltas (the difference per delta: CPU per delta in place)
 //   BENCH_SESSIONS_NODE_FLAGS="--max-semi-space-size=64"      V8 flags for the measuring processes (a deployment's tuning)
+//   BENCH_SESSIONS_PROCESSES=3                                each Agent and N in 3 processes: medians, with every p99 listed
 //
 // Added latency per turn: the time from the turn's start (the prompt call, or its tool's end) to
 // the next step's start (the next tool's start, or the prompt resolving), minus the response's
 // scripted duration: what the runtime and a busy event loop add to the ideal schedule.
+//
+// Event-loop delay: how late a timer fires. `monitorEventLoopDelay` records the interval between
+// its timer's callbacks, which includes the resolution itself (an idle loop reads 10.1 ms at a
+// 10 ms resolution), so the resolution is subtracted from every percentile read, as APM agents do.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve } from "node:path";
@@ -34,6 +39,12 @@ const ACTIVE_FROM_MS = STAGGER_MS + 2000;
 const ACTIVE_TO_MS = 15_000;
 /** A process whose sessions are not done by then stops and reports how many finished. */
 const DEADLINE_S = Number(process.env.BENCH_SESSIONS_DEADLINE_S ?? 120);
+/** One process's p99 moves by a few ms run to run at N = 1,000 (a collection landing on a turn's end or not). */
+const PROCESSES = Number(process.env.BENCH_SESSIONS_PROCESSES ?? 1);
+/** The event-loop delay monitor's timer interval (ms); what it records above this is the delay. */
+const DELAY_RESOLUTION_MS = 10;
+/** The delay a `monitorEventLoopDelay` histogram read says, in ms: its interval less the resolution. */
+const lateness = (nanoseconds) => Math.max(0, nanoseconds / 1e6 - DELAY_RESOLUTION_MS);
 
 /** A small seeded generator (mulberry32): session i gets the same schedule under both Agents. */
 function random(seed) {
@@ -156,8 +167,8 @@ async function measure(impl, count) {
   const addedActive = [];
   const sessions = Array.from({ length: count }, (_, i) => new Session(i, added, addedActive));
   const agents = [];
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  const activeDelay = monitorEventLoopDelay({ resolution: 10 });
+  const delay = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
+  const activeDelay = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
   const heapSamples = [];
   // What the collector did meanwhile (pauses on the main thread), and the heap right after each
   // full collection in the active window: live data (plus what was allocated since), where the
@@ -220,8 +231,8 @@ async function measure(impl, count) {
     turns: added.length,
     addedP50: quantile(sorted, 0.5), addedP99: quantile(sorted, 0.99), addedMax: sorted.at(-1),
     activeAddedP99: sortedActive.length ? quantile(sortedActive, 0.99) : null,
-    delayP50: delay.percentile(50) / 1e6, delayP99: delay.percentile(99) / 1e6, delayMax: delay.max / 1e6,
-    activeDelayP99: activeDelay.count ? activeDelay.percentile(99) / 1e6 : null,
+    delayP50: lateness(delay.percentile(50)), delayP99: lateness(delay.percentile(99)), delayMax: lateness(delay.max),
+    activeDelayP99: activeDelay.count ? lateness(activeDelay.percentile(99)) : null,
     scavenges: gc.scavenges, scavengeMs: gc.scavengeMs, fullGCs: gc.full, fullGCMs: gc.fullMs, fullGCMaxMs: gc.fullMaxMs,
     heapActiveKB: activeHeap === null ? null : activeHeap / 1024,
     heapLiveKB: liveHeap === null ? null : liveHeap / 1024,
@@ -241,20 +252,39 @@ if (process.env.BENCH_SESSIONS_CHILD) {
 const counts = (process.env.BENCH_SESSIONS_N ?? "100,1000,3000,10000").split(",").map(Number);
 const impls = (process.env.BENCH_SESSIONS_IMPL ?? "ours,pi").split(",");
 const results = [];
-console.log(`\nbench/sessions (node ${process.version}${process.env.BENCH_SESSIONS_NODE_FLAGS ? ` ${process.env.BENCH_SESSIONS_NODE_FLAGS}` : ""}): ${PROMPTS} prompts x ${TURNS} turns a session; first token ${FIRST_TOKEN_MS} ms, a delta every ${DELTA_MS} ms, 1–3 s a response, tools 50–500 ms; starts spread over ${STAGGER_MS} ms\n`);
+console.log(`\nbench/sessions (node ${process.version}${process.env.BENCH_SESSIONS_NODE_FLAGS ? ` ${process.env.BENCH_SESSIONS_NODE_FLAGS}` : ""}): ${PROMPTS} prompts x ${TURNS} turns a session; first token ${FIRST_TOKEN_MS} ms, a delta every ${DELTA_MS} ms, 1–3 s a response, tools 50–500 ms; starts spread over ${STAGGER_MS} ms; event-loop delay: how late a ${DELAY_RESOLUTION_MS} ms timer fires${PROCESSES > 1 ? `; each row the median of ${PROCESSES} processes` : ""}\n`);
 console.log("| Agent | N | added per turn p50 / p99 (ms) | event-loop delay p99 (ms) | heap per active / idle session (KB) | CPU per session (ms) | wall (s) | finished |");
 console.log("|---|---|---|---|---|---|---|---|");
 const gcRows = [];
 const f = (x, digits = 1) => (x === null || x === undefined ? "–" : x.toFixed(digits));
+const median = (xs) => {
+  const sorted = xs.filter((x) => x !== null && x !== undefined).sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : null;
+};
+/** The processes' runs of one Agent and N as one row: each figure their median, the work done their least. */
+function combine(runs) {
+  const row = { ...runs[0] };
+  for (const [key, value] of Object.entries(row)) if (typeof value === "number") row[key] = median(runs.map((r) => r[key]));
+  row.finished = Math.min(...runs.map((r) => r.finished));
+  row.timedOut = runs.some((r) => r.timedOut);
+  row.runs = runs;
+  return row;
+}
+/** A median, with every process's value beside it when there are several. */
+const withValues = (r, key) => (r.runs.length > 1 ? `${f(r[key])} (${r.runs.map((run) => f(run[key])).join(", ")})` : f(r[key]));
 for (const count of counts) {
   for (const impl of impls) {
     const flags = (process.env.BENCH_SESSIONS_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
-    const child = spawnSync(process.execPath, ["--expose-gc", ...flags, fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_SESSIONS_CHILD: `${impl}:${count}` }, encoding: "utf8", maxBuffer: 1 << 24 });
-    if (child.status !== 0) throw new Error(`bench/sessions ${impl} N=${count} failed: ${child.stderr}`);
-    const r = JSON.parse(child.stdout.trim().split("\n").at(-1));
+    const runs = [];
+    for (let i = 0; i < PROCESSES; i++) {
+      const child = spawnSync(process.execPath, ["--expose-gc", ...flags, fileURLToPath(import.meta.url)], { env: { ...process.env, BENCH_SESSIONS_CHILD: `${impl}:${count}` }, encoding: "utf8", maxBuffer: 1 << 24 });
+      if (child.status !== 0) throw new Error(`bench/sessions ${impl} N=${count} failed: ${child.stderr}`);
+      runs.push(JSON.parse(child.stdout.trim().split("\n").at(-1)));
+    }
+    const r = combine(runs);
     results.push(r);
-    console.log(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.addedP50)} / ${f(r.addedP99)} | ${f(r.delayP99)} | ${f(r.heapActiveKB)} / ${f(r.heapIdleKB)} | ${f(r.cpuMsPerSession)} | ${f(r.wallS)} | ${r.finished}/${count}${r.timedOut ? " (deadline)" : ""} |`);
-    gcRows.push(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.activeAddedP99)} / ${f(r.activeDelayP99)} | ${r.scavenges} / ${f(r.scavengeMs, 0)} | ${r.fullGCs} / ${f(r.fullGCMs, 0)} / ${f(r.fullGCMaxMs)} | ${f(r.heapLiveKB)} |`);
+    console.log(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.addedP50)} / ${withValues(r, "addedP99")} | ${withValues(r, "delayP99")} | ${f(r.heapActiveKB)} / ${f(r.heapIdleKB)} | ${f(r.cpuMsPerSession)} | ${f(r.wallS)} | ${r.finished}/${count}${r.timedOut ? " (deadline)" : ""} |`);
+    gcRows.push(`| ${impl} | ${count.toLocaleString("en")} | ${f(r.activeAddedP99)} / ${f(r.activeDelayP99)} | ${f(r.scavenges, 0)} / ${f(r.scavengeMs, 0)} | ${f(r.fullGCs, 0)} / ${f(r.fullGCMs, 0)} / ${f(r.fullGCMaxMs)} | ${f(r.heapLiveKB)} |`);
   }
 }
 
