@@ -259,7 +259,9 @@ const gcRows = [];
 const f = (x, digits = 1) => (x === null || x === undefined ? "–" : x.toFixed(digits));
 const median = (xs) => {
   const sorted = xs.filter((x) => x !== null && x !== undefined).sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : null;
+  const middle = sorted.length >> 1;
+  if (!sorted.length) return null;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 /** The processes' runs of one Agent and N as one row: each figure their median, the work done their least. */
 function combine(runs) {
