@@ -16,7 +16,8 @@
 //
 // Event-loop delay: how late a timer fires. `monitorEventLoopDelay` records the interval between
 // its timer's callbacks, which includes the resolution itself (an idle loop reads 10.1 ms at a
-// 10 ms resolution), so the resolution is subtracted from every percentile read, as APM agents do.
+// 10 ms resolution), so the resolution is subtracted from every percentile read (as Elastic's
+// APM agent does).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve } from "node:path";
