@@ -11,6 +11,7 @@
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { agentStreams, agentToolTurns, concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, manyBlocksStream, model, prompt, promptsOnOneAgent, runToolTurns, transcript } from "./scenarios.js";
+import { median } from "./sample.js";
 
 if (!process.env.BENCH_BASE) throw new Error("bench/ab.js: set BENCH_BASE to the dist/ directory of the build to compare with");
 /** A build of this package from its dist/ directory, or pi-agent-core itself for `pi`. */
@@ -68,7 +69,6 @@ async function deltaRuns(build, messages) {
   for (let i = 0; i < 5; i++) await build.runAgentLoop(prompt(), { messages, tools: [] }, { model, convertToLlm }, () => {}, undefined, deltaStream(10_000));
 }
 
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;

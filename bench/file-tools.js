@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { listFilesTool, readFileTool, searchTextTool } from "../dist/node.js";
+import { median } from "./sample.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ws = mkdtempSync(path.join(tmpdir(), "xal-bench-tools-"));
@@ -28,7 +29,6 @@ const cases = [
   ["list_files ten **/l*/ over a 30-level tree", 1000, () => list.execute("b", { path: "tree", recursive: true, limit: 500, glob: `${"**/l*/".repeat(10)}*.tx` })],
 ];
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 let missed = 0;
 try {
   console.log(`file tools (issue 15), median of ${ROUNDS} rounds:`);

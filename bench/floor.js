@@ -30,7 +30,7 @@ import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendi
 import { runMachine } from "../dist/machines/run.machine.js";
 import { runInput } from "../dist/src/api/run-input.js";
 import { ToolRegistry } from "../dist/src/loop/tool-registry.js";
-import { beforeSample, wholeDesigns, williams } from "./sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "./sample.js";
 import { concurrentLoopRuns, concurrentPrompts, model, promptsOnOneAgent, runToolTurns, turnTools } from "./scenarios.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -309,7 +309,6 @@ export function runMachineOnce(machine, tools, inspect) {
   });
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // CPU time of the process (ms): on a shared machine the wall time of a round is mostly the wait
 // for a core (under a load of 30 on two cores, the wall-time ratios of one process moved by ±0.4).
 const cpuMs = () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { runAgentLoop, createMemoryStore } from "../dist/index.js";
 import { openSqliteStore } from "../dist/sqlite.js";
 import { prompt, toolTurnsStream, turnConfig, turnTools } from "./scenarios.js";
-import { beforeSample, wholeDesigns, williams } from "./sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "./sample.js";
 
 const RUNS = Number(process.env.BENCH_JOURNAL_RUNS ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -43,7 +43,6 @@ for (let round = 0; round < total; round++) {
     times[kind].push((performance.now() - start) / RUNS);
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const [none, memory, sqlite] = [median(times.none), median(times.memory), median(times.sqlite)];
 const ratio = sqlite / memory;
 console.log(`\n(j) journaled runs (5 turns x 3 parallel tools), ${RUNS} per round, median of ${total} rounds`);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createMemoryStore } from "../dist/index.js";
 import { openSqliteStore, StoreEngineUnavailableError } from "../dist/sqlite.js";
+import { median } from "./sample.js";
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -16,7 +17,6 @@ const APPEND_TARGET_US = 100;
 const RESUME_TARGET_MS = 50;
 
 const dir = mkdtempSync(path.join(tmpdir(), "xal-bench-store-"));
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
 
 /** A journal record of the size the run writes per tool call (an intent or an outcome). */

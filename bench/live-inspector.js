@@ -11,7 +11,7 @@
 //   node --expose-gc bench/live-inspector.js
 import { request } from "node:http";
 import { runToolTurns } from "./scenarios.js";
-import { beforeSample, wholeDesigns, williams } from "./sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "./sample.js";
 
 const { runAgentLoop } = await import("../dist/index.js");
 const { sanitizingObserver } = await import("../dist/inspect.js");
@@ -56,7 +56,6 @@ for (let round = 0; round < total; round++) {
     times[name].push(performance.now() - start - 40);
   }
 }
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const none = median(times.none);
 console.log(`bench (a) with an observer / without (${RUNS} runs, medians of ${total} rounds): none ${(none / RUNS).toFixed(3)} ms per run`);
 for (const name of ["sanitizing", "reading", "live", "live+page"]) console.log(`  ${name.padEnd(10)} ${(median(times[name]) / none).toFixed(2)}`);

@@ -21,11 +21,10 @@ import { otelObserver } from "../dist/otel.js";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { context, trace } from "@opentelemetry/api";
 import { convertToLlm, deltaStream, model, prompt, runToolTurns } from "./scenarios.js";
-import { beforeSample, wholeDesigns, williams } from "./sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "./sample.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const RUNS = Number(process.env.BENCH_OTEL_RUNS ?? 1000);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const exporter = new InMemorySpanExporter();
 const recording = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer("bench");

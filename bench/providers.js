@@ -11,12 +11,12 @@ import { anthropicModel, anthropicStreamFn } from "../dist/anthropic.js";
 import { fromAiSdkModel } from "../dist/ai-sdk.js";
 import { createOpenAI } from "@ai-sdk/openai";
 import { convertToLlm, deltaStream, model, prompt } from "./scenarios.js";
+import { median } from "./sample.js";
 
 const DELTAS = 10_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const RUNS = 10;
 const sink = () => {};
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** An in-memory AI SDK v4 language model: stream-start, one text of DELTAS deltas, finish. */
 const memoryModel = {

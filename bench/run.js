@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { runAgentLoop as statechartLoop, Agent as StatechartAgent } from "../dist/index.js";
 import { runAgentLoop as referenceLoop, Agent as ReferenceAgent } from "@earendil-works/pi-agent-core";
 import { concurrentLoopRuns, concurrentPrompts, convertToLlm, deltaStream, E_SCALE_MS, manyBlocksStream, model, newAgent, prompt, promptsOnOneAgent, promptsThroughLoop, runToolTurns, timedToolRun, transcript } from "./scenarios.js";
-import { beforeSample, wholeDesigns, williams } from "./sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "./sample.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const loops = { statechart: statechartLoop, reference: referenceLoop };
@@ -22,7 +22,6 @@ const repeat = async (times, body) => {
   for (let i = 0; i < times; i++) await body();
 };
 const pct = (x) => `${(x * 100).toFixed(0)}%`;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // Time spent in garbage collection during a round (GC entries are delivered asynchronously, so a
 // round's total is read after a macrotask).
@@ -304,8 +303,8 @@ for (const [scenario, target] of [["a", 5.0], ["b", 1.5], ["c", 1.5], ["m", 1.5]
   perProcess[scenario] = [];
   for (let i = 0; i < PROCESSES; i++) perProcess[scenario].push(measureInProcess(scenario));
   const byRatio = [...perProcess[scenario]].sort((x, y) => x.ratio - y.ratio);
-  const median = byRatio[Math.floor(byRatio.length / 2)];
-  results.push({ ...median, scenario, name: `${median.name}, median of ${PROCESSES} processes`, target });
+  const middle = byRatio[Math.floor(byRatio.length / 2)];
+  results.push({ ...middle, scenario, name: `${middle.name}, median of ${PROCESSES} processes`, target });
 }
 // warm-up both, for what follows in this process
 await runToolTurns(statechartLoop, 200);

@@ -31,3 +31,6 @@ export function williams(n) {
 
 /** At least `rounds` rounds, in whole designs, so the balance holds. */
 export const wholeDesigns = (rounds, design) => Math.ceil(rounds / design.length) * design.length;
+
+/** The median of some numbers (the upper one of the middle two for an even count, as every bench reads it). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

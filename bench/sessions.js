@@ -22,6 +22,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { median } from "./sample.js";
 import { model } from "./scenarios.js";
 
 const PROMPTS = 3;
@@ -258,16 +259,14 @@ console.log("| Agent | N | added per turn p50 / p99 (ms) | event-loop delay p99 
 console.log("|---|---|---|---|---|---|---|---|");
 const gcRows = [];
 const f = (x, digits = 1) => (x === null || x === undefined ? "–" : x.toFixed(digits));
-const median = (xs) => {
-  const sorted = xs.filter((x) => x !== null && x !== undefined).sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  if (!sorted.length) return null;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 /** The processes' runs of one Agent and N as one row: each figure their median, the work done their least. */
 function combine(runs) {
   const row = { ...runs[0] };
-  for (const [key, value] of Object.entries(row)) if (typeof value === "number") row[key] = median(runs.map((r) => r[key]));
+  for (const [key, value] of Object.entries(row)) {
+    // (A figure a process could not measure, the idle heap after a deadline, is null there.)
+    const values = runs.map((r) => r[key]).filter((x) => typeof x === "number");
+    if (typeof value === "number" || values.length) row[key] = values.length ? median(values) : null;
+  }
   row.finished = Math.min(...runs.map((r) => r.finished));
   row.timedOut = runs.some((r) => r.timedOut);
   row.runs = runs;

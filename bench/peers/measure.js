@@ -1,6 +1,6 @@
 // One process of `npm run bench:peers`: every peer that loads on this Node, every scenario, CPU time
 // per run over interleaved rounds; prints one JSON line. Run by bench/peers/run.js.
-import { beforeSample, wholeDesigns, williams } from "../sample.js";
+import { beforeSample, median, wholeDesigns, williams } from "../sample.js";
 import { checkRun, SCENARIOS, startRun } from "./script.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
@@ -39,7 +39,6 @@ const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 };
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function round(scenario, column, runs) {
   // A macrotask turn and a scavenge, not a full collection, which deoptimized every column's hot

@@ -10,6 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "../sample.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -48,7 +49,6 @@ function table(result, title, columns) {
   return lines.join("\n");
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Several processes' results as one: each column's median of their medians, the lowest min and the highest max. */
 function merged(results) {
