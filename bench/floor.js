@@ -119,10 +119,9 @@ function runFloor(turns, calls, { pollsSteering = false } = {}) {
           handlingResponse: {
             always: [
               { guard: ({ context }) => calls > 0 && context.turn < turns - 1, target: "preflightingCalls", actions: assign({ outcomes: () => Array(calls).fill(null) }) },
-              { target: "abortingStreamedCalls" },
+              { target: "closingTurn" },
             ],
           },
-          abortingStreamedCalls: { always: "closingTurn" },
           preflightingCalls: {
             ...step("preflightCalls"),
             on: {

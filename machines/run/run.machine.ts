@@ -416,7 +416,8 @@ export const runMachine = setup({
         handlingResponse: {
           always: [
             // R6: an error or aborted response: no tools run (R60, R62: a withheld failure is emitted after all).
-            { guard: "isErrorOrAborted", target: "abortingStreamedCalls", actions: "surfaceWithheld" },
+            { guard: and(["isErrorOrAborted", "hasStreamedCalls"]), target: "abortingStreamedCalls", actions: "surfaceWithheld" },
+            { guard: "isErrorOrAborted", target: "closingTurn", actions: "surfaceWithheld" },
             // R28: a truncated response's calls get error results, not execution: each its start,
             // R28's result, its end and its message. R72: in streaming mode, a call started while the
             // response streamed is aborted with R28's text (no second start).
@@ -428,11 +429,13 @@ export const runMachine = setup({
             { guard: and(["callsTools", "runsSequentially"]), target: "executingTools.preflightingCall", actions: { type: "startBatch", params: { mode: "sequential" } } },
             // R20, R25: every call preflighted in order, executed concurrently.
             { guard: "callsTools", target: "executingTools.preflightingCalls", actions: { type: "startBatch", params: { mode: "parallel" } } },
-            { target: "abortingStreamedCalls" },
+            // R72: no calls to answer, but some were reported while it streamed.
+            { guard: "hasStreamedCalls", target: "abortingStreamedCalls" },
+            { target: "closingTurn" },
           ],
         },
         // R72: a response not answered with its calls: calls started while it streamed are aborted
-        // (tool_execution_end `Operation aborted`, no result message). Nothing to do otherwise.
+        // (tool_execution_end `Operation aborted`, no result message). Entered only when calls streamed.
         abortingStreamedCalls: {
           entry: "abortStreamedCalls",
           always: { target: "closingTurn" },

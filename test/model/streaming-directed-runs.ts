@@ -48,6 +48,8 @@ function message(content: AssistantMessage["content"], stopReason: AssistantMess
 interface HandResponse {
   steps: ({ call: ToolCall } | { wait: Promise<unknown> })[];
   final?: ToolCall[];
+  /** The final message's whole content instead (a provider whose final message drops calls it reported). */
+  finalContent?: AssistantMessage["content"];
   stopReason?: AssistantMessage["stopReason"];
   extra?: Partial<AssistantMessage>;
 }
@@ -73,7 +75,7 @@ function handStream(responses: (HandResponse | "answer")[]): StreamFn {
         // Each call's report reaches the run before the next event.
         await Promise.resolve();
       }
-      const final = message([...content, ...(response.final ?? [])], response.stopReason ?? "toolUse", response.extra);
+      const final = message(response.finalContent ?? [...content, ...(response.final ?? [])], response.stopReason ?? "toolUse", response.extra);
       if (final.stopReason === "error" || final.stopReason === "aborted") stream.push({ type: "error", reason: final.stopReason, error: { ...final, errorMessage: "scripted failure" } });
       else stream.push({ type: "done", reason: final.stopReason as "toolUse" | "stop" | "length", message: final });
     })();
@@ -191,6 +193,31 @@ export const streamingDirectedRuns: Record<string, Directed> = {
       }) satisfies Directed,
     ]),
   ),
+
+  // R72 (a provider's inconsistency): a final answer without the call it reported while streaming
+  // is not answered with that call: the running call is aborted as after an error response, no
+  // result message, and the run ends with the answer.
+  async "R72: a final answer that drops a call it reported while streaming"(coverage) {
+    const started = deferred();
+    const tools = [mk("slow", () => (started.resolve(), never()), safe)];
+    const run = await runLoop({
+      prompts: [user("hi")],
+      context: { messages: [], tools },
+      config: base,
+      streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], finalContent: [{ type: "text", text: "done after all" }], stopReason: "stop" }]),
+      coverage,
+    });
+    // Every invariant but R70's "the calls started are the response's calls": this provider's
+    // final message no longer lists the call it reported and the run started.
+    const dropped = /tool starts \["s"\] are not (calls of|every call) \[\]/;
+    const problems = [...eventProblems(run.events, run.messages, { streamingTools: true }).filter((problem) => !dropped.test(problem)), ...liveActorProblems(run.actor)];
+    const end = run.events.find((event) => event.type === "tool_execution_end") as { result?: { content: { text: string }[] } } | undefined;
+    if (end?.result?.content[0]?.text !== "Operation aborted") problems.push(`R72: end ${JSON.stringify(end)}`);
+    if (run.messages.some((m) => m.role === "toolResult")) problems.push("R72: a result message for a call the answer dropped");
+    const last = run.messages.at(-1);
+    if (last?.role !== "assistant" || last.stopReason !== "stop") problems.push(`the run did not end with the answer: ${JSON.stringify(last)}`);
+    return problems;
+  },
 
   // R72, R29: aborted while the response streams: the running call settles `Operation aborted`
   // (and cancels nothing), a call reported afterwards is checked but never starts.
