@@ -22,8 +22,12 @@ import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const target = process.argv[2] ? resolve(process.argv[2]) : undefined;
-if (!target) throw new Error("usage: node bench/xstate-patched.js <dir>");
-if (!existsSync(join(root, "dist/index.js"))) throw new Error("no dist/: run npm run build first");
+function refuse(message) {
+  console.error(message);
+  process.exit(2);
+}
+if (!target) refuse("usage: node bench/xstate-patched.js <dir>");
+if (!existsSync(join(root, "dist/index.js"))) refuse("no dist/: run npm run build first");
 
 /** Each edit: a file of XState's CommonJS build (the one Node loads), the text it has, the text it gets. */
 const edits = [
