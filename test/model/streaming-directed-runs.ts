@@ -89,6 +89,17 @@ function resultOf(messages: AgentMessage[], id: string): string | undefined {
   return found?.content[0]?.text;
 }
 
+/**
+ * R72's outcome for a call that was running when its response ended without it: its
+ * tool_execution_end says "Operation aborted" and no result message follows (`why` names the case).
+ */
+function runningCallAborted(run: Awaited<ReturnType<typeof runLoop>>, why: string): string[] {
+  const end = run.events.find((event) => event.type === "tool_execution_end") as { result?: { content: { text: string }[] } } | undefined;
+  const problems = end?.result?.content[0]?.text === "Operation aborted" ? [] : [`R72: end ${JSON.stringify(end)}`];
+  if (run.messages.some((m) => m.role === "toolResult")) problems.push(`R72: a result message ${why}`);
+  return problems;
+}
+
 /** The run's invariant problems (but those `waived` matches: an invariant the scenario breaks on purpose) and what `expect` finds. */
 async function checked(coverage: Coverage, args: Parameters<typeof runLoop>[0], expect: (run: Awaited<ReturnType<typeof runLoop>>) => string[], waived?: RegExp): Promise<string[]> {
   const run = await runLoop({ ...args, coverage });
@@ -185,12 +196,7 @@ export const streamingDirectedRuns: Record<string, Directed> = {
             config: { ...base, ...(withFinishTurn ? { finishTurn: async () => undefined } : {}) },
             streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], stopReason: "error" }]),
           },
-          (run) => {
-            const end = run.events.find((event) => event.type === "tool_execution_end") as { result?: { content: { text: string }[] } } | undefined;
-            const problems = end?.result?.content[0]?.text === "Operation aborted" ? [] : [`R72: end ${JSON.stringify(end)}`];
-            if (run.messages.some((m) => m.role === "toolResult")) problems.push("R72: a result message after an error response");
-            return problems;
-          },
+          (run) => runningCallAborted(run, "after an error response"),
         );
       }) satisfies Directed,
     ]),
@@ -211,9 +217,7 @@ export const streamingDirectedRuns: Record<string, Directed> = {
         streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], finalContent: [{ type: "text", text: "done after all" }], stopReason: "stop" }]),
       },
       (run) => {
-        const end = run.events.find((event) => event.type === "tool_execution_end") as { result?: { content: { text: string }[] } } | undefined;
-        const problems = end?.result?.content[0]?.text === "Operation aborted" ? [] : [`R72: end ${JSON.stringify(end)}`];
-        if (run.messages.some((m) => m.role === "toolResult")) problems.push("R72: a result message for a call the answer dropped");
+        const problems = runningCallAborted(run, "for a call the answer dropped");
         const last = run.messages.at(-1);
         if (last?.role !== "assistant" || last.stopReason !== "stop") problems.push(`the run did not end with the answer: ${JSON.stringify(last)}`);
         return problems;
