@@ -89,6 +89,17 @@ function resultOf(messages: AgentMessage[], id: string): string | undefined {
   return found?.content[0]?.text;
 }
 
+/** A run whose one response reports a call `s` of a tool that never settles, then ends as `ending` says (once the call started). */
+function runningSlowCall(config: AgentLoopConfig, ending: Omit<HandResponse, "steps">): Parameters<typeof runLoop>[0] {
+  const started = deferred();
+  return {
+    prompts: [user("hi")],
+    context: { messages: [], tools: [mk("slow", () => (started.resolve(), never()), safe)] },
+    config,
+    streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], ...ending }]),
+  };
+}
+
 /**
  * R72's outcome for a call that was running when its response ended without it: its
  * tool_execution_end says "Operation aborted" and no result message follows (`why` names the case).
@@ -185,20 +196,12 @@ export const streamingDirectedRuns: Record<string, Directed> = {
   ...Object.fromEntries(
     ([false, true] as const).map((withFinishTurn) => [
       `R72: an error response while a call runs${withFinishTurn ? " (finishTurn)" : ""}`,
-      (async (coverage) => {
-        const started = deferred();
-        const tools = [mk("slow", () => (started.resolve(), never()), safe)];
-        return checked(
+      (async (coverage) =>
+        checked(
           coverage,
-          {
-            prompts: [user("hi")],
-            context: { messages: [], tools },
-            config: { ...base, ...(withFinishTurn ? { finishTurn: async () => undefined } : {}) },
-            streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], stopReason: "error" }]),
-          },
+          runningSlowCall({ ...base, ...(withFinishTurn ? { finishTurn: async () => undefined } : {}) }, { stopReason: "error" }),
           (run) => runningCallAborted(run, "after an error response"),
-        );
-      }) satisfies Directed,
+        )) satisfies Directed,
     ]),
   ),
 
@@ -206,16 +209,9 @@ export const streamingDirectedRuns: Record<string, Directed> = {
   // is not answered with that call: the running call is aborted as after an error response, no
   // result message, and the run ends with the answer.
   async "R72: a final answer that drops a call it reported while streaming"(coverage) {
-    const started = deferred();
-    const tools = [mk("slow", () => (started.resolve(), never()), safe)];
     return checked(
       coverage,
-      {
-        prompts: [user("hi")],
-        context: { messages: [], tools },
-        config: base,
-        streamFn: handStream([{ steps: [{ call: call("s", "slow") }, { wait: started.promise }], finalContent: [{ type: "text", text: "done after all" }], stopReason: "stop" }]),
-      },
+      runningSlowCall(base, { finalContent: [{ type: "text", text: "done after all" }], stopReason: "stop" }),
       (run) => {
         const problems = runningCallAborted(run, "for a call the answer dropped");
         const last = run.messages.at(-1);
