@@ -671,9 +671,9 @@ export class Agent {
     const stored = reader.snapshot();
     const quiet = stored?.snapshot as QuietPointSnapshot | undefined;
     if (quiet?.kind === "agent") this.adopt(quiet.snapshot);
-    const after = reader.records(stored?.atSeq ?? 0).map((entry) => entry.record);
+    const after = reader.records(stored?.atSeq ?? 0);
     // R80: what was queued since the quiet point and no run received is queued again.
-    const queues = queuesAfter(this.context.queues, after);
+    const queues = queuesAfter(this.context.queues, after.map((entry) => entry.record));
     this.send({ type: "queue.clear", queue: "all" });
     for (const message of queues.steering) this.send({ type: "queue.steer", message });
     for (const message of queues.followUp) this.send({ type: "queue.followUp", message });
@@ -684,7 +684,7 @@ export class Agent {
     this.view.clear();
     const plan = this.runPlan({ prompts: null, skipInitialSteeringPoll: false });
     await this.runtime
-      .start({ ...plan, resumed: { run: unfinished.run, records: unfinished.after, onLive: options.onLive, ...(options.after !== undefined ? { after: options.after } : {}) } })
+      .start({ ...plan, resumed: { unfinished, onLive: options.onLive, ...(options.after !== undefined ? { after: options.after } : {}) } })
       .finally(() => this.idleAgain());
     return true;
   }

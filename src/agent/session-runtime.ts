@@ -21,9 +21,9 @@ import type { RunHosts } from "../api/run-hosts.js";
 import { endAfterDefect, failureEvents } from "../api/start-run.js";
 import { runInput } from "../api/run-input.js";
 import { toPlainData } from "../loop/plain-data.js";
-import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun, type LiveAt } from "../durable/durable-run.js";
+import { journalRun, newJournaledRun, resumedRun, type DurableOptions, type JournaledRun, type LiveAt, type UnfinishedRun } from "../durable/durable-run.js";
 import type { SessionWriter } from "../store/run-store.js";
-import type { JournalRecord, QueueRecord, RunRecord } from "../durable/records.js";
+import type { QueueRecord } from "../durable/records.js";
 import type { LedgerDelivery } from "../durable/delivery.js";
 import type { SessionHosts, SessionServices } from "./session-actors.js";
 import { sendToSession } from "./session-steps.js";
@@ -62,7 +62,7 @@ export interface RunPlan {
    * R81: the run is the stored session's unfinished one: its journaled input and the records after
    * its start; `onLive` is called once its journal has no more records (what follows runs for real).
    */
-  resumed?: { run: RunRecord; records: JournalRecord[]; onLive?: (live: LiveAt) => void; after?: number | "journal" };
+  resumed?: { unfinished: UnfinishedRun; onLive?: (live: LiveAt) => void; after?: number | "journal" };
   /** R110: the new run's trace (its span, started ahead by a tracing observer), for its input. */
   trace?: TraceOrigin;
   /**
@@ -196,7 +196,7 @@ export class SessionRuntime<O = unknown> implements SessionServices {
 
   private activate(plan: RunPlan, host = this.hosts.runs.newKey()): Promise<void> {
     const registry = new ToolRegistry(plan.tools, answerToolOf(plan.config));
-    const input = (plan.resumed?.run.input as RunInput | undefined) ?? runInput({
+    const input = (plan.resumed?.unfinished.run.input as RunInput | undefined) ?? runInput({
       prompts: plan.prompts,
       messages: plan.messages,
       tools: registry,
@@ -435,7 +435,7 @@ function journaledRun(run: ActiveRun): JournaledRun | undefined {
   // The Agent's own writer, lent to the run: the run's end does not give the session up (R84).
   const lent = writer ? { ...writer, release: () => {} } : undefined;
   if (!resumed) return lent ? newJournaledRun(lent, run.input, run.plan.config) : journalRun(durable, run.input, run.plan.config);
-  return resumedRun(lent ?? durable.store.openSession(durable.sessionId, { create: false }), resumed.run, resumed.records, { after: resumed.after, onLive: resumed.onLive });
+  return resumedRun(lent ?? durable.store.openSession(durable.sessionId, { create: false }), resumed.unfinished, { after: resumed.after, onLive: resumed.onLive });
 }
 
 /** The run's latest context; its input's initial context if the actor never got going. */

@@ -227,21 +227,31 @@ export interface LiveAt {
   readonly seq: number;
 }
 
+/** A session's last run whose quiet point was not saved (`unfinishedRun` in resume.ts finds it). */
+export interface UnfinishedRun {
+  run: RunRecord;
+  /** The records after its `run` record. */
+  after: JournalRecord[];
+  /** The sequence number of the last record read: where the quiet point of a run that ends within its records is saved. */
+  throughSeq: number;
+}
+
 /**
  * A resumed run (R81): its records after its `run` record answer its steps until they run out.
  * Delivery resumes after `after`, or else after the last sequence number the journal knows was
  * delivered (each record notes it): at least once from there.
  */
-export function resumedRun(writer: SessionWriter, run: RunRecord, records: readonly JournalRecord[], point: ResumePoint = {}): JournaledRun {
+export function resumedRun(writer: SessionWriter, { run, after: records, throughSeq }: UnfinishedRun, point: ResumePoint = {}): JournaledRun {
   const base = run.e ?? 0;
   let delivered = base;
   for (const record of records) {
     const d = (record as { d?: number }).d;
     if (typeof d === "number" && d > delivered) delivered = d;
   }
-  if (point.after === "journal") return new JournaledRun(writer, new RunJournal(writer, records, "resume"), { base, deliverFrom: Number.POSITIVE_INFINITY }, point.onLive);
+  const journal = new RunJournal(writer, records, "resume", throughSeq);
+  if (point.after === "journal") return new JournaledRun(writer, journal, { base, deliverFrom: Number.POSITIVE_INFINITY }, point.onLive);
   const after = typeof point.after === "number" && Number.isInteger(point.after) && point.after >= 0 ? point.after : delivered;
-  return new JournaledRun(writer, new RunJournal(writer, records, "resume"), { base, deliverFrom: Math.max(base, after) + 1 }, point.onLive);
+  return new JournaledRun(writer, journal, { base, deliverFrom: Math.max(base, after) + 1 }, point.onLive);
 }
 
 /** What the step worker reads outside the machine (R67's grace). */

@@ -14,8 +14,9 @@ import type { EventDelivery } from "./delivery.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { startRun, type RunOptions } from "../api/start-run.js";
 import { resolveStreamFn } from "../api/default-stream-fn.js";
-import { checkDurable, resumedRun, type DurableOptions, type LiveAt } from "./durable-run.js";
+import { checkDurable, resumedRun, type DurableOptions, type LiveAt, type UnfinishedRun } from "./durable-run.js";
 import { JOURNAL_FORMAT, isJournalRecord, type JournalRecord, type RunRecord } from "./records.js";
+import type { StoredRecord } from "../store/run-store.js";
 import { JournalFormatError } from "./errors.js";
 
 export interface ResumeOptions {
@@ -44,7 +45,7 @@ export interface ResumeOptions {
 }
 
 export interface ResumeResult {
-  /** False when the session had no unfinished run (nothing ran). */
+  /** False when the session had no unfinished run (nothing ran): its last run ended and its quiet point was saved. */
   resumed: boolean;
   /** The messages the whole run added (R12), those from before the crash included. */
   messages: AgentMessage[];
@@ -54,9 +55,9 @@ export interface ResumeResult {
 export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOptions): Promise<ResumeResult> {
   checkDurable(durable, "durable");
   const writer = durable.store.openSession(durable.sessionId, { create: false });
-  let unfinished: { run: RunRecord; after: JournalRecord[] } | undefined;
+  let unfinished: UnfinishedRun | undefined;
   try {
-    unfinished = unfinishedRun(writer.records(writer.snapshot()?.atSeq ?? 0).map((stored) => stored.record));
+    unfinished = unfinishedRun(writer.records(writer.snapshot()?.atSeq ?? 0));
   } catch (error) {
     writer.release();
     throw error;
@@ -65,7 +66,7 @@ export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOp
     writer.release();
     return { resumed: false, messages: [] };
   }
-  const journaled = resumedRun(writer, unfinished.run, unfinished.after, { after: options.after, onLive: options.onLive });
+  const journaled = resumedRun(writer, unfinished, { after: options.after, onLive: options.onLive });
   const onRuntimeEvent = options.config.onRuntimeEvent;
   const config: AgentLoopConfig = { ...options.config, ...(onRuntimeEvent ? { onRuntimeEvent: journaled.sinkOf(onRuntimeEvent) } : {}) };
   const messages = await startRun({
@@ -81,12 +82,17 @@ export async function resumeAgentLoop(durable: DurableOptions, options: ResumeOp
   return { resumed: true, messages };
 }
 
-/** The last run of `records` that has no `end` record, and the records after its start. */
-export function unfinishedRun(values: readonly unknown[]): { run: RunRecord; after: JournalRecord[] } | undefined {
-  const records = values.filter(isJournalRecord);
+/**
+ * The last run of `stored` (the records after the session's quiet point) and the records after its
+ * start: one with no `end` record, or one whose `end` no quiet point followed (R84: the process
+ * stopped between the two, and the run's messages must still reach the transcript). Its journal
+ * then answers every step and takes that `end` as its own (`RunJournal.end`): nothing runs again.
+ */
+export function unfinishedRun(stored: readonly StoredRecord[]): UnfinishedRun | undefined {
+  const records: JournalRecord[] = [];
+  for (const entry of stored) if (isJournalRecord(entry.record)) records.push(entry.record);
   let start = -1;
   for (let i = records.length - 1; i >= 0; i--) {
-    if (records[i].k === "end") return undefined;
     if (records[i].k === "run") {
       start = i;
       break;
@@ -95,5 +101,5 @@ export function unfinishedRun(values: readonly unknown[]): { run: RunRecord; aft
   if (start < 0) return undefined;
   const run = records[start] as RunRecord;
   if (run.v > JOURNAL_FORMAT) throw new JournalFormatError(`format ${run.v}, this build reads up to ${JOURNAL_FORMAT}`);
-  return { run, after: records.slice(start + 1) };
+  return { run, after: records.slice(start + 1), throughSeq: stored[stored.length - 1].seq };
 }

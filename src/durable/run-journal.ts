@@ -79,12 +79,15 @@ export class RunJournal implements JobJournal {
   /** R81: responses whose events through `message_end` a `response` record holds, by the path that asked, with the record's time. */
   private readonly ended = new Map<string, { message: AssistantMessage; at: number }>();
 
+  /** `lastSeq`: a resumed journal's last record read (where a run that appends nothing more saves its quiet point). */
   constructor(
     private readonly writer: JournalWriter | undefined,
     private readonly records: readonly JournalRecord[],
     private readonly mode: JournalMode,
+    lastSeq = 0,
   ) {
     this.live = mode === "record";
+    this.lastSeq = lastSeq;
   }
 
   /** Binds the run this journal belongs to (before it starts). */
@@ -241,6 +244,13 @@ export class RunJournal implements JobJournal {
 
   /** The run ended with `messages` added. */
   end(messages: AgentMessage[]): void {
+    if (this.mode === "resume" && this.records[this.cursor]?.k === "end") {
+      // R84: the journal ended this run already (the process stopped before its quiet point): that
+      // `end` is this one; the run is past its records, and its quiet point is saved next.
+      this.cursor++;
+      this.goLive();
+      return;
+    }
     // A resumed run whose last record ended it: nothing is left to replay.
     if (this.mode === "resume" && this.cursor === this.records.length) this.live = true;
     if (!this.live) return;
@@ -347,6 +357,8 @@ export class RunJournal implements JobJournal {
           }
           continue;
         }
+        // (The run's own `end`, journaled before a crash: `end()` takes it when the run gets there.)
+        if (record.k === "end") break;
         if (record.k !== "job" && record.k !== "out" && record.k !== "response") {
           this.cursor++;
           continue;
@@ -385,9 +397,7 @@ export class RunJournal implements JobJournal {
       for (let i = this.waiting.length - 1; i >= 0; i--) if (this.waiting[i].cancelled) this.waiting.splice(i, 1);
       if (this.cursor === this.records.length && this.mode === "resume" && !this.live) {
         // R81: the records ran out: the run goes live; the jobs it waits for run for real.
-        this.live = true;
-        for (const record of this.heldInputs.splice(0)) this.append(record);
-        this.hooks.onLive?.();
+        this.goLive();
         if (this.graceDue && this.graceExpired() === "live") this.expireGrace?.();
         const waiting = this.waiting.splice(0);
         // R81: a response whose record is durable but whose reply was lost ended: it is answered from
@@ -418,6 +428,13 @@ export class RunJournal implements JobJournal {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** R81: from now on the run records: the host's inputs held meanwhile are appended, and the host told. */
+  private goLive(): void {
+    this.live = true;
+    for (const record of this.heldInputs.splice(0)) this.append(record);
+    this.hooks.onLive?.();
   }
 
   /**

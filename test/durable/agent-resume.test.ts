@@ -86,6 +86,51 @@ describe("R81: an Agent resumes its stored session", () => {
     expect(interrupted).toBeGreaterThan(0);
   });
 
+  it("R84: a crash between a run's end record and its quiet point loses nothing: the run is finished from its journal", async () => {
+    const store = memoryRunStore();
+    const first = agent(store);
+    await first.agent.prompt("go");
+    const quiet = store.readSession("s").snapshot()!;
+    const fullFirst = first.agent.state.messages.slice();
+    await first.agent.prompt("more");
+    const full = first.agent.state.messages.slice();
+    const records = store.readSession("s").records().map((r) => r.record);
+    const kind = (record: unknown) => (record as { k: string }).k;
+    // Each run's `end` is the last record the crashed process wrote: the first run's with no quiet
+    // point at all, the second's with the first run's.
+    const ends = records.flatMap((record, i) => (kind(record) === "end" ? [i + 1] : []));
+    expect(ends).toEqual([quiet.atSeq, records.length]);
+    for (const [n, expected] of [
+      [ends[0], fullFirst],
+      [ends[1], full],
+    ] as const) {
+      const at = `crash after record ${n}, the end of a run`;
+      const crashed = memoryRunStore();
+      const writer = crashed.openSession("s");
+      records.slice(0, n).forEach((record: Json) => writer.append(record));
+      if (quiet.atSeq < n) writer.saveSnapshot(quiet.snapshot, quiet.atSeq);
+      writer.release();
+      const executions: string[] = [];
+      const second = agent(crashed, (id) => void executions.push(id));
+      const live: number[] = [];
+      const after = (await replayEvents(records.slice(0, n))).length;
+      expect(await second.agent.resume({ after, onLive: () => void live.push(second.events.length) }), at).toBe(true);
+      expect(second.agent.state.messages.map(timeless), at).toEqual(expected.map(timeless));
+      // Nothing ran again, no event was delivered twice, and the run's journal was not extended.
+      expect(executions, at).toEqual([]);
+      expect(second.events, at).toEqual([]);
+      expect(live, at).toEqual([0]);
+      const stored = crashed.readSession("s");
+      expect(stored.records(), at).toHaveLength(n);
+      // Its quiet point is saved now: a later resume finds nothing to finish, and the transcript holds the run once.
+      expect(stored.snapshot()?.atSeq, at).toBe(n);
+      second.agent.release();
+      const third = agent(crashed);
+      expect(await third.agent.resume(), at).toBe(false);
+      expect(third.agent.state.messages.map(timeless), at).toEqual(expected.map(timeless));
+    }
+  });
+
   it("R81: an onLive that throws is reported once and the resumed run goes on to the same end", async () => {
     const store = memoryRunStore();
     const first = agent(store);
