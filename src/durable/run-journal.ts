@@ -37,6 +37,9 @@ export type JournalMode = "record" | "resume" | "replay";
 /** The jobs that emit events while they run (R81: what they delivered before their record was provisional). */
 const EMITTING: ReadonlySet<string> = new Set(["streamResponse", "preflightCalls", "executeToolCall"]);
 
+/** A job's key among the partly journaled ones (a run's path asks for several kinds of job). */
+const partialKey = (record: { path: string; job: string }) => `${record.path}\u0000${record.job}`;
+
 export class RunJournal implements JobJournal {
   private cursor = 0;
   private readonly waiting: JournaledJob[] = [];
@@ -118,9 +121,10 @@ export class RunJournal implements JobJournal {
   /** A replayed response event that was provisional when first delivered (it stays so: a retraction may still take it back). */
   private replayingProvisional = false;
   /**
-   * R70, R81: responses journaled in part (an `out` record: a call's intent came while the model
-   * streamed) whose end no record holds, by path: the sequence number of their first replayed event.
-   * Requested again, their partial events are retracted from there, not only what followed the journal.
+   * R81: jobs journaled in part (`out` records: a response streaming, a preflight's
+   * `tool_execution_start`, a tool's updates) whose reply no record holds, by path and job: the
+   * sequence number of their first replayed event. Asked for again, they emit those events anew, so
+   * what they delivered before the crash is retracted from there (provisional, R81).
    */
   private readonly partialFrom = new Map<string, number>();
 
@@ -304,7 +308,7 @@ export class RunJournal implements JobJournal {
   private goingLive(job: JournaledJob): void {
     if (this.retractPending && EMITTING.has(job.name)) {
       this.retractPending = false;
-      // Every event delivered is in a record: only a response that did not end has something to take back, from its start.
+      // Every event delivered is in a record: only a job that did not reply has something to take back, from its first.
       if (this.partialFrom.size > 0) {
         const fromSeq = Math.min(...this.partialFrom.values());
         this.partialFrom.clear();
@@ -376,17 +380,17 @@ export class RunJournal implements JobJournal {
         const out = decodeOut(record.out ?? [], chain);
         if (record.k === "out" || record.k === "response") {
           if (record.k === "response") {
-            this.partialFrom.delete(record.path);
+            this.partialFrom.delete(partialKey(record));
             const end = out[out.length - 1] as { type?: string; message?: AssistantMessage };
             if (end?.type === "message_end" && end.message) this.ended.set(record.path, { message: end.message, at: record.at });
-          } else if (record.job === "streamResponse" && !this.partialFrom.has(record.path)) {
-            this.partialFrom.set(record.path, (this.hooks.eventCount?.() ?? 0) + 1);
+          } else if (EMITTING.has(record.job) && !this.partialFrom.has(partialKey(record))) {
+            this.partialFrom.set(partialKey(record), (this.hooks.eventCount?.() ?? 0) + 1);
           }
           this.replayOutput(job, out);
           continue;
         }
         this.ended.delete(record.path);
-        this.partialFrom.delete(record.path);
+        this.partialFrom.delete(partialKey(record));
         this.decoded.delete(record.path);
         this.waiting.splice(index, 1);
         if (record.job === "executeToolCall") this.openIntents.delete(record.path);

@@ -14,6 +14,7 @@ import { replayEvents } from "../../src/durable/replay.js";
 import type { Json } from "../../src/store/run-store.js";
 import { SessionLockedError, UnknownSessionError } from "../../src/store/errors.js";
 import { memoryRunStore } from "../support/memory-run-store.js";
+import type { EventDelivery } from "../../src/durable/delivery.js";
 import { crashSession, fixedClock, prompt } from "./crash-scenario.js";
 
 const INTERRUPTED = "was interrupted before it finished";
@@ -92,6 +93,37 @@ describe("R81: resume after a crash at any record", () => {
       expect(all.at(-1)?.record).toMatchObject({ k: "end" });
     }
     expect(interrupted).toBeGreaterThan(0);
+  });
+
+  it("R81: a consumer that drops what a retraction takes back sees each tool call start and end once, after a crash at any record", { timeout: 120_000 }, async () => {
+    const full = await uninterrupted();
+    let retractions = 0;
+    for (let n = 1; n <= full.records.length; n++) {
+      const store = seeded(full.records.slice(0, n));
+      const session = crashSession(() => {}, { fast: true });
+      // A consumer that saw nothing: the resume delivers the journal's events, then the live ones, each with its number and flag.
+      const delivered: { seq: number; provisional: boolean; event: AnyAgentEvent }[] = [];
+      const record = (event: AnyAgentEvent, delivery?: EventDelivery) => void delivered.push({ seq: delivery!.seq, provisional: delivery!.provisional, event: structuredClone(event) });
+      await resumeAgentLoop({ store, sessionId: "s" }, { config: { ...session.config, onRuntimeEvent: record }, tools: session.tools, streamFn: session.streamFn, sink: record, clock: fixedClock, after: 0 });
+      // The delivery contract's consumer: one event a number; a retraction drops the provisional ones from its `fromSeq` on.
+      const view = new Map<number, { provisional: boolean; event: AnyAgentEvent }>();
+      for (const { seq, provisional, event } of delivered) {
+        if (event.type === "message_discarded" && event.reason === "interrupted") {
+          retractions++;
+          for (const [at, kept] of view) if (at >= event.fromSeq! && kept.provisional) view.delete(at);
+        } else view.set(seq, { provisional, event });
+      }
+      const count = (type: string) => {
+        const counts: Record<string, number> = {};
+        for (const { event } of view.values()) if (event.type === type) counts[(event as { toolCallId: string }).toolCallId] = (counts[(event as { toolCallId: string }).toolCallId] ?? 0) + 1;
+        return counts;
+      };
+      const at = `crash after record ${n} (${JSON.stringify(full.records[n - 1]).slice(0, 80)})`;
+      const starts = count("tool_execution_start");
+      expect(Object.values(starts).every((c) => c === 1), `${at}: ${JSON.stringify(starts)}`).toBe(true);
+      expect(count("tool_execution_end"), at).toEqual(starts);
+    }
+    expect(retractions).toBeGreaterThan(0);
   });
 
   it("R81: a crash during the resume resumes again: every prefix of a resumed journal, cut again halfway through what the resume wrote", async () => {
