@@ -141,14 +141,15 @@ export function runsSequentially(context: RunContext, calls: ToolCall[]): boolea
 
 /** R56: the assistant message that closes a failed run (R67: `aborted` when a step was abandoned). */
 export function failureMessage(
-  context: Pick<RunContext, "model" | "thinkingLevel">,
+  context: Pick<RunContext, "model">,
   errorMessage: string,
   at: number,
   stopReason: "error" | "aborted" = "error",
 ): AssistantMessage {
+  // The reference Agent's failure message, field for field (one empty text block, no thinking level).
   return {
     role: "assistant",
-    content: [],
+    content: [{ type: "text", text: "" }],
     api: context.model.api,
     provider: context.model.provider,
     model: context.model.id,
@@ -156,7 +157,6 @@ export function failureMessage(
     stopReason,
     errorMessage,
     timestamp: at,
-    thinkingLevel: context.thinkingLevel,
   };
 }
 

@@ -143,7 +143,8 @@ export function checkAfterToolCallResult(value: unknown, hook = "afterToolCall")
   if (!objectOrAbsent(hook, value)) return undefined;
   const content = field(hook, value, "content");
   const problem =
-    (content !== undefined ? blocksProblem(content, "content", ["text", "image"]) : undefined) ??
+    // (A null `content` is absent: the tool's stays, as in the reference.)
+    (content != null ? blocksProblem(content, "content", ["text", "image"]) : undefined) ??
     fieldProblem(value, "isError", "", "boolean", true) ??
     fieldProblem(value, "terminate", "", "boolean", true) ??
     fieldProblem(value, "usage", "", "object", true);

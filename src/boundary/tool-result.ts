@@ -14,8 +14,10 @@ export function toolResultProblem(value: unknown, path = ""): Problem | undefine
   if (!isRecord(value)) return { field: path, problem: `must be an object { content: [...], details }, got ${describeValue(value)}` };
   const content = readField(value, "content");
   if ("threw" in content) return { field: fieldPath(path, "content"), problem: "could not be read (its getter threw)" };
+  // R22: a result without content (an untyped JS tool's) has no blocks, as in the reference.
+  const blocks = content.value === undefined || content.value === null ? undefined : blocksProblem(content.value, fieldPath(path, "content"), ["text", "image"]);
   return (
-    blocksProblem(content.value, fieldPath(path, "content"), ["text", "image"]) ??
+    blocks ??
     fieldProblem(value, "isError", path, "boolean", true) ??
     fieldProblem(value, "terminate", path, "boolean", true) ??
     fieldProblem(value, "usage", path, "object", true)

@@ -59,7 +59,7 @@ export function errorText(error: unknown): string {
   }
 }
 
-/** R23: field-by-field overrides, no deep merge; `content` alone drops `structuredContent`. */
+/** R23: field-by-field overrides, no deep merge; `content` alone drops `structuredContent`; a null field is absent (as the reference's `??`). */
 export function applyAfterToolCall(
   result: AgentToolResult,
   isError: boolean,
@@ -67,7 +67,7 @@ export function applyAfterToolCall(
 ): { result: AgentToolResult; isError: boolean } {
   if (!override) return { result, isError };
   const next: AgentToolResult = { ...result };
-  if (override.content !== undefined) {
+  if (override.content != null) {
     next.content = override.content;
     if (override.structuredContent === undefined) delete next.structuredContent;
   }
@@ -90,7 +90,8 @@ export function toolResultMessage(
     role: "toolResult",
     toolCallId: toolCall.id,
     toolName: toolCall.name,
-    content: result.content,
+    // (A result without content has none: see `toolResultProblem`.)
+    content: result.content ?? [],
     details: result.details,
     isError,
     timestamp,

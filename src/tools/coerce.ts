@@ -10,7 +10,7 @@
  * - `string`: finite numbers and booleans become their text;
  * - `array`: a single non-null value becomes a one-item array (never for tuples);
  * - an optional property set to `null` whose schema rejects `null` is dropped;
- * - `const`/`enum`: the member the value converts to; `anyOf`/`oneOf`: a value some branch accepts
+ * - `const`/`enum`: the member the value converts to, else the conversion by the node's type; `anyOf`/`oneOf`: a value some branch accepts
  *   stays, else the first branch conversion the union accepts; `allOf`: each member in turn;
  *   `$ref`: its target.
  *
@@ -54,8 +54,10 @@ function convertNode(walk: Walk, node: Record<string, unknown>, value: unknown):
   let v = value;
   const target = refTarget(walk.schema, node);
   if (target !== undefined) v = reenter(walk, target, v);
-  if ("const" in node) return toMember(v, [node.const]);
-  if (Array.isArray(node.enum)) return toMember(v, node.enum);
+  // A value no member converts to is still converted by the node's type, as the reference's
+  // coercion does: then only the enum fails ("expected one of …"), not the type too.
+  if ("const" in node) return toMemberOrOwn(walk, node, v, [node.const]);
+  if (Array.isArray(node.enum)) return toMemberOrOwn(walk, node, v, node.enum);
   v = convertOwn(walk, node, v);
   if (Array.isArray(node.anyOf)) v = convertUnion(walk, node.anyOf, v, false);
   if (Array.isArray(node.oneOf)) v = convertUnion(walk, node.oneOf, v, true);
@@ -129,6 +131,12 @@ function convertScalar(type: unknown, value: unknown, tuple: boolean): unknown {
 }
 
 /** A member of `members` as is, else the first member `value` converts to, else `value`. */
+function toMemberOrOwn(walk: Walk, node: Record<string, unknown>, value: unknown, members: readonly unknown[]): unknown {
+  const member = toMember(value, members);
+  return member === NO ? convertOwn(walk, node, value) : member;
+}
+
+/** The member `value` is or converts to; `NO` when there is none. */
 function toMember(value: unknown, members: readonly unknown[]): unknown {
   if (members.length > INDEXED_MEMBERS && isPrimitive(value)) return toIndexedMember(value, members);
   if (members.some((m) => deepCompareStrict(m, value))) return value;
@@ -137,7 +145,7 @@ function toMember(value: unknown, members: readonly unknown[]): unknown {
     if (type !== "number" && type !== "string" && type !== "boolean") continue;
     if (convertScalar(type, value, false) === member) return member;
   }
-  return value;
+  return NO;
 }
 
 /** Enums longer than this are looked up through an index (10⁴ items × 10⁴ values took seconds). */
@@ -166,7 +174,7 @@ function toIndexedMember(value: string | number | boolean | null, members: reado
     const at = index.get(converted);
     if (at !== undefined && typeof members[at] === type && (!best || at < best.at)) best = { member: members[at], at };
   }
-  return best ? best.member : value;
+  return best ? best.member : NO;
 }
 
 function convertUnion(walk: Walk, branches: readonly unknown[], value: unknown, exactlyOne: boolean): unknown {

@@ -151,13 +151,15 @@ describe("issue 15 item 13: checkTools / checkToolSchema", () => {
 });
 
 describe("issue 15 item 10: checkToolResult", () => {
+  it("R22: accepts a result without content, or with null content (an untyped JS tool's), as the reference does", () => {
+    for (const result of [{ details: { a: 1 } }, { content: null, details: {} }]) expect(checkToolResult("t", result)).toBe(result);
+  });
   it("accepts text and image content with any details", () => {
     const result = { content: [{ type: "text", text: "ok" }, { type: "image", data: "AA", mimeType: "image/png" }], details: revoked() };
     expect(checkToolResult("t", result)).toBe(result);
   });
   it.each([
     [() => ({ content: [{ type: "text", text: 42 }] }), "content[0].text", "Tool read returned an invalid result: content[0].text must be a string, got a number (42)"],
-    [() => ({ content: null }), "content", "Tool read returned an invalid result: content must be an array of content blocks, got null"],
     [() => ({ content: "x" }), "content", 'Tool read returned an invalid result: content must be an array of content blocks, got a string ("x")'],
     [() => undefined, "", "Tool read returned an invalid result: the result must be an object { content: [...], details }, got undefined"],
     [() => ({ content: [], isError: "yes" }), "isError", 'Tool read returned an invalid result: isError must be a boolean, got a string ("yes")'],
@@ -193,7 +195,6 @@ describe("issue 15 items 10, 13: hook results", () => {
     ["prepareNextTurn", () => checkTurnUpdate(7), "result", "prepareNextTurn returned an invalid result: the result must be an object or undefined, got a number (7)"],
     ["finishTurn", () => checkTurnDecision({ action: "stop" }), "action", 'finishTurn returned an invalid result: action must be "end" or "continue", got a string ("stop")'],
     ["beforeToolCall", () => checkBeforeToolCallResult({ block: "yes" }), "block", 'beforeToolCall returned an invalid result: block must be a boolean, got a string ("yes")'],
-    ["afterToolCall", () => checkAfterToolCallResult({ content: null }), "content", "afterToolCall returned an invalid result: content must be an array of content blocks, got null"],
     ["afterToolCall", () => checkAfterToolCallResult({ content: "x" }), "content", 'afterToolCall returned an invalid result: content must be an array of content blocks, got a string ("x")'],
     ["transformContext", () => checkTransformedMessages("abc"), "result", 'transformContext returned an invalid result: the result must be an array of messages, got a string ("abc")'],
     ["transformContext", () => checkTransformedMessages(undefined), "result", "transformContext returned an invalid result: the result must be an array of messages, got undefined"],

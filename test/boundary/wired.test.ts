@@ -48,7 +48,6 @@ describe("issue 15 item 10 (wired): malformed tool results become error results 
     expect(resultText(result)).toBe(`Tool t returned an invalid result: ${problem}`);
   });
   it.each([
-    ["{content: null}", { content: null }, "content must be an array of content blocks, got null"],
     ['{content: "x"}', { content: "x" }, 'content must be an array of content blocks, got a string ("x")'],
     ["{content: [{type: \"text\", text: 42}]}", { content: [{ type: "text", text: 42 }] }, "content[0].text must be a string, got a number (42)"],
   ])("afterToolCall returning %s", async (_name, value, problem) => {
@@ -56,6 +55,18 @@ describe("issue 15 item 10 (wired): malformed tool results become error results 
     const [result] = toolResults(messages);
     expect(result.isError).toBe(true);
     expect(resultText(result)).toBe(`afterToolCall returned an invalid result: ${problem}`);
+  });
+  // R22, R23: as the reference (`content ?? []`, `afterResult.content ?? result.content`), for untyped JS tools and hooks.
+  it.each([
+    ["a tool returning {details} (no content)", {}, async () => ({ details: { a: 1 } }) as never, []],
+    ["a tool returning {content: null}", {}, async () => ({ content: null, details: { a: 1 } }) as never, []],
+    ["afterToolCall returning {content: null}", { afterToolCall: async () => ({ content: null }) as never }, undefined, [{ type: "text", text: "t done" }]],
+  ])("%s: not an error; the result message has the content there is", async (_name, config, execute, content) => {
+    const { messages, events } = await run(config as Partial<AgentLoopConfig>, [execute ? tool("t", execute) : tool("t")]);
+    const [result] = toolResults(messages);
+    expect(result.isError).toBe(false);
+    expect(result.content).toEqual(content);
+    expect(events.find((e) => e.type === "tool_execution_end")).toMatchObject({ isError: false });
   });
   it('beforeToolCall returning {block: "yes"} is an error result naming the field, not a block', async () => {
     const { messages } = await run({ beforeToolCall: async () => ({ block: "yes" }) as never }, [tool("t")]);

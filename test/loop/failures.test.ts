@@ -162,7 +162,9 @@ describe("failures", () => {
     expect(structureProblems(run.events)).toEqual([]);
     expect(run.messages.map(summary)).toEqual(c.messages);
     const last = run.messages[run.messages.length - 1] as AssistantMessage;
-    expect(last).toMatchObject({ role: "assistant", content: [], stopReason: "error", api: "scripted", provider: "scripted", model: "scripted" });
+    // The reference Agent's failure message, field for field: one empty text block, no thinking level.
+    expect(last).toMatchObject({ role: "assistant", content: [{ type: "text", text: "" }], stopReason: "error", api: "scripted", provider: "scripted", model: "scripted" });
+    expect(last).not.toHaveProperty("thinkingLevel");
     const turnEnd = run.events[run.events.length - 2];
     expect(turnEnd).toEqual({ type: "turn_end", message: last, toolResults: [] });
   });

@@ -56,6 +56,13 @@ describe("R21 failure messages (JSON Schema tools)", () => {
     ]);
   });
 
+  it("R21: a wrong-typed value against a typed enum is converted by the type first, as the reference does: one enum line", () => {
+    const schema = obj({ e: { type: "string", enum: ["x", "y"] }, k: { type: "string", const: "x" } });
+    expect(linesOf(schema, { e: 3, k: true })).toEqual(['  - e: expected one of ["x","y"]', '  - k: expected "x"']);
+    // A value that converts to a member still becomes that member.
+    expect(check(obj({ e: { type: "string", enum: ["1", "2"] } }), { e: 1 })).toMatchObject({ ok: true, args: { e: "1" } });
+  });
+
   it("R21: problems with the arguments themselves are reported at root", () => {
     expect(linesOf(obj({}, [], { minProperties: 1 }), {})).toEqual(["  - root: expected at least 1 properties"]);
     expect(linesOf({ type: "object" }, "text")).toEqual(["  - root: expected object, got string"]);
