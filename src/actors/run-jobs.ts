@@ -15,6 +15,7 @@ import { streamResponse } from "./stream-response.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
 import { ownQueuesOf } from "./own-queues.js";
+import { keepHeaders, withHeaders } from "../protocol/model-headers.js";
 
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
@@ -43,7 +44,7 @@ export const runJobs = {
   async prepareRequest(runtime: RunRuntime, request: Input<"prepareRequest">, { signal }: JobScope): Promise<StateUpdate> {
     const update = checkRequestUpdate(
       await runtime.config.prepareRequest!(
-        { context: contextOf(runtime, request.messages), model: request.model, thinkingLevel: request.thinkingLevel },
+        { context: contextOf(runtime, request.messages), model: withHeaders(runtime, request.model), thinkingLevel: request.thinkingLevel },
         signal,
       ),
     );
@@ -73,7 +74,7 @@ export const runJobs = {
     // needs none); the key is resolved per request, as for the run's own (R40).
     const complete: CompactRequest["complete"] = async (messages, options) => {
       const apiKey = (runtime.config.getApiKey ? checkApiKey(await runtime.config.getApiKey(request.model.provider)) : undefined) ?? runtime.config.apiKey;
-      return streamCompletion(runtime.streamFn, request.model, { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
+      return streamCompletion(runtime.streamFn, withHeaders(runtime, request.model), { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
     };
     const messages = await runtime.config.compact!.compactor({ ...request, complete }, signal);
     return messages === request.messages ? null : plainMessages(checkTransformedMessages(messages, "compact.compactor"));
@@ -121,7 +122,8 @@ function stateUpdate(runtime: RunRuntime, update: AgentLoopTurnUpdate | undefine
     plain.messages = plainMessages(update.context.messages);
     plain.toolSet = runtime.tools.replace(update.context.tools ?? []);
   }
-  if (update.model) plain.model = update.model;
+  // R14: its headers stay with the runtime.
+  if (update.model) plain.model = keepHeaders(runtime, update.model);
   if (update.thinkingLevel) plain.thinkingLevel = update.thinkingLevel;
   return plain;
 }

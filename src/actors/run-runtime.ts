@@ -6,7 +6,8 @@
  * of runs share one provided machine and one actor system.
  */
 import type { AnyActorLogic, AnyActorRef } from "xstate";
-import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, StreamFn, StreamOptions } from "../types.js";
+import type { AgentContext, AgentEventSink, AnyAgentEvent, AgentLoopConfig, AgentRunOptions, AssistantMessage, Model, StreamFn, StreamOptions } from "../types.js";
+import { keepHeaders } from "../protocol/model-headers.js";
 import { EventQueue } from "../bridge/event-queue.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
 import { answerToolOf } from "../loop/output-tool.js";
@@ -62,6 +63,8 @@ export interface RunRuntime {
   abortSignal(reason?: unknown): void;
   /** The key `getApiKey` resolved for the next request; cleared once used. Never in a machine. */
   apiKey: { next: string | undefined };
+  /** R14: the headers of the run's models (`config.model`'s, a hook's), which the machine's models do not carry. */
+  modelHeaders: Map<string, NonNullable<Model["headers"]>> | undefined;
   /** The request limiter's slot held for the next request (`awaitingRequestSlot`); released when its response ended. */
   requestSlot: { held: RequestSlotRelease | undefined };
   /** What tool hooks see: the message that issued the calls and the current context. */
@@ -114,6 +117,7 @@ class HostedRuntime implements RunRuntime {
   readonly tools: ToolRegistry;
   readonly events: EventQueue;
   readonly apiKey: { next: string | undefined } = { next: undefined };
+  modelHeaders: RunRuntime["modelHeaders"] = undefined;
   readonly requestSlot: { held: RequestSlotRelease | undefined } = { held: undefined };
   readonly startedCalls = new Set<string>();
   readonly subAgents: SubAgentLauncher | undefined;
@@ -134,7 +138,11 @@ class HostedRuntime implements RunRuntime {
     this.clock = args.clock ?? systemClock;
     this.random = args.random ?? systemRandom;
     this.executor = args.executor;
-    this.streamOptions = "model" in config ? streamOptionsOf(config) : {};
+    // R14: the model's headers stay here (its input's model has none).
+    if ("model" in config) {
+      this.streamOptions = streamOptionsOf(config);
+      if (config.model?.headers !== undefined) keepHeaders(this, config.model);
+    } else this.streamOptions = {};
     this.subAgents = args.subAgents;
     this.hooked = args.hookContext;
     const snapshot = owner.getSnapshot() as { context?: Partial<RunContext> } | undefined;

@@ -15,6 +15,7 @@ import { classifyFailure } from "../loop/classify-failure.js";
 import { toPlainData } from "../loop/plain-data.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
+import { withHeaders } from "../protocol/model-headers.js";
 import { ContentLog, copyNow as messageAsOf } from "./message-as-of.js";
 
 /** Thrown when the stream function broke its contract after `start`; carries the closed partial (R56). */
@@ -83,7 +84,7 @@ async function streamOnce(runtime: RunRuntime, request: StreamRequest, scope: Jo
   /** R41, R83: each update's content as of that update, copied when read (message-as-of.ts). */
   const updates = new ContentLog();
   try {
-    const stream = await runtime.streamFn(request.model, { messages: request.messages }, options);
+    const stream = await runtime.streamFn(withHeaders(runtime, request.model), { messages: request.messages }, options);
     for await (const event of stream) {
       if (event.type === "done") {
         final = event.message;

@@ -55,6 +55,7 @@ import { isRuntimeEvent } from "../loop/runtime-events.js";
 import { countTakenEvent, inSessionStep, sendToSession, sentAndTaken } from "./session-steps.js";
 import { checkMessage, checkMessages } from "../boundary/messages.js";
 import { checkModel } from "../boundary/model.js";
+import { keepHeaders, withHeaders, type HeadersHolder } from "../protocol/model-headers.js";
 import { checkPromptInput } from "../boundary/prompt-input.js";
 import { checkTools } from "../boundary/tools.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
@@ -221,6 +222,8 @@ export class Agent {
   private declare readonly durable: AgentOptions["durable"];
   /** R84: the durable session's writer, held from the Agent's first use of the session until `release()` (or the process ends). */
   private declare writer: SessionWriter | undefined;
+  /** R14: the headers of the session's models, which its context's models do not carry. */
+  private declare headers: HeadersHolder | undefined;
   static {
     Object.assign(this.prototype, agentDefaults);
   }
@@ -268,7 +271,7 @@ export class Agent {
     const input: SessionInput = {
       host: this.runtime.key,
       messages: initialTranscript(initial.systemPrompt, this.tools, initial.messages ?? []),
-      model: initial.model ?? unknownModel,
+      model: this.plainModel(initial.model ?? unknownModel),
       thinkingLevel: initial.thinkingLevel ?? "off",
       steeringMode: options.steeringMode,
       followUpMode: options.followUpMode,
@@ -717,7 +720,7 @@ export class Agent {
       streamOptions: this,
       toolExecution: this.toolExecution,
       settings: this,
-      model: context.model,
+      model: this.fullModel(context.model),
       thinkingLevel: context.thinkingLevel,
       drain: (queue) => this.drain(queue),
       followUpsEmpty: () => this.context.queues.followUp.length === 0,
@@ -887,7 +890,17 @@ export class Agent {
   /** `state.model = …` */
   private setModel(model: Model): void {
     checkModel(model, "state.model");
-    this.send({ type: "session.setModel", model });
+    this.send({ type: "session.setModel", model: this.plainModel(model) });
+  }
+
+  /** R14: `model` as the session keeps it: without its headers, which this Agent keeps. */
+  private plainModel(model: Model): Model {
+    return model.headers === undefined ? model : keepHeaders((this.headers ??= { modelHeaders: undefined }), model);
+  }
+
+  /** The session's `model` with the headers this Agent keeps for it. */
+  private fullModel(model: Model): Model {
+    return this.headers === undefined ? model : withHeaders(this.headers, model);
   }
 
   /** `state.thinkingLevel = …` */
@@ -961,7 +974,10 @@ const agentOf = (state: object): Agent => (state as { [AGENT]: Agent })[AGENT];
 const stateProperties: PropertyDescriptorMap = {
   systemPrompt: { get: function (this: object) { return agentOf(this)["systemPrompt"](); } },
   model: {
-    get: function (this: object) { return agentOf(this)["context"].model; },
+    get: function (this: object) {
+      const agent = agentOf(this);
+      return agent["fullModel"](agent["context"].model);
+    },
     set: function (this: object, model: Model) { agentOf(this)["setModel"](model); },
   },
   thinkingLevel: {

@@ -5,6 +5,7 @@ import type { ToolRegistry } from "../loop/tool-registry.js";
 import { recoverySettings } from "../loop/recovery-settings.js";
 import { outputRunSettings } from "../loop/output-tool.js";
 import { ownQueuesOf } from "../actors/own-queues.js";
+import { withoutHeaders } from "../protocol/model-headers.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -47,7 +48,7 @@ export function runInput(args: RunInputArgs): RunInput {
     tools: data.tools,
     sequentialTools: data.sequentialTools,
     siblingCancellingTools: data.siblingCancellingTools,
-    model: config.model,
+    model: withoutHeaders(config.model),
     thinkingLevel: config.reasoning ?? "off",
     toolExecution: config.toolExecution ?? "parallel",
     hooks: hookFlags(config),

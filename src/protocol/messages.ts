@@ -187,6 +187,13 @@ export interface Model {
   cost: ModelCost;
   contextWindow: number;
   maxTokens: number;
+  /**
+   * HTTP headers a provider sends with this model's requests (pi-ai's field). They may carry a key,
+   * so they never enter machine context, input or snapshots (R14): the run keeps them in memory
+   * and passes the model with them to the stream function; a restored run gets them from the model
+   * it is given again (same api, provider and id).
+   */
+  headers?: Record<string, string>;
 }
 
 export type AssistantMessageEvent =
