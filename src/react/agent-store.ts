@@ -110,6 +110,10 @@ export class AgentStore {
       const events = this.agent.subscribe((event) => this.onEvent(event), { runtimeEvents: true });
       const changes = this.agent.subscribeChanges?.((what) => (what === "all" ? this.refresh() : this.refreshStatus()));
       this.unsubscribe = () => (events(), changes?.());
+      // Nothing listened since the last subscriber left (or since the store was made, at a render
+      // before this subscription): the Agent's events in between went unheard, so a (re)mounted
+      // component would read the state of then until the next event.
+      this.catchUp();
     }
     return () => {
       this.listeners[slice].delete(listener);
@@ -118,6 +122,16 @@ export class AgentStore {
         this.unsubscribe = undefined;
       }
     };
+  }
+
+  /** Reads the Agent again, notifying only the slices that changed (a first mount renders once). */
+  private catchUp(): void {
+    this.syncTranscript();
+    this.flushStreaming();
+    const status = this.readStatus();
+    if (sameStatus(status, this.status)) return;
+    this.status = status;
+    this.notify("status");
   }
 
   private onEvent(event: { type: AnyAgentEvent["type"] }): void {
@@ -206,6 +220,25 @@ export class AgentStore {
     };
   }
 }
+
+/** Whether two readings show the same (the Agent's getters may build new arrays and objects per read). */
+function sameStatus(a: AgentStatus, b: AgentStatus): boolean {
+  return (
+    a.value === b.value &&
+    a.isStreaming === b.isStreaming &&
+    a.lastEndReason === b.lastEndReason &&
+    a.errorMessage === b.errorMessage &&
+    sameItems(a.queues.steering, b.queues.steering) &&
+    sameItems(a.queues.followUp, b.queues.followUp) &&
+    sameItems(
+      a.pendingApprovals.map((request) => request.approvalId),
+      b.pendingApprovals.map((request) => request.approvalId),
+    ) &&
+    JSON.stringify(a.usage) === JSON.stringify(b.usage)
+  );
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((item, index) => item === b[index]);
 
 function sizeOf(message: AgentMessage | undefined): number {
   const content = (message as { content?: unknown } | undefined)?.content;

@@ -48,3 +48,30 @@ describe("react: useAgent", () => {
     expect(agent.state.messages.filter((message) => message.role === "toolResult").map((message) => (message as { isError: boolean }).isError)).toEqual([false, true]);
   });
 });
+
+describe("react: a component (re)mounted after its Agent moved on", () => {
+  function Chat({ agent }: { agent: Agent }) {
+    const chat = useAgent(agent);
+    return h("span", { "data-testid": "chat" }, `${chat.state.value} ${chat.transcript.length} ${chat.state.lastEndReason}`);
+  }
+  const shown = () => screen.getByTestId("chat").textContent;
+
+  it("unmounted mid-run, remounted after the run ended: it shows the Agent as it is now, not as it was", async () => {
+    const agent = new Agent({ streamFn: scriptedStreamFn([{ content: [text("alpha beta gamma delta")], delayMs: 20 }]), initialState: { model: scriptedModel } });
+    const first = render(h(Chat, { agent }));
+    const run = agent.prompt("hi");
+    await screen.findByText("streaming 1 undefined");
+    first.unmount();
+    await run;
+    render(h(Chat, { agent }));
+    expect([shown(), agent.state.messages.length]).toEqual(["idle 2 completed", 2]);
+  });
+
+  it("unmounted while idle, a whole run in between, remounted: it shows that run", async () => {
+    const agent = new Agent({ streamFn: scriptedStreamFn([{ content: [text("one")] }]), initialState: { model: scriptedModel } });
+    render(h(Chat, { agent })).unmount();
+    await agent.prompt("first");
+    render(h(Chat, { agent }));
+    expect(shown()).toBe("idle 2 completed");
+  });
+});
