@@ -60,7 +60,11 @@ export interface StoreSubject {
 }
 
 export interface AgentStoreOptions {
-  /** How delta notifications are batched (default `frameScheduler`). */
+  /**
+   * How delta notifications are batched (default `frameScheduler`). One batching per Agent: its
+   * hooks share one store, which batches with the `schedule` given last to any of them (a hook
+   * given none leaves it as it is); hooks given different ones get a console warning, once.
+   */
   schedule?: BatchScheduler;
 }
 
@@ -72,13 +76,16 @@ export class AgentStore {
   private unsubscribe: (() => void) | undefined;
   private flushPending = false;
   private streamingSize = 0;
-  private readonly schedule: BatchScheduler;
+  private schedule: BatchScheduler;
+  private scheduleGiven = false;
+  private warnedSchedules = false;
 
   constructor(
     readonly agent: StoreSubject,
     options: AgentStoreOptions = {},
   ) {
-    this.schedule = options.schedule ?? frameScheduler;
+    this.schedule = frameScheduler;
+    if (options.schedule) this.setSchedule(options.schedule);
     this.transcript = [...agent.state.messages];
     this.status = this.readStatus();
   }
@@ -90,6 +97,21 @@ export class AgentStore {
   subscribeTranscript = (listener: () => void) => this.listen("transcript", listener);
   subscribeStreaming = (listener: () => void) => this.listen("streaming", listener);
   subscribeStatus = (listener: () => void) => this.listen("status", listener);
+
+  /**
+   * Batches deltas with `schedule` from now on. The hooks' options are read at every render: a
+   * component written `{ schedule: (flush) => … }` gives a new function each time, the same
+   * batching, so only a function with other source text counts as a conflict.
+   */
+  setSchedule(schedule: BatchScheduler): void {
+    if (schedule === this.schedule) return;
+    if (this.scheduleGiven && !this.warnedSchedules && String(schedule) !== String(this.schedule)) {
+      this.warnedSchedules = true;
+      console.warn("xstate-agent-loop/react: hooks of one Agent were given different `schedule`s; they share one store, which batches with the one given last");
+    }
+    this.schedule = schedule;
+    this.scheduleGiven = true;
+  }
 
   /** Reads everything again (after a change the Agent emits no event for: `reset()`, assigning `state.messages`). */
   refresh(): void {
@@ -250,9 +272,17 @@ function sizeOf(message: AgentMessage | undefined): number {
 
 const stores = new WeakMap<StoreSubject, AgentStore>();
 
-/** The one store of `agent` (hooks on the same Agent share it and its single subscription). */
+/**
+ * The one store of `agent` (hooks on the same Agent share it and its single subscription); a
+ * `schedule` in `options` becomes its batching, whichever hook made the store.
+ */
 export function agentStore(agent: StoreSubject, options?: AgentStoreOptions): AgentStore {
-  let store = stores.get(agent);
-  if (!store) stores.set(agent, (store = new AgentStore(agent, options)));
+  const store = stores.get(agent);
+  if (!store) {
+    const made = new AgentStore(agent, options);
+    stores.set(agent, made);
+    return made;
+  }
+  if (options?.schedule) store.setSchedule(options.schedule);
   return store;
 }

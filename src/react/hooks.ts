@@ -68,7 +68,7 @@ export function useAgentActions(agent: AgentHandle, options?: AgentStoreOptions)
       reject: (approvalId, reason) => queued(() => agent.reject(approvalId, reason)),
       resume: () => agent.resume(),
     };
-    // options is read once, when the store is made.
+    // options is read at the first render: a later `schedule` reaches the store through the readers.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [agent]);
 }

@@ -2,11 +2,11 @@
 /** useAgent: the session's phase, pending approvals (R82) and queues (R53) in a component, and its actions. */
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { createElement as h } from "react";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { Agent, defineTool } from "../../src/index.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/testing/index.js";
-import { useAgent } from "../../src/react/index.js";
+import { useAgent, useAgentStatus, useStreamingMessage, type BatchScheduler } from "../../src/react/index.js";
 
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = false;
 afterEach(cleanup);
@@ -73,5 +73,58 @@ describe("react: a component (re)mounted after its Agent moved on", () => {
     await agent.prompt("first");
     render(h(Chat, { agent }));
     expect(shown()).toBe("idle 2 completed");
+  });
+});
+
+describe("react: one batching per Agent (its hooks share one store)", () => {
+  const agentFor = () => new Agent({ streamFn: scriptedStreamFn([{ content: [text("a b c d e f g h")], chunkSize: 2 }]), initialState: { model: scriptedModel } });
+
+  it("a `schedule` given to a hook is used even when a hook given none made the Agent's store first", async () => {
+    const agent = agentFor();
+    let scheduled = 0;
+    const schedule: BatchScheduler = (flush) => (scheduled++, queueMicrotask(flush));
+    function Status() {
+      return h("span", null, useAgentStatus(agent).value);
+    }
+    function Streaming() {
+      return h("p", null, String(useStreamingMessage(agent, { schedule }).version));
+    }
+    render(h("div", null, h(Status), h(Streaming)));
+    await agent.prompt("hi");
+    expect(scheduled).toBeGreaterThan(0);
+  });
+
+  it("hooks of one Agent given different schedules: a console warning, once; the one given last batches", async () => {
+    const agent = agentFor();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const used: string[] = [];
+    const first: BatchScheduler = (flush) => (used.push("first"), queueMicrotask(flush));
+    const second: BatchScheduler = (flush) => (used.push("second"), setTimeout(flush, 0));
+    function Reader({ schedule }: { schedule: BatchScheduler }) {
+      return h("p", null, String(useStreamingMessage(agent, { schedule }).version));
+    }
+    try {
+      const view = render(h("div", null, h(Reader, { schedule: first }), h(Reader, { schedule: second })));
+      view.rerender(h("div", null, h(Reader, { schedule: first }), h(Reader, { schedule: second })));
+      await agent.prompt("hi");
+      expect([warn.mock.calls.length, new Set(used)]).toEqual([1, new Set(["second"])]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("a component that gives a new inline `schedule` at each render is no conflict", async () => {
+    const agent = agentFor();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    function Reader() {
+      return h("p", null, String(useStreamingMessage(agent, { schedule: (flush) => queueMicrotask(flush) }).version));
+    }
+    try {
+      render(h("div", null, h(Reader), h(Reader)));
+      await agent.prompt("hi");
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
