@@ -28,10 +28,23 @@ export type ChatRequest =
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** A UI message as the route reads it: every part an object with a `type` (a `null` part once threw a TypeError, a 500). */
+const isUIMessage = (value: unknown): value is UIMessageLike =>
+  isRecord(value) && typeof value.role === "string" && Array.isArray(value.parts) && value.parts.every((part) => isRecord(part) && typeof part.type === "string");
+
+/** A path segment decoded, or a typed 400: a malformed escape (`%E0%A4%A`) makes `decodeURIComponent` throw a URIError. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new UIStreamRequestError("invalid_request", 400, "The chat id in the path is not a valid percent-encoded segment");
+  }
+}
+
 /** GET `<api>/<chatId>/stream` is `useChat`'s reconnect (`resume: true`). */
 export function chatIdFromStreamUrl(url: string): string | undefined {
   const segments = new URL(url).pathname.split("/").filter(Boolean);
-  return segments.at(-1) === "stream" && segments.length >= 2 ? decodeURIComponent(segments.at(-2)!) : undefined;
+  return segments.at(-1) === "stream" && segments.length >= 2 ? decodeSegment(segments.at(-2)!) : undefined;
 }
 
 /** GET `<api>/<chatId>/events?after=N&epoch=E` is the remote agent's event stream. */
@@ -43,7 +56,7 @@ function eventsRequest(url: string): ChatRequest | undefined {
   const after = afterText === null ? undefined : Number(afterText);
   if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) throw new UIStreamRequestError("invalid_request", 400, "`after` must be a sequence number (a non-negative integer)");
   const epoch = parsed.searchParams.get("epoch") ?? undefined;
-  return { kind: "events", chatId: decodeURIComponent(segments.at(-2)!), ...(after !== undefined ? { after } : {}), ...(epoch ? { epoch } : {}) };
+  return { kind: "events", chatId: decodeSegment(segments.at(-2)!), ...(after !== undefined ? { after } : {}), ...(epoch ? { epoch } : {}) };
 }
 
 export async function readChatRequest(request: Request): Promise<ChatRequest> {
@@ -76,10 +89,10 @@ export async function readChatRequest(request: Request): Promise<ChatRequest> {
   if (body.action !== undefined) throw new UIStreamRequestError("invalid_request", 400, `Unknown action ${JSON.stringify(body.action)} (stop, steer, followUp, prompt, approve, reject, resume)`);
   if (body.trigger !== undefined && body.trigger !== "submit-message") throw new UIStreamRequestError("unsupported_trigger", 400, `Trigger ${JSON.stringify(body.trigger)} is not supported: the session owns its transcript (submit-message only)`);
   const messages = body.messages;
-  if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => isRecord(m) && Array.isArray(m.parts) && typeof m.role === "string")) {
-    throw new UIStreamRequestError("invalid_request", 400, "`messages` must be a non-empty array of UI messages");
+  if (!Array.isArray(messages) || messages.length === 0 || !messages.every(isUIMessage)) {
+    throw new UIStreamRequestError("invalid_request", 400, "`messages` must be a non-empty array of UI messages (a `role`, and `parts` that are objects with a `type`)");
   }
-  const last = messages.at(-1) as UIMessageLike;
+  const last = messages.at(-1)!;
   if (last.role === "assistant") {
     // useChat's answer to approval requests: the assistant message with its parts now `approval-responded`.
     const decisions = last.parts

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Agent, defineTool } from "../../src/index.js";
 import { pause, scriptedModel, scriptedStreamFn, text, thinking, toolCall } from "../../src/testing/index.js";
-import { createChatRoute, type UIStreamChunk } from "../../src/ui-stream/index.js";
+import { createChatRoute, toUIMessageStreamResponse, type UIStreamChunk } from "../../src/ui-stream/index.js";
 
 // Compile-time: every part we emit is one of ai@7's.
 const conforms = (chunk: UIStreamChunk): UIMessageChunk => chunk;
@@ -214,6 +214,23 @@ describe("ui-stream: the route's output read by ai@7's reader", () => {
     const notJson = await route.handle(new Request(API, { method: "POST", body: "{" }));
     expect(got).toEqual(bodies);
     expect(notJson.status).toBe(400);
+    route.close();
+  });
+
+  it("malformed parts and percent-escapes get a typed 400, from the route and from toUIMessageStreamResponse alike", async () => {
+    const route = createChatRoute({ createAgent: () => makeAgent() });
+    const requests: [string, Request][] = [
+      ["a null user part", post({ id: "c", messages: [{ role: "user", parts: [null] }] })],
+      ["a null assistant part", post({ id: "c", messages: [{ role: "assistant", parts: [null, { type: "text" }] }] })],
+      ["a part without a type", post({ id: "c", messages: [{ role: "user", parts: [{ text: "hi" }] }] })],
+      ["a bad escape in a reconnect", new Request(`${API}/%E0%A4%A/stream`)],
+      ["a bad escape in an event stream", new Request(`${API}/%ZZ/events`)],
+    ];
+    const answer = async (response: Response) => [response.status, ((await response.json()) as { error: { code: string } }).error.code];
+    const got = [];
+    for (const [name, request] of requests) got.push([name, await answer(await route.handle(request))]);
+    got.push(["direct", await answer(await toUIMessageStreamResponse(makeAgent(), new Request(`${API}/%E0%A4%A/stream`)))]);
+    expect(got).toEqual([...requests.map(([name]) => [name, [400, "invalid_request"]]), ["direct", [400, "invalid_request"]]]);
     route.close();
   });
 });
