@@ -1,5 +1,15 @@
 /** A request the route cannot serve: answered with its HTTP status and a JSON body, never thrown to the host. */
-export type UIStreamErrorCode = "invalid_request" | "unsupported_trigger" | "no_active_run" | "unknown_chat" | "busy" | "unknown_approval" | "not_durable" | "unsupported_source";
+export type UIStreamErrorCode =
+  | "invalid_request"
+  | "unsupported_trigger"
+  | "no_active_run"
+  | "unknown_chat"
+  | "busy"
+  | "unknown_approval"
+  | "not_durable"
+  | "unsupported_source"
+  /** 413: the body is larger than the route's `maxBodyBytes`. */
+  | "payload_too_large";
 
 export class UIStreamRequestError extends Error {
   override name = "UIStreamRequestError";

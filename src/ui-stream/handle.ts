@@ -46,6 +46,29 @@ function resumeRun(agent: Agent): Promise<Response> {
   );
 }
 
+/**
+ * The answer to a request that needs a run in progress, for a chat with no open session: what an
+ * idle session answers (a reconnect 204, a stop `{ stopped: false }`, a queued message or an
+ * approval decision 409), or undefined for the requests that open the chat (a new message,
+ * `resume`, the event stream).
+ */
+export function answerWithoutSession(request: ChatRequest): Response | undefined {
+  switch (request.kind) {
+    case "resume":
+      return new Response(null, { status: 204 });
+    case "stop":
+      return json({ stopped: false });
+    case "queue":
+    case "approvals":
+      throw new UIStreamRequestError("no_active_run", 409, "No run is in progress in this chat: send the message as a prompt");
+    case "approve":
+    case "reject":
+      throw new UIStreamRequestError("unknown_approval", 409, `No call waits for approval ${JSON.stringify(request.approvalId)}: no run is in progress in this chat`);
+    default:
+      return undefined;
+  }
+}
+
 export function handleChatRequest(agent: Agent, source: SequencedEventSource, request: ChatRequest, signal?: AbortSignal): Response | Promise<Response> {
   const busy = agent.state.isStreaming;
   switch (request.kind) {

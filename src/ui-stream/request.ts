@@ -1,5 +1,6 @@
 /** What a request to the route asks for, read from `useChat`'s body (or ours: stop, steer, follow-up). */
 import { UIStreamRequestError } from "./errors.js";
+import { readBodyText } from "./body.js";
 
 export interface UIPartLike {
   type: string;
@@ -59,12 +60,13 @@ function eventsRequest(url: string): ChatRequest | undefined {
   return { kind: "events", chatId: decodeSegment(segments.at(-2)!), ...(after !== undefined ? { after } : {}), ...(epoch ? { epoch } : {}) };
 }
 
-export async function readChatRequest(request: Request): Promise<ChatRequest> {
+export async function readChatRequest(request: Request, maxBodyBytes: number): Promise<ChatRequest> {
   if (request.method === "GET") return eventsRequest(request.url) ?? { kind: "resume", chatId: chatIdFromStreamUrl(request.url) };
   if (request.method !== "POST") throw new UIStreamRequestError("invalid_request", 405, `Method ${request.method} is not supported (GET to resume, POST otherwise)`);
+  const text = await readBodyText(request, maxBodyBytes);
   let body: unknown;
   try {
-    body = await request.json();
+    body = JSON.parse(text);
   } catch {
     throw new UIStreamRequestError("invalid_request", 400, "The body is not JSON");
   }
@@ -101,7 +103,7 @@ export async function readChatRequest(request: Request): Promise<ChatRequest> {
     if (decisions.length === 0) throw new UIStreamRequestError("invalid_request", 400, "The last message is the assistant's and answers no approval");
     return { kind: "approvals", chatId, decisions };
   }
-  const text = last.parts.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
-  if (last.role !== "user" || text === "") throw new UIStreamRequestError("invalid_request", 400, "The last message must be the user's, with text");
-  return { kind: "prompt", chatId, text };
+  const prompt = last.parts.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
+  if (last.role !== "user" || prompt === "") throw new UIStreamRequestError("invalid_request", 400, "The last message must be the user's, with text");
+  return { kind: "prompt", chatId, text: prompt };
 }

@@ -11,10 +11,14 @@ import { handleChatRequest } from "./handle.js";
 import { durableEventSource } from "./durable-source.js";
 import { hasStreams, notifyStreams } from "./agent-stream.js";
 import { readChatRequest } from "./request.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import { answerWithoutSession } from "./handle.js";
 
 export interface UIMessageStreamOptions {
   /** Where the Agent's events are read from; default: an in-memory buffer of its current run, made on first use. */
   source?: SequencedEventSource;
+  /** The largest body read, in bytes (default 4 MiB): a larger one is answered 413 `payload_too_large`, and no more of it is read. */
+  maxBodyBytes?: number;
 }
 
 const buffers = new WeakMap<Agent, RunEventBuffer>();
@@ -29,7 +33,7 @@ export function eventSourceOf(agent: Agent): RunEventBuffer {
 /** Serves one `useChat` request (or a stop, steer, follow-up post) against `agent`. Never rejects for bad input: 4xx with a JSON `error`. */
 export async function toUIMessageStreamResponse(agent: Agent, request: Request, options: UIMessageStreamOptions = {}): Promise<Response> {
   try {
-    const chatRequest = await readChatRequest(request);
+    const chatRequest = await readChatRequest(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
     return await handleChatRequest(agent, options.source ?? eventSourceOf(agent), chatRequest, request.signal);
   } catch (error) {
     if (error instanceof UIStreamRequestError) return errorResponse(error);
@@ -42,6 +46,11 @@ export interface ChatRouteOptions {
   createAgent(chatId: string): Agent | Promise<Agent>;
   /** How long an idle session stays open after its last request or run (default 5 minutes). */
   idleTimeoutMs?: number;
+  /**
+   * The largest body read, in bytes (default 4 MiB; `useChat` posts the whole conversation each
+   * time): a larger one is answered 413 `payload_too_large`, and no more of it is read.
+   */
+  maxBodyBytes?: number;
 }
 
 export interface ChatRoute {
@@ -63,6 +72,7 @@ interface OpenSession {
 
 export function createChatRoute(options: ChatRouteOptions): ChatRoute {
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const sessions = new Map<string, OpenSession>();
   const opening = new Map<string, Promise<OpenSession>>();
 
@@ -105,10 +115,15 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
   return {
     async handle(request) {
       try {
-        const chatRequest = await readChatRequest(request);
+        const chatRequest = await readChatRequest(request, maxBodyBytes);
         if (chatRequest.chatId === undefined) throw new UIStreamRequestError("invalid_request", 400, "Resume is GET <api>/<chatId>/stream");
-        // A reconnect to a chat this process does not hold has nothing live to attach to.
-        if (chatRequest.kind === "resume" && !sessions.has(chatRequest.chatId)) return new Response(null, { status: 204 });
+        // A request about a run in progress, for a chat this process does not hold: it has no run
+        // here, so it is answered as an idle session would be, without opening one (any id would
+        // otherwise cost a `createAgent`). Only a new message, `resume` and the event stream open a chat.
+        if (!sessions.has(chatRequest.chatId)) {
+          const answer = answerWithoutSession(chatRequest);
+          if (answer) return answer;
+        }
         const session = await open(chatRequest.chatId);
         touch(chatRequest.chatId, session);
         return await handleChatRequest(session.agent, session.source, chatRequest, request.signal);

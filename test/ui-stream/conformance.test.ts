@@ -217,6 +217,32 @@ describe("ui-stream: the route's output read by ai@7's reader", () => {
     route.close();
   });
 
+  it("a body over maxBodyBytes is a 413 payload_too_large, read no further than the bound; 4 MiB by default", async () => {
+    let opened = 0;
+    const route = createChatRoute({ maxBodyBytes: 64 * 1024, createAgent: () => (opened++, makeAgent()) });
+    const code = async (response: Response) => [response.status, ((await response.json()) as { error: { code: string } }).error.code];
+    // No content-length: 200 chunks of 16 KB, counted as the route pulls them.
+    let pulled = 0;
+    const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 200 * chunk.byteLength) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const streamed = await code(await route.handle(new Request(API, { method: "POST", body: endless, duplex: "half" } as RequestInit)));
+    const declared = await code(await route.handle(prompt("y".repeat(65 * 1024))));
+    const underBound = await route.handle(prompt("y".repeat(60 * 1024)));
+    const byDefault = createChatRoute({ createAgent: () => (opened++, makeAgent()) });
+    const overDefault = await code(await byDefault.handle(prompt("z".repeat(4 * 1024 * 1024))));
+    expect([streamed, declared, underBound.status, overDefault, opened]).toEqual([[413, "payload_too_large"], [413, "payload_too_large"], 200, [413, "payload_too_large"], 1]);
+    expect(pulled).toBeLessThan(3 * 64 * 1024);
+    await underBound.text();
+    route.close();
+    byDefault.close();
+  });
+
   it("malformed parts and percent-escapes get a typed 400, from the route and from toUIMessageStreamResponse alike", async () => {
     const route = createChatRoute({ createAgent: () => makeAgent() });
     const requests: [string, Request][] = [

@@ -33,4 +33,28 @@ describe("createChatRoute: one open Agent per chat id", () => {
     expect((await route.handle(new Request("http://chat.test/api/chat/a/stream"))).status).toBe(204);
     route.close();
   });
+
+  it("a stop, a queued message or an approval decision for a chat not open answers as an idle session would, without opening one", async () => {
+    const opened: string[] = [];
+    const route = createChatRoute({ createAgent: (chatId) => (opened.push(chatId), new Agent({ streamFn: scriptedStreamFn([{ content: [text("one")] }]), initialState: { model: scriptedModel } })) });
+    const post = (body: unknown) => route.handle(new Request("http://chat.test/api/chat", { method: "POST", body: JSON.stringify(body) }));
+    const answer = async (response: Response) => [response.status, await response.json()];
+    const approvalAnswer = { id: "never-seen", messages: [{ role: "assistant", parts: [{ type: "dynamic-tool", state: "approval-responded", approval: { id: "a1", approved: true } }] }] };
+    const got = [
+      await answer(await post({ id: "never-seen", action: "stop" })),
+      ...(await Promise.all(
+        [{ id: "never-seen", action: "steer", text: "x" }, { id: "never-seen", action: "followUp", text: "x" }, approvalAnswer, { id: "never-seen", action: "approve", approvalId: "a1" }, { id: "never-seen", action: "reject", approvalId: "a1", reason: "no" }].map(
+          async (body) => ((await answer(await post(body))) as [number, { error: { code: string } }]).map((part, i) => (i === 0 ? part : (part as { error: { code: string } }).error.code)),
+        ),
+      )),
+    ];
+    expect([got, opened]).toEqual([
+      [[200, { stopped: false }], [409, "no_active_run"], [409, "no_active_run"], [409, "no_active_run"], [409, "unknown_approval"], [409, "unknown_approval"]],
+      [],
+    ]);
+    // A new message opens the chat.
+    await (await route.handle(prompt("never-seen"))).text();
+    expect(opened).toEqual(["never-seen"]);
+    route.close();
+  });
 });
