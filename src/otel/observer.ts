@@ -24,7 +24,7 @@ import type { AttachableObserver, ObservedRoot } from "../boundary/inspect-obser
 import type { RunContext, TraceOrigin } from "../../machines/run.types.js";
 import type { ToolCall } from "../types.js";
 import { ATTR, modelAttributes } from "./attributes.js";
-import { contentRenderer, type ContentOptions } from "./content.js";
+import { contentRenderer, textRedactor, type ContentOptions } from "./content.js";
 import { loopMetrics } from "./metrics.js";
 import { RunTrace, type TraceSettings } from "./run-trace.js";
 import { hrNow } from "./clock.js";
@@ -62,12 +62,14 @@ function noTracerProvider(): boolean {
 export function otelObserver(options: OtelObserverOptions = {}): OtelObserver {
   const metrics = options.meter ? loopMetrics(options.meter) : undefined;
   const content = contentRenderer(options);
+  const redact = textRedactor(options);
   const tracerOf = () => options.tracer ?? trace.getTracer(INSTRUMENTATION_NAME);
   const links: Link[] | undefined = options.links?.map((spanContext) => ({ context: spanContext }));
   const settingsFor = (root: ObservedRoot): TraceSettings => ({
     tracer: tracerOf(),
     metrics,
     content,
+    redact,
     conversationId: root.sessionId ?? options.conversationId ?? root.origin?.conversationId,
     agentName: options.agentName,
     replaying: root.replaying,

@@ -22,7 +22,6 @@ import { ATTR, isFailedEnd, modelAttributes, responseAttributes } from "./attrib
 import { pathOf, stepAt, type StepSpec } from "./state-spans.js";
 import type { ContentRenderer } from "./content.js";
 import type { LoopMetrics } from "./metrics.js";
-import { redactString } from "../inspect/sanitize.js";
 import { boundText } from "../boundary/bounded-text.js";
 import { hrNow, now } from "./clock.js";
 
@@ -30,6 +29,8 @@ export interface TraceSettings {
   tracer: Tracer;
   metrics: LoopMetrics | undefined;
   content: ContentRenderer | undefined;
+  /** Every failure text goes through it before a span holds it (the app's `secrets`, credential shapes). */
+  redact: (text: string) => string;
   conversationId: string | undefined;
   agentName: string | undefined;
   /** R81: while true, the run replays its journal: its steps were traced before the crash. */
@@ -62,8 +63,6 @@ interface OpenTool extends Omit<Open, "context"> {
   /** An approval wait came between the call's start and its execution. */
   waited?: boolean;
 }
-
-const failureText = (text: string): string => boundText(redactString(text), 500);
 
 export class RunTrace {
   private path = "";
@@ -114,6 +113,11 @@ export class RunTrace {
   /** The run's hook flags (its input's: they do not change while it runs). */
   private flags(): RunContext["settings"]["hooks"] | undefined {
     return (this.hookFlags ??= this.hooks());
+  }
+
+  /** A failure's message for a span's status: redacted with the observer's own `secrets`, then bounded. */
+  private failureText(text: string): string {
+    return boundText(this.settings.redact(text), 500);
   }
 
   /** performance.now() for a duration metric; nothing to read without metrics. */
@@ -260,7 +264,7 @@ export class RunTrace {
       const messages = event.output as unknown[] | null;
       this.step.span.setAttribute("xstate_agent_loop.compaction.compacted", Array.isArray(messages));
     } else if (type === "run.abort") this.span.addEvent("abort", hrNow());
-    else if (type === "step.failed" && this.step) this.endStep(failureText(errorMessage(event.error)));
+    else if (type === "step.failed" && this.step) this.endStep(this.failureText(errorMessage(event.error)));
   }
 
   private endRequest(response: StreamedResponse | undefined): void {
@@ -347,7 +351,7 @@ export class RunTrace {
     const span = tool.span;
     if (!outcome) {
       span.setAttribute(ATTR.errorType, crash === undefined ? "not_settled" : "crashed");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: crash === undefined ? "the call has no result" : failureText(errorMessage(crash)) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: crash === undefined ? "the call has no result" : this.failureText(errorMessage(crash)) });
     } else if (outcome.isError) {
       span.setAttribute(ATTR.errorType, tool.executed ? "tool_error" : "not_executed");
       span.setStatus({ code: SpanStatusCode.ERROR });
@@ -407,10 +411,10 @@ export class RunTrace {
     let reason: string;
     if (snapshot.status === "done") {
       reason = context.endReason;
-      if (isFailedEnd(context.endReason)) span.setStatus({ code: SpanStatusCode.ERROR, message: context.failure ? failureText(context.failure) : context.endReason });
+      if (isFailedEnd(context.endReason)) span.setStatus({ code: SpanStatusCode.ERROR, message: context.failure ? this.failureText(context.failure) : context.endReason });
     } else if (snapshot.status === "error") {
       reason = "error";
-      span.setStatus({ code: SpanStatusCode.ERROR, message: failureText(errorMessage(snapshot.error)) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.failureText(errorMessage(snapshot.error)) });
     } else {
       // Stopped before its end: persisted for a restore (R13), or its sink failed.
       reason = "stopped";

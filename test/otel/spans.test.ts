@@ -188,6 +188,30 @@ describe("R110: context, content, metrics, cost", () => {
     for (const span of spans()) for (const value of Object.values(span.attributes)) if (typeof value === "string") expect(value.length).toBeLessThanOrEqual(2_000);
   });
 
+  it("R110: the app's `secrets` are redacted from failure messages in span statuses too, content captured or not", async () => {
+    const secret = "corp-db-pass-7f3a";
+    const statuses = [];
+    for (const captureContent of [false, true]) {
+      const { tracer, spans } = memoryTracer();
+      const agent = new Agent({
+        initialState: { model: scriptedModel },
+        streamFn: scriptedStreamFn([{ content: [text("never")] }]),
+        transformContext: async () => {
+          throw new Error(`transform failed: ${secret}`);
+        },
+        inspect: otelObserver({ tracer, captureContent, secrets: [secret] }),
+      });
+      await agent.prompt("hi");
+      expect(everyValue(spans())).not.toContain(secret);
+      statuses.push(spans().filter((span) => span.name === "hook transformContext" || span.name === "invoke_agent").map((span) => [span.name, span.status.message]));
+    }
+    const redacted = expect.stringContaining("transform failed: [redacted]");
+    expect(statuses).toEqual([
+      [["hook transformContext", redacted], ["invoke_agent", redacted]],
+      [["hook transformContext", redacted], ["invoke_agent", redacted]],
+    ]);
+  });
+
   it("R110, R70: a streamed turn whose call outlives the response has one request span (the call running is no new attempt)", async () => {
     const { tracer, spans } = memoryTracer();
     let release!: () => void;
