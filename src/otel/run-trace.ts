@@ -14,7 +14,7 @@
  * arrives: a response, a preflight's immediate result, a call's outcome); each carries the state
  * path that produced it. Deltas never reach the machine, so they cost no span.
  */
-import { SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Link, type Span, type Tracer } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Link, type Span, type Tracer } from "@opentelemetry/api";
 import type { AgentToolResult, AssistantMessage, Model, ToolCall } from "../types.js";
 import type { RunContext, StreamedResponse, ToolCallOutcome } from "../../machines/run.types.js";
 import type { Preflight } from "../../machines/steps.js";
@@ -129,9 +129,13 @@ export class RunTrace {
     return this.settings.replaying?.() === true;
   }
 
-  /** A span; only parents get a context of their own (an allocation per span the leaves do without). */
-  private start(name: string, parent: Context, attributes: Attributes, startTime: HrTime = hrNow()): Span {
-    return this.settings.tracer.startSpan(name, { attributes, startTime }, parent);
+  /**
+   * A span; only parents get a context of their own (an allocation per span the leaves do without).
+   * INTERNAL unless told: the GenAI conventions make an inference (`chat`) span CLIENT, a call to a
+   * model service, and `execute_tool` INTERNAL.
+   */
+  private start(name: string, parent: Context, attributes: Attributes, startTime: HrTime = hrNow(), kind: SpanKind = SpanKind.INTERNAL): Span {
+    return this.settings.tracer.startSpan(name, { kind, attributes, startTime }, parent);
   }
 
   /** The attributes every span has. Built, not spread: spreads are slow on Node 20 and this runs per span. */
@@ -241,7 +245,7 @@ export class RunTrace {
         break;
       }
     }
-    this.step = { span: this.start(name, parent, attributes, startTime), at: this.at(), spec, path };
+    this.step = { span: this.start(name, parent, attributes, startTime, spec.kind === "request" ? SpanKind.CLIENT : SpanKind.INTERNAL), at: this.at(), spec, path };
   }
 
   private endStep(error: string | undefined): void {

@@ -4,7 +4,7 @@
  * abort, its span tree asserted whole; content off by default, redacted when captured.
  */
 import { describe, expect, it } from "vitest";
-import { context, trace } from "@opentelemetry/api";
+import { context, SpanKind, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } from "@opentelemetry/sdk-metrics";
 import { createActor, toPromise } from "xstate";
@@ -107,6 +107,23 @@ describe("R110: spans mirror the machines", () => {
       "gen_ai.response.model": "scripted",
       "gen_ai.usage.input_tokens": expect.any(Number),
       "gen_ai.usage.output_tokens": expect.any(Number),
+    });
+  });
+});
+
+describe("R110: span kinds by the GenAI conventions", () => {
+  it("R110: an inference (chat) span is CLIENT; the run, its turns, hooks and execute_tool spans are INTERNAL", async () => {
+    const { tracer, spans } = memoryTracer();
+    await runAgentLoop([user("go")], { messages: [], tools: [tool("read")] }, baseConfig({ finishTurn: async () => undefined }), () => {}, undefined, scriptedStreamFn([{ content: [toolCall("read", {}, "c1")] }, { content: [text("done")] }]), {
+      inspect: otelObserver({ tracer }),
+    });
+    const kinds = new Map(spans().map((span) => [span.name, SpanKind[span.kind]]));
+    expect(Object.fromEntries(kinds)).toEqual({
+      "chat scripted": "CLIENT",
+      "execute_tool read": "INTERNAL",
+      "hook finishTurn": "INTERNAL",
+      turn: "INTERNAL",
+      invoke_agent: "INTERNAL",
     });
   });
 });
