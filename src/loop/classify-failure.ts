@@ -81,6 +81,11 @@ function statuses(text: string): number[] {
   return [...text.matchAll(STATUS)].map((match) => Number(match[1]));
 }
 
+/** The first HTTP status an error text names ("Anthropic API error 401 …" → 401), if any. */
+export function httpStatusFromText(text: string): number | undefined {
+  return statuses(text)[0];
+}
+
 /** The prompt did not fit (Anthropic, OpenAI, Bedrock, Gemini, OpenRouter and compatible servers). */
 const OVERFLOW = [
   /prompt is too long/i,

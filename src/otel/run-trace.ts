@@ -23,6 +23,7 @@ import { pathOf, stepAt, type StepSpec } from "./state-spans.js";
 import type { ContentRenderer } from "./content.js";
 import type { LoopMetrics } from "./metrics.js";
 import { boundText } from "../boundary/bounded-text.js";
+import { httpStatusFromText } from "../loop/classify-failure.js";
 import { hrNow, now } from "./clock.js";
 
 export interface TraceSettings {
@@ -281,7 +282,7 @@ export class RunTrace {
     const failed = message?.stopReason === "error" || message?.stopReason === "aborted";
     if (failed) {
       const failure = response.failure;
-      const kind = failure?.contextOverflow ? "context_overflow" : failure?.kind && failure.kind !== "unknown" ? failure.kind : message!.stopReason;
+      const kind = failure?.contextOverflow ? "context_overflow" : failure?.kind && failure.kind !== "unknown" ? failure.kind : (httpStatusOf(message!) ?? message!.stopReason);
       this.lastFailureKind = kind;
       span.setAttribute(ATTR.errorType, kind);
       if (response.failure?.retryable) span.setAttribute("xstate_agent_loop.retryable", true);
@@ -291,7 +292,10 @@ export class RunTrace {
       this.input += (message.usage.input ?? 0) + (message.usage.cacheRead ?? 0) + (message.usage.cacheWrite ?? 0);
       this.output += message.usage.output ?? 0;
     }
-    this.settings.metrics?.request((now() - step.at) / 1000, message?.usage, {
+    // A failed request's message carries zeros when the provider reported no usage: recorded, they
+    // would pull the token histogram down; a failure after some usage was reported counts it.
+    const usage = message?.usage && (!failed || reportsTokens(message.usage)) ? message.usage : undefined;
+    this.settings.metrics?.request((now() - step.at) / 1000, usage, {
       [ATTR.operationName]: "chat",
       ...modelAttributes(this.model),
       ...(failed ? { [ATTR.errorType]: this.lastFailureKind } : {}),
@@ -353,18 +357,16 @@ export class RunTrace {
     tool.approval?.end(hrNow());
     tool.afterHook?.end(hrNow());
     const span = tool.span;
-    if (!outcome) {
-      span.setAttribute(ATTR.errorType, crash === undefined ? "not_settled" : "crashed");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: crash === undefined ? "the call has no result" : this.failureText(errorMessage(crash)) });
-    } else if (outcome.isError) {
-      span.setAttribute(ATTR.errorType, tool.executed ? "tool_error" : "not_executed");
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
+    // One error type for the span and the duration metric.
+    const errorType = !outcome ? (crash === undefined ? "not_settled" : "crashed") : outcome.isError ? (tool.executed ? "tool_error" : "not_executed") : undefined;
+    if (errorType !== undefined) span.setAttribute(ATTR.errorType, errorType);
+    if (!outcome) span.setStatus({ code: SpanStatusCode.ERROR, message: crash === undefined ? "the call has no result" : this.failureText(errorMessage(crash)) });
+    else if (outcome.isError) span.setStatus({ code: SpanStatusCode.ERROR });
     if (outcome && this.settings.content) span.setAttribute(ATTR.toolResult, this.settings.content(resultContent(outcome.result)));
     this.settings.metrics?.toolCall((now() - tool.at) / 1000, {
       [ATTR.operationName]: "execute_tool",
       [ATTR.toolName]: tool.call.name,
-      ...(outcome?.isError !== false ? { [ATTR.errorType]: outcome ? "tool_error" : "not_settled" } : {}),
+      ...(errorType !== undefined ? { [ATTR.errorType]: errorType } : {}),
     });
     span.end(hrNow());
   }
@@ -428,6 +430,15 @@ export class RunTrace {
     span.end(hrNow());
   }
 }
+
+/** A failure no kind names (an authentication error, a bad request): the HTTP status its text gives, low-cardinality as `error.type` wants. */
+function httpStatusOf(message: AssistantMessage): string | undefined {
+  if (message.stopReason !== "error" || typeof message.errorMessage !== "string") return undefined;
+  const status = httpStatusFromText(message.errorMessage);
+  return status === undefined ? undefined : String(status);
+}
+
+const reportsTokens = (usage: AssistantMessage["usage"]): boolean => (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0) > 0;
 
 function toolIndex(type: string): number {
   return Number(type.slice(type.lastIndexOf(":") + 1));

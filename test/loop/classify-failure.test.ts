@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
-import { classifyErrorText, classifyFailure, isTransientFailureKind, retryAfterFromText } from "../../src/loop/classify-failure.js";
+import { classifyErrorText, classifyFailure, httpStatusFromText, isTransientFailureKind, retryAfterFromText } from "../../src/loop/classify-failure.js";
 import { describeError } from "../../src/providers/anthropic/errors.js";
 import { classifyAnthropicError, retryAfterMs } from "../../src/providers/anthropic/classify.js";
 import type { AssistantMessage, StopReason } from "../../src/types.js";
@@ -314,5 +314,12 @@ describe("R60: kinds", () => {
       false,
       false,
     ]);
+  });
+});
+
+describe("the HTTP status an error text names (the telemetry's error.type for a failure no kind names)", () => {
+  it("reads a status as error texts write it, and no bare number elsewhere", () => {
+    const texts = ["Anthropic API error 401 authentication_error: invalid x-api-key", "HTTP 403 forbidden", "404 Not Found", "prompt of 200000 tokens on port 8080", "no status here"];
+    expect(texts.map(httpStatusFromText)).toEqual([401, 403, 404, undefined, undefined]);
   });
 });

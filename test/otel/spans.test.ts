@@ -275,6 +275,36 @@ describe("R110: context, content, metrics, cost", () => {
     expect(points("xstate_agent_loop.runs").map((point) => [point.attributes["xstate_agent_loop.end_reason"], point.value])).toEqual([["completed", 1]]);
   });
 
+  it("R110: failures: a request that reported no usage adds no token count; a call that never ran is not_executed on its span and in its metric; an unclassified HTTP failure's error.type is its status", async () => {
+    const { tracer, spans } = memoryTracer();
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const provider = new MeterProvider({ readers: [reader] });
+    const stream = scriptedStreamFn([
+      { content: [toolCall("missing", {}, "c1"), toolCall("read", {}, "c2")], usage: { input: 10, output: 5 } },
+      { stopReason: "error", errorMessage: "Anthropic API error 401 authentication_error: invalid x-api-key" },
+    ]);
+    await runAgentLoop([user("go")], { messages: [], tools: [tool("read")] }, baseConfig(), () => {}, undefined, stream, { inspect: otelObserver({ tracer, meter: provider.getMeter("test") }) });
+    await reader.forceFlush();
+    const metrics = exporter.getMetrics().flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics));
+    const points = (name: string) => metrics.find((metric) => metric.descriptor.name === name)!.dataPoints as { attributes: Record<string, unknown>; value: { count: number; sum: number } }[];
+    expect(points("gen_ai.client.token.usage").map((point) => [point.attributes["gen_ai.token.type"], point.value.count, point.value.sum])).toEqual([
+      ["input", 1, 10],
+      ["output", 1, 5],
+    ]);
+    const errorTypes = (name: string) => points(name).map((point) => [point.attributes["gen_ai.tool.name"] ?? point.attributes["gen_ai.operation.name"], point.attributes["error.type"] ?? null]);
+    expect(errorTypes("gen_ai.client.operation.duration")).toEqual([
+      ["chat", null],
+      ["missing", "not_executed"],
+      ["read", null],
+      ["chat", "401"],
+    ]);
+    expect(spans().filter((span) => span.attributes["error.type"] !== undefined).map((span) => [span.name, span.attributes["error.type"], span.status.message])).toEqual([
+      ["execute_tool missing", "not_executed", undefined],
+      ["chat scripted", "401", "401"],
+    ]);
+  });
+
   it("R110: with no tracer provider, a non-recording tracer or an unsampled trace, nothing is attached to the run", async () => {
     const { provider } = memoryTracer();
     const unsampled = new (await import("@opentelemetry/sdk-trace-base")).BasicTracerProvider({ sampler: new (await import("@opentelemetry/sdk-trace-base")).AlwaysOffSampler() });
