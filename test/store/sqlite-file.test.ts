@@ -4,6 +4,7 @@
  * is migrated.
  */
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -110,6 +111,50 @@ for (const engine of availableEngines()) {
         thrown = error;
       }
       expect(thrown).toMatchObject({ found: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION, path: file });
+    });
+
+    it("R84: a store missing its session_info view, or with a trigger or index added, is StoreSchemaError naming what it has, untouched", () => {
+      for (const change of ["DROP VIEW session_info", "CREATE TRIGGER stamp AFTER INSERT ON records BEGIN SELECT 1; END", "CREATE INDEX by_time ON records (at)"]) {
+        const file = writeStore(engine);
+        const connection = loadEngine(engine)(file);
+        connection.exec(change);
+        connection.close();
+        const found = change.startsWith("DROP") ? /its schema is table records\(.*\), table sessions\(.*\), table snapshots\(.*\); it was left/ : /(trigger stamp|index by_time)/;
+        expectRefused(engine, file, StoreSchemaError, found);
+      }
+    });
+
+    it("R84: a refused open closes the connection it made, whatever step fails after connecting", () => {
+      const file = writeStore(engine);
+      const connections = { opened: 0, closed: 0 };
+      // The real engine, counting its connections, with one of the store's statements failing to prepare.
+      type Database = { exec(sql: string): unknown; prepare(sql: string): unknown; close(): void };
+      const counted = (Base: new (path: string, options?: object) => Database) =>
+        class Counted {
+          private readonly db: Database;
+          constructor(path: string, options?: object) {
+            this.db = new Base(path, options);
+            connections.opened++;
+          }
+          exec(sql: string) {
+            return this.db.exec(sql);
+          }
+          prepare(sql: string) {
+            if (sql.includes("INSERT OR REPLACE INTO snapshots")) throw new Error("injected: the statement does not prepare");
+            return this.db.prepare(sql);
+          }
+          close() {
+            connections.closed++;
+            this.db.close();
+          }
+        };
+      const engineLoaders = {
+        nodeSqlite: () => ({ DatabaseSync: counted((process.getBuiltinModule("node:sqlite") as { DatabaseSync: never }).DatabaseSync) }) as never,
+        betterSqlite: () => counted(createRequire(import.meta.url)("better-sqlite3")) as never,
+      };
+      for (let attempt = 0; attempt < 3; attempt++) expect(() => openSqliteStore(file, { engine, engineLoaders })).toThrow(/injected/);
+      expect(connections.opened).toBeGreaterThanOrEqual(3);
+      expect(connections.closed).toBe(connections.opened);
     });
 
     it("R84: a store of schema 0 (the draft layout) is migrated: its journals and snapshots read back, appends continue", () => {

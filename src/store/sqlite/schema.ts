@@ -139,43 +139,57 @@ const MIGRATIONS: readonly (string | ((connection: Connection) => void))[] = [
 ];
 
 /**
- * R84: the tables and columns each schema version has: a file whose `user_version` says one thing
- * and whose tables say another is refused (`StoreSchemaError`) before anything runs on it.
+ * R84: the tables and views (with their columns) each schema version has, and nothing else (no
+ * index or trigger of ours: the unique constraints' indexes are SQLite's own, `sqlite_autoindex_*`).
+ * A file whose `user_version` says one thing and whose schema says another is refused
+ * (`StoreSchemaError`) before anything runs on it: a missing view would otherwise fail the first
+ * read as a raw SQLite error, and a trigger someone added would run on our writes.
  */
 const SHAPES: Record<number, Record<string, string[]>> = {
-  0: { sessions: ["id", "created_at", "updated_at", "snapshot", "snapshot_seq"], records: ["session_id", "seq", "record"] },
+  0: { "table sessions": ["id", "created_at", "updated_at", "snapshot", "snapshot_seq"], "table records": ["session_id", "seq", "record"] },
   1: {
-    sessions: ["id", "created_at", "updated_at", "last_seq", "meta"],
-    records: ["session_id", "seq", "record"],
-    snapshots: ["session_id", "at_seq", "snapshot"],
+    "table sessions": ["id", "created_at", "updated_at", "last_seq", "meta"],
+    "table records": ["session_id", "seq", "record"],
+    "table snapshots": ["session_id", "at_seq", "snapshot"],
   },
   2: {
-    sessions: ["id", "created_at", "updated_at", "meta"],
-    records: ["id", "session_id", "seq", "at", "record"],
-    snapshots: ["session_id", "at_seq", "snapshot"],
+    "table sessions": ["id", "created_at", "updated_at", "meta"],
+    "table records": ["id", "session_id", "seq", "at", "record"],
+    "table snapshots": ["session_id", "at_seq", "snapshot"],
+    "view session_info": ["id", "created_at", "updated_at", "last_seq", "meta", "row"],
   },
   3: {
-    sessions: ["id", "created_at", "updated_at", "meta"],
-    records: ["id", "session_id", "seq", "at", "record", "crc"],
-    snapshots: ["session_id", "at_seq", "snapshot", "crc"],
+    "table sessions": ["id", "created_at", "updated_at", "meta"],
+    "table records": ["id", "session_id", "seq", "at", "record", "crc"],
+    "table snapshots": ["session_id", "at_seq", "snapshot", "crc"],
+    "view session_info": ["id", "created_at", "updated_at", "last_seq", "meta", "row"],
   },
 };
 
 function checkShape(connection: Connection, path: string, version: number): void {
   const expected = SHAPES[version];
   if (!expected) return;
-  const tables = connection
-    .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+  const objects = connection
+    .prepare("SELECT type, name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
     .all()
-    .map((row) => String(row.name));
+    .map((row) => ({ type: String(row.type), name: String(row.name) }));
   const found: Record<string, string[]> = {};
-  for (const table of tables) found[table] = connection.prepare(`SELECT name FROM pragma_table_info(?)`).all(table).map((row) => String(row.name));
+  for (const { type, name } of objects) found[`${type} ${name}`] = type === "table" || type === "view" ? columnsOf(connection, name) : [];
   const describe = (shape: Record<string, string[]>) =>
     Object.keys(shape)
       .sort()
-      .map((table) => `${table}(${shape[table].join(", ")})`)
+      .map((object) => (object.startsWith("table ") || object.startsWith("view ") ? `${object}(${shape[object].join(", ")})` : object))
       .join(", ");
-  if (describe(found) !== describe(expected)) throw new StoreSchemaError(path, version, SCHEMA_VERSION, `its tables are ${describe(found) || "none"}`);
+  if (describe(found) !== describe(expected)) throw new StoreSchemaError(path, version, SCHEMA_VERSION, `its schema is ${describe(found) || "empty"}`);
+}
+
+/** A table's or view's columns; a view whose query no longer compiles (a column it reads is gone) has none. */
+function columnsOf(connection: Connection, name: string): string[] {
+  try {
+    return connection.prepare("SELECT name FROM pragma_table_info(?)").all(name).map((row) => String(row.name));
+  } catch (error) {
+    return [`unreadable: ${error instanceof Error ? error.message : String(error)}`];
+  }
 }
 
 /** Schema 1 (for the migration tests: a store written by the builds before schema 2). */

@@ -79,11 +79,12 @@ function openStoreFile(file: string, connect: Connector, options: SqliteStoreOpt
       connection.exec("PRAGMA synchronous = NORMAL");
       prepareSchema(connection, file);
     });
+    // Inside the try: a statement that does not prepare is refused with the connection closed, never leaked.
+    return createSqliteStore(file, connection, connect, options.clock ?? Date.now);
   } catch (error) {
     connection.close();
     throw error;
   }
-  return createSqliteStore(file, connection, connect, options.clock ?? Date.now);
 }
 
 /**
