@@ -3,7 +3,7 @@
  * EISDIR/ENOTDIR/SQLITE_CANTOPEN error, and nothing is written: a store already there still opens
  * and reads as it was once the layout is put right.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, StorePathError } from "../../src/sqlite.js";
@@ -35,6 +35,23 @@ for (const engine of availableEngines()) {
         expect((error as Error).message).toContain(`the session store at ${path} cannot be opened`);
       }
       expect(readFileSync(join(dir, "a-file"), "utf8")).toBe("x");
+    });
+
+    it("a dangling symbolic link whose target's directory exists: StorePathError, and nothing is created at the target", () => {
+      const dir = temp();
+      const link = join(dir, "store.db");
+      symlinkSync(join(dir, "target.db"), link);
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = thrown(() => openSqliteStore(link, { engine }));
+        expect(error).toBeInstanceOf(StorePathError);
+        expect((error as Error).message).toContain(`${join(dir, "target.db")}, which does not exist (a dangling link); nothing was written`);
+        expect(readdirSync(dir)).toEqual(["store.db"]);
+      }
+      // The link is the user's: once its target is a store, it opens through it.
+      writeStore(join(dir, "target.db"), { engine });
+      const store = openSqliteStore(link, { engine });
+      expect(store.readSession("kept").records()).toEqual([{ seq: 1, record: "record" }]);
+      store.close();
     });
 
     for (const beside of ["-wal", "-shm"]) {

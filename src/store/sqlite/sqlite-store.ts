@@ -6,7 +6,7 @@
  * checkpoints, so a power loss or OS crash may lose the last transactions before one (never
  * corrupts the file, and never reorders: what survives is a prefix of the journal).
  */
-import { linkSync, mkdirSync, statSync, unlinkSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readlinkSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { SessionLockedError, StoreClosedError, StoreCorruptError, StoreInputError, StorePathError, UnknownSessionError, failureText } from "../errors.js";
 import { rowChecksum } from "./checksum.js";
@@ -66,7 +66,9 @@ function pathProblem(file: string, error: unknown): StorePathError | undefined {
 
 function openStoreFile(file: string, connect: Connector, options: SqliteStoreOptions): SqliteRunStore {
   const busy = `PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`;
+  refuseDanglingLink(file);
   if (checkFileHeader(file) === "new") createStoreFile(file, connect, busy);
+  refuseDanglingLink(file);
   checkFileHeader(file);
   const connection = guardCorruption(file, () => connect(file));
   try {
@@ -85,6 +87,18 @@ function openStoreFile(file: string, connect: Connector, options: SqliteStoreOpt
     connection.close();
     throw error;
   }
+}
+
+/**
+ * R84: a symbolic link whose target is missing cannot hold a store. Left to the rest, it would look
+ * like a missing path ("new"), the link would refuse the new store (EEXIST, taken for another
+ * process winning), and SQLite's open, which follows the link with `O_CREAT`, would create an
+ * empty file at the target: refused from then on as "an empty file".
+ */
+function refuseDanglingLink(file: string): void {
+  if (!lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return;
+  // A link loop throws ELOOP here: a StorePathError too (pathProblem).
+  if (statSync(file, { throwIfNoEntry: false }) === undefined) throw new StorePathError(file, `a symbolic link to ${readlinkSync(file)}, which does not exist (a dangling link)`);
 }
 
 /**
