@@ -5,11 +5,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SCHEMA_VERSION, StoreCorruptError, StoreSchemaError } from "../../src/sqlite.js";
-import { loadEngine, type SqliteEngineName } from "../../src/store/sqlite/engine.js";
+import { type Connection, loadEngine, type SqliteEngineName } from "../../src/store/sqlite/engine.js";
+import { rowChecksum } from "../../src/store/sqlite/checksum.js";
 import { CREATE_V0, CREATE_V1 } from "../../src/store/sqlite/schema.js";
 import { availableEngines, tempDirectory } from "./engines.js";
 
@@ -43,6 +44,30 @@ function expectRefused(engine: SqliteEngineName, file: string, errorType: new (.
   const after = directoryContents(dir);
   expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
   for (const [name, bytes] of before) expect(after.get(name)!.equals(bytes), `${name} is unchanged`).toBe(true);
+}
+
+/**
+ * What a writer that died leaves: `change` made on a connection to `file` that is never closed, its
+ * WAL (and, `withShm`, its WAL index) copied beside a copy of the file. Returns the copy's path.
+ */
+function crashImage(engine: SqliteEngineName, file: string, change: (connection: Connection) => void, withShm = true): string {
+  const connection = loadEngine(engine)(file);
+  try {
+    change(connection);
+    const image = join(temp(), "store.db");
+    for (const suffix of ["", "-wal", ...(withShm ? ["-shm"] : [])]) copyFileSync(`${file}${suffix}`, `${image}${suffix}`);
+    expect(statSync(`${image}-wal`).size).toBeGreaterThan(0);
+    return image;
+  } finally {
+    connection.close();
+  }
+}
+
+/** `bytes` with the byte at `at` inverted. */
+function flip(bytes: Buffer, at: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[at] ^= 0xff;
+  return copy;
 }
 
 /** Every file under `dir` (the lock directory's included) and its bytes. */
@@ -155,6 +180,58 @@ for (const engine of availableEngines()) {
       for (let attempt = 0; attempt < 3; attempt++) expect(() => openSqliteStore(file, { engine, engineLoaders })).toThrow(/injected/);
       expect(connections.opened).toBeGreaterThanOrEqual(3);
       expect(connections.closed).toBe(connections.opened);
+    });
+
+    it("R84: a WAL left beside the store (its writer died) saying a newer schema: StoreSchemaError, the file, -wal and -shm byte-identical", () => {
+      for (const withShm of [true, false]) {
+        const file = crashImage(engine, writeStore(engine), (connection) => connection.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`), withShm);
+        expectRefused(engine, file, StoreSchemaError, new RegExp(`schema version ${SCHEMA_VERSION + 1}; this build reads up to ${SCHEMA_VERSION}`));
+      }
+    });
+
+    it("R84: another program's WAL-mode database, its tables still in its WAL: StoreCorruptError, the file, -wal and -shm byte-identical", () => {
+      const foreign = join(temp(), "other.db");
+      const file = crashImage(engine, foreign, (connection) => {
+        connection.exec("PRAGMA journal_mode = WAL");
+        connection.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
+      });
+      expectRefused(engine, file, StoreCorruptError, /not a session store \(application_id 0\)/);
+    });
+
+    it("R84: a WAL left beside the store that SQLite must read to refuse (a view dropped): the file and its -wal byte-identical", () => {
+      const file = crashImage(engine, writeStore(engine), (connection) => connection.exec("DROP VIEW session_info"));
+      const before = [readFileSync(file), readFileSync(`${file}-wal`)];
+      expect(() => openSqliteStore(file, { engine })).toThrow(StoreSchemaError);
+      // (SQLite rebuilds its WAL index, the -shm, to read the WAL: only that file may change.)
+      expect(readFileSync(file).equals(before[0]), "the file is unchanged").toBe(true);
+      expect(readFileSync(`${file}-wal`).equals(before[1]), "the -wal is unchanged").toBe(true);
+    });
+
+    it("R84: a WAL left beside a sound store is the store: its transactions read back; a last one torn, of another generation or failing its checksum is not", () => {
+      const damages: Record<string, (wal: Buffer, frame: number) => Buffer> = {
+        torn: (wal) => wal.subarray(0, wal.length - 100),
+        // Frame header bytes 8-15, the salts: not covered by the checksum, only compared with the header's.
+        "another generation": (wal, frame) => flip(wal, frame + 8),
+        "its checksum": (wal, frame) => flip(wal, frame + 24 + 200),
+      };
+      for (const [damage, apply] of Object.entries(damages)) {
+        const image = crashImage(engine, writeStore(engine), (connection) => {
+          connection.exec("PRAGMA wal_autocheckpoint = 0");
+          const append = connection.prepare("INSERT INTO records (session_id, seq, at, record, crc) VALUES (?, ?, 0, ?, ?)");
+          for (let seq = 151; seq <= 300; seq++) append.run("a", seq, `"r${seq}"`, rowChecksum("a", seq, `"r${seq}"`));
+          // The last transaction, one frame (page 1) at the WAL's end, is the one damaged.
+          connection.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+        });
+        const wal = readFileSync(`${image}-wal`);
+        writeFileSync(`${image}-wal`, apply(wal, wal.length - (24 + 4096)));
+        const store = openSqliteStore(image, { engine });
+        try {
+          expect(store.readSession("a").records().map(({ seq }) => seq), damage).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+          expect(store.readSession("b").records()).toHaveLength(150);
+        } finally {
+          store.close();
+        }
+      }
     });
 
     it("R84: a store of schema 0 (the draft layout) is migrated: its journals and snapshots read back, appends continue", () => {

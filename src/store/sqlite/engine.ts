@@ -25,13 +25,17 @@ export interface Connection {
   close(): void;
 }
 
-/** Opens a read-write connection on `path` (creating the file) with the engine. */
-export type Connector = (path: string) => Connection;
+/**
+ * Opens a connection on `path` with the engine: read-write (creating the file), or with `readOnly`
+ * one that never writes the database or its WAL (no checkpoint on close; SQLite may still create
+ * or rebuild the `-shm` index to read a WAL).
+ */
+export type Connector = (path: string, options?: { readonly readOnly?: boolean }) => Connection;
 
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string) => Omit<Connection, "engine">;
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => Omit<Connection, "engine">;
 }
-type BetterSqliteConstructor = new (path: string) => Omit<Connection, "engine">;
+type BetterSqliteConstructor = new (path: string, options?: { readonly?: boolean }) => Omit<Connection, "engine">;
 
 /** How the engines are found; tests replace them to see the "no engine" error. */
 export interface EngineLoaders {
@@ -63,7 +67,7 @@ export function loadEngine(preference: SqliteEngineName | "auto" = "auto", loade
     const module = loaders.nodeSqlite();
     if (module?.DatabaseSync) {
       const { DatabaseSync } = module;
-      return (path) => withEngine("node:sqlite", new DatabaseSync(path));
+      return (path, options) => withEngine("node:sqlite", new DatabaseSync(path, { readOnly: options?.readOnly === true }));
     }
     failures.push(`Node ${process.versions.node} has no node:sqlite (it needs Node ≥ 22.13)`);
   }
@@ -73,7 +77,7 @@ export function loadEngine(preference: SqliteEngineName | "auto" = "auto", loade
       const Database = loaders.betterSqlite();
       // The native addon loads on the first open: one built for another Node version fails here, as "no engine".
       new Database(":memory:").close();
-      return (path) => withEngine("better-sqlite3", new Database(path));
+      return (path, options) => withEngine("better-sqlite3", new Database(path, { readonly: options?.readOnly === true }));
     } catch (error) {
       failures.push(`better-sqlite3 did not load: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
     }

@@ -1,13 +1,14 @@
 /**
  * The store file's format: what makes a file a session store, its schema version
  * (`PRAGMA user_version`) and the migrations from older versions. Every check runs before
- * anything is written, on a read-only connection: a file refused (corrupt, truncated, not a
- * store, a newer schema) is left byte for byte as it was (R84).
+ * anything is written, from the file's bytes first, then on a connection that only reads: a file
+ * refused (corrupt, truncated, not a store, a newer schema) is left byte for byte as it was (R84).
  */
 import { openSync, readSync, closeSync, statSync } from "node:fs";
 import { StoreCorruptError, StoreSchemaError } from "../errors.js";
 import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
 import { rowChecksum } from "./checksum.js";
+import { committedPageOne } from "./wal.js";
 
 /** The schema this build writes. */
 export const SCHEMA_VERSION = 3;
@@ -209,9 +210,12 @@ export const CREATE_V0 = `
 `;
 
 /**
- * The file's state as far as its bytes tell, before SQLite opens it: absent or empty (a new
- * store), or a SQLite database whose header is whole, of a session store of a known schema (or
- * with no application id yet: SQLite's own checks decide). Anything else is refused here.
+ * The file's state as far as its bytes tell, before SQLite opens it: absent (a new store), or a
+ * SQLite database whose header is whole, of a session store of a known schema. Anything else is
+ * refused here. The store's facts (`application_id`, `user_version`, whether it has tables) are
+ * those of its current page 1: the last one its WAL committed when a WAL is beside it (a writer
+ * that died leaves its last transactions there), else the file's. Refused here, a file is refused
+ * before any SQLite connection, which would rebuild the WAL's index (`-shm`) to read it.
  */
 export function checkFileHeader(path: string): "new" | "sqlite" {
   const size = statSync(path, { throwIfNoEntry: false })?.size;
@@ -219,10 +223,11 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
   // R84: only a missing path makes a store (a new store's file never exists empty: see createStoreFile).
   if (size === 0) throw new StoreCorruptError(path, "an empty file, not a session store; only a missing path creates a store");
   if (size < 100) throw new StoreCorruptError(path, `${size} bytes, shorter than a SQLite header`);
-  const header = Buffer.alloc(100);
+  // The header and page 1's b-tree header (its page type and cell count: whether the schema is empty).
+  const header = Buffer.alloc(108);
   const fd = openSync(path, "r");
   try {
-    readSync(fd, header, 0, 100, 0);
+    readSync(fd, header, 0, 108, 0);
   } finally {
     closeSync(fd);
   }
@@ -241,10 +246,13 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
     throw new StoreCorruptError(path, `${size} bytes, the header says ${pages * pageSize} (truncated)`);
   }
   // user_version and application_id live in the header too: a newer or foreign file is refused before SQLite opens it.
-  const applicationId = header.readInt32BE(68);
-  if (applicationId !== 0) checkFacts(path, { applicationId, version: header.readInt32BE(60), tables: 1 }, true);
+  const page = committedPageOne(`${path}-wal`) ?? header;
+  checkFacts(path, { applicationId: page.readInt32BE(68), version: page.readInt32BE(60), tables: schemaIsEmpty(page) ? 0 : 1 });
   return "sqlite";
 }
+
+/** Page 1 holds the schema table's root: a leaf (0x0d) with no cells is a database with no tables (nor anything else). */
+const schemaIsEmpty = (page: Buffer): boolean => page[100] === 0x0d && page.readUInt16BE(103) === 0;
 
 /** Runs `work`, turning SQLite's corruption errors into `StoreCorruptError`. */
 export function guardCorruption<T>(path: string, work: () => T): T {
@@ -287,10 +295,11 @@ function checkFacts(path: string, facts: FileFacts, allowFresh = false): void {
 }
 
 /**
- * Checks an existing file on the store's connection before anything is written: every page
- * readable and every index matching its table (`PRAGMA integrity_check`), a session store, a schema this build reads. Only reads: the
- * connection closes without a write, so a refused file keeps its bytes (and SQLite removes the
- * `-wal`/`-shm` files it made for the reads).
+ * Checks an existing file before anything is written: every page readable and every index matching
+ * its table (`PRAGMA integrity_check`), a session store, a schema this build reads. Only reads.
+ * With no WAL beside the file, `connection` is the store's own (its close removes the `-wal`/`-shm`
+ * it made for the reads, with nothing to checkpoint); with a WAL there, a read-only one, which
+ * cannot checkpoint it into the file (sqlite-store.ts).
  */
 export function verifyExistingStore(connection: Connection, path: string): void {
   guardCorruption(path, () => {

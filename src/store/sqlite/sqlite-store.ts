@@ -70,11 +70,24 @@ function openStoreFile(file: string, connect: Connector, options: SqliteStoreOpt
   if (checkFileHeader(file) === "new") createStoreFile(file, connect, busy);
   refuseDanglingLink(file);
   checkFileHeader(file);
+  // R84: a WAL beside the file (its last writer died, or another process has the store open) is
+  // read on a read-only connection: a read-write one's close would checkpoint it into the file,
+  // rewriting a file the checks refuse.
+  const walBeside = lstatSync(`${file}-wal`, { throwIfNoEntry: false }) !== undefined;
+  if (walBeside) {
+    const reader = guardCorruption(file, () => connect(file, { readOnly: true }));
+    try {
+      reader.exec(busy);
+      verifyExistingStore(reader, file);
+    } finally {
+      reader.close();
+    }
+  }
   const connection = guardCorruption(file, () => connect(file));
   try {
     // First: the checks' reads may wait on another process's WAL recovery or checkpoint too.
     connection.exec(busy);
-    verifyExistingStore(connection, file);
+    if (!walBeside) verifyExistingStore(connection, file);
     guardCorruption(file, () => {
       const mode = String(Object.values(connection.prepare("PRAGMA journal_mode = WAL").get() ?? {})[0]);
       if (mode !== "wal") throw new Error(`the store at ${file} could not switch to WAL mode (journal_mode ${mode})`);
