@@ -414,7 +414,10 @@ export class Agent {
     return unsubscribe;
   }
 
-  /** R81, an Agent with `durable`: the session's last sequence number, and the one before its current (or last) run's `agent_start`. */
+  /**
+   * R81, an Agent with `durable`: the session's last sequence number, and the one before its current (or last) run's `agent_start`.
+   * Before a run in this process they are read from the store: a journal that cannot be read throws the store's `StoreCorruptError`.
+   */
   get sequence(): { readonly lastSeq: number; readonly runStartAfter: number } | undefined {
     const tail = this.tail;
     return tail && { lastSeq: tail.lastSeq, runStartAfter: tail.runStartAfter };

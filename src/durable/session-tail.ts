@@ -36,7 +36,11 @@ export class SessionTail {
 
   constructor(private readonly source: TailSource) {}
 
-  /** The sequence number before the current (or last) run's `agent_start`: subscribing from it gets that run whole. */
+  /**
+   * The sequence number before the current (or last) run's `agent_start`: subscribing from it gets
+   * that run whole. Before a run here it is read from the store: a journal that cannot be read
+   * throws the store's error (`StoreCorruptError`), and is read again next time.
+   */
   get runStartAfter(): number {
     return (this.base ??= this.source.head());
   }
@@ -64,7 +68,17 @@ export class SessionTail {
    */
   subscribe(listener: SequencedListener, options: { after: number; runtimeEvents: boolean; onError: (error: unknown) => void }): Subscription {
     const { after, onError } = options;
-    const through = this.runStartAfter;
+    let through: number;
+    try {
+      through = this.runStartAfter;
+    } catch (error) {
+      // The stored head is the catch-up's first store read (a damaged journal: StoreCorruptError):
+      // its failure ends the subscription through onError like the others, never a throw from here.
+      const failed = new Subscription(listener, this, this.fed, after, options.runtimeEvents);
+      failed.close();
+      onError(error);
+      return failed;
+    }
     const subscription = new Subscription(listener, this, this.fed, Math.max(after, through), options.runtimeEvents);
     for (const entry of this.entries) subscription.queue(entry);
     void subscription.catchUp(after < through ? () => this.source.stored(after, through).then((events) => events.filter((entry) => subscription.wants(entry.event))) : undefined, onError);

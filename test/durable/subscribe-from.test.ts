@@ -10,6 +10,7 @@ import { AgentInputError } from "../../src/boundary/errors.js";
 import { readSessionEvents } from "../../src/durable/index.js";
 import { replayRun } from "../../src/durable/replay.js";
 import type { RunStore } from "../../src/store/run-store.js";
+import { StoreCorruptError } from "../../src/store/errors.js";
 import { memoryRunStore } from "../support/memory-run-store.js";
 import { durableEventSource, type SequencedEvent } from "../../src/ui-stream/index.js";
 import { fixedClock } from "./crash-scenario.js";
@@ -263,6 +264,32 @@ describe("R81: subscribe(listener, { after }) on an open, running durable sessio
     expect([...firstPage, ...reloaded].map((e) => e.seq)).toEqual(run.map((e) => e.seq));
     expect([...firstPage, ...reloaded].map((e) => timeless(e.event))).toEqual(run.map((e) => e.json));
     source.close();
+  });
+
+  it("R81: a stored head that cannot be read (a damaged journal) goes to onError, never out of subscribe(); agent.sequence throws the store's typed error", async () => {
+    const store = memoryRunStore();
+    const first = sessionAgent(store);
+    await first.prompt("one");
+    first.release();
+    const damage = new StoreCorruptError("sessions.db", "does not match its checksum", { sessionId: "s", seq: 3, what: "record" });
+    const damaged: RunStore = {
+      ...store,
+      readSession: (sessionId) => ({
+        ...store.readSession(sessionId),
+        records: () => {
+          throw damage;
+        },
+      }),
+    };
+    const agent = sessionAgent(damaged);
+    const errors: unknown[] = [];
+    const got: unknown[] = [];
+    let unsubscribe: (() => void) | undefined;
+    expect(() => (unsubscribe = agent.subscribe((event) => void got.push(event), { after: 0, onError: (error) => void errors.push(error) }))).not.toThrow();
+    expect(errors).toEqual([damage]);
+    expect(got).toEqual([]);
+    unsubscribe?.();
+    expect(() => agent.sequence).toThrow(StoreCorruptError);
   });
 
   it("R81: `after` is a sequence number; an Agent without a store has none (typed errors, nothing subscribed)", () => {
