@@ -35,6 +35,13 @@ export interface SessionInfo {
   readonly records: number;
   /** Free-form JSON the app keeps with the session (e.g. a title, the working directory). */
   readonly meta: Json;
+  /**
+   * R84, in `listSessions()` only: the session's row is damaged (the SQLite store: its `meta` is not
+   * JSON). This is the error its `info()` throws (`StoreCorruptError`, naming the session), and
+   * `meta` is null, not what was stored. The session is listed so that one damaged row does not hide
+   * the others (or itself: it can still be read, resumed or deleted).
+   */
+  readonly damaged?: Error;
 }
 
 export interface SizeReport {

@@ -155,6 +155,31 @@ for (const engine of availableEngines()) {
       }
     });
 
+    it("R84: a session whose meta is not JSON is listed with its error (meta null); the listing and the other sessions still read", () => {
+      const dir = temp();
+      const file = join(dir, "store.db");
+      writeStore(file, { engine });
+      const connection = loadEngine(engine)(file);
+      connection.exec(`UPDATE sessions SET meta = '{oops' WHERE id = 'beta'`);
+      connection.close();
+      const store = openSqliteStore(file, { engine });
+      try {
+        const listed = store.listSessions();
+        expect(listed.map(({ sessionId, meta, damaged }) => ({ sessionId, meta, damaged: damaged?.name }))).toEqual([
+          { sessionId: "gamma", meta: { title: "gamma" }, damaged: undefined },
+          { sessionId: "beta", meta: null, damaged: "StoreCorruptError" },
+          { sessionId: "alpha", meta: { title: "alpha" }, damaged: undefined },
+        ]);
+        expect(listed[1].damaged?.message).toMatch(/session "beta"'s meta is not JSON/);
+        expect(listed[1].records).toBe(40);
+        expect(() => store.readSession("beta").info()).toThrow(StoreCorruptError);
+        expect(store.readSession("beta").records()).toHaveLength(40);
+        expect(store.readSession("alpha").info().meta).toEqual({ title: "alpha" });
+      } finally {
+        store.close();
+      }
+    });
+
     it("R84: an empty file, or a SQLite file with no tables, is refused and left as it was; only a missing path creates a store", () => {
       const dir = temp();
       const empty = join(dir, "empty.db");

@@ -325,7 +325,7 @@ function createSqliteStore(path: string, db: Connection, connect: Connector, clo
         checkSessionId(sessionId);
         return sql.session.get(sessionId) !== undefined;
       }),
-    listSessions: () => guard(() => sql.sessions.all().map((row) => infoOf(row, path))),
+    listSessions: () => guard(() => sql.sessions.all().map((row) => listedInfo(row, path))),
     deleteSession: (sessionId: string) =>
       guard(() => {
         checkSessionId(sessionId);
@@ -390,6 +390,11 @@ function verified(path: string, sessionId: string, seq: number, text: unknown, c
   }
 }
 
+/**
+ * A session's info; a `meta` that is not JSON is `StoreCorruptError` naming the session. (`meta` has
+ * no checksum: schema 3's rows carry one for records and snapshots only, and adding one is a schema
+ * change. A `meta` edited to other JSON is not detected.)
+ */
 function infoOf(row: Row, path: string): SessionInfo {
   let meta: Json;
   try {
@@ -398,4 +403,14 @@ function infoOf(row: Row, path: string): SessionInfo {
     throw new StoreCorruptError(path, `session ${JSON.stringify(String(row.id))}'s meta is not JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   return { sessionId: String(row.id), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), records: Number(row.last_seq), meta };
+}
+
+/** R84: in a listing, one session's damaged row is that session's: listed with its error (`damaged`, `meta` null), the others as they are. */
+function listedInfo(row: Row, path: string): SessionInfo {
+  try {
+    return infoOf(row, path);
+  } catch (error) {
+    if (!(error instanceof StoreCorruptError)) throw error;
+    return { sessionId: String(row.id), createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), records: Number(row.last_seq), meta: null, damaged: error };
+  }
 }
