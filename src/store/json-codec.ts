@@ -22,11 +22,17 @@ export function decodeJson(text: string): Json {
   return JSON.parse(text) as Json;
 }
 
-/** A session id: a non-empty string of at most 512 characters (it names a lock file's hash and a CLI argument). */
+/**
+ * A session id: a non-empty string of at most 512 characters (it names a lock file's hash and a CLI
+ * argument), of whole Unicode characters. A lone surrogate has no UTF-8: SQLite would store it as
+ * U+FFFD, so two ids that differ only there would be listed alike and neither as given.
+ */
 export function checkSessionId(sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId !== "string" || sessionId.length === 0 || sessionId.length > 512) {
     throw new StoreInputError(`a session id is a non-empty string of at most 512 characters (got ${describe(sessionId)})`);
   }
+  // In a /u pattern a surrogate pair is one character: only a lone surrogate is \p{Cs}.
+  if (/\p{Cs}/u.test(sessionId)) throw new StoreInputError(`a session id is a string of whole Unicode characters (got ${describe(sessionId)}, with a lone surrogate)`);
 }
 
 /** A sequence number argument: an integer from 0 to `max`. */

@@ -139,10 +139,14 @@ export function describeStoreContract(name: string, makeStore: StoreFactory): vo
 
     it("R84: a malformed session id is StoreInputError", () => {
       const { store } = fresh();
-      for (const bad of ["", "x".repeat(513), 7, null]) {
+      for (const bad of ["", "x".repeat(513), 7, null, "user-\uD800", "user-\uDC00x"]) {
         expect(() => store.openSession(bad as string)).toThrow(StoreInputError);
         expect(() => store.hasSession(bad as string)).toThrow(StoreInputError);
       }
+      // A lone surrogate has no UTF-8: refused, nothing is listed. A pair (an astral character) is a character like any other.
+      expect(store.listSessions()).toEqual([]);
+      store.openSession("user-\u{1F600}").release();
+      expect(store.listSessions().map(({ sessionId }) => sessionId)).toEqual(["user-\u{1F600}"]);
       store.close();
     });
   });
