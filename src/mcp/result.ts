@@ -79,12 +79,18 @@ function describeBinary(data: unknown, mimeType: unknown): string {
   return `${typeof mimeType === "string" && mimeType ? mimeType : "binary"}, ${bytes} bytes`;
 }
 
-/** The text parts cut to `max` characters in all, the cut one ending with a note of what was left out. */
+/**
+ * The text parts cut to `max` characters in all, the text ending at the cut with a note of what was
+ * left out. A cut that falls between two parts still gets its note (on the last text kept, or as a
+ * part of its own when none is), so a reader always learns that the result is not whole.
+ */
 function boundTexts(parts: Part[], max: number): { parts: Part[]; truncated: boolean } {
   const total = parts.reduce((sum, part) => sum + (part.type === "text" ? part.text.length : 0), 0);
   if (total <= max) return { parts, truncated: false };
+  const note = `\n… (cut at ${max} characters: the server's result had ${total})`;
   const out: Part[] = [];
   let room = max;
+  let noted = false;
   for (const part of parts) {
     if (part.type !== "text") {
       out.push(part);
@@ -99,8 +105,17 @@ function boundTexts(parts: Part[], max: number): { parts: Part[]; truncated: boo
     let keep = room;
     // Do not split a surrogate pair.
     if (keep > 0 && /[\uD800-\uDBFF]/.test(part.text.charAt(keep - 1))) keep--;
-    out.push({ type: "text", text: `${part.text.slice(0, keep)}\n… (cut at ${max} characters: the server's result had ${total})` });
+    out.push({ type: "text", text: `${part.text.slice(0, keep)}${note}` });
+    noted = true;
     room = 0;
+  }
+  if (!noted) {
+    // The cut fell on a part boundary: the parts after it were dropped whole.
+    let last = out.length - 1;
+    while (last >= 0 && out[last]!.type !== "text") last--;
+    const kept = out[last];
+    if (kept?.type === "text") out[last] = { type: "text", text: `${kept.text}${note}` };
+    else out.push({ type: "text", text: note.trimStart() });
   }
   return { parts: out, truncated: true };
 }

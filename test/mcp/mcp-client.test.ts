@@ -12,6 +12,7 @@ import type { AgentTool, AgentToolResult } from "../../src/index.js";
 import { connectMcp as connectBrowserSafe } from "../../src/mcp/index.js";
 import { connectMcp, mcpToolName, type McpClient } from "../../src/mcp/node.js";
 import { toolRules } from "../../src/mcp/annotations.js";
+import { toToolResult } from "../../src/mcp/result.js";
 import type { McpClientOptions, McpToolDetails } from "../../src/mcp/types.js";
 import { baseConfig, recorder, tool, user } from "../loop/helpers.js";
 import { everythingStdio, fixtureServer } from "./servers.js";
@@ -31,6 +32,7 @@ const find = (mcp: McpClient, name: string): AgentTool => {
   if (!found) throw new Error(`no tool ${name}`);
   return found;
 };
+const text3 = (letter: string, length: number) => ({ type: "text", text: letter.repeat(length) });
 const call = (mcp: McpClient, name: string, args: Record<string, unknown> = {}) => find(mcp, name).execute("call", args) as Promise<AgentToolResult<McpToolDetails>>;
 
 describe("names", () => {
@@ -120,6 +122,16 @@ describe("security and limits", () => {
     const body = (result.content[0] as { text: string }).text;
     expect(body).toBe(`${"x".repeat(1_000)}\n… (cut at 1000 characters: the server's result had 200000)`);
     expect(result.details).toEqual({ mcp: { server: "fixture", tool: "huge", truncated: true } });
+  });
+
+  it("a cut that falls between two parts still ends with the note (the parts after it are dropped)", () => {
+    const result = toToolResult("s", "t", { content: [text3("a", 10), { type: "image", data: "AAAA", mimeType: "image/png" }, text3("b", 10), text3("c", 10)] }, { resultChars: 20, binaryChars: 100 });
+    expect(result.content).toEqual([
+      { type: "text", text: "a".repeat(10) },
+      { type: "image", data: "AAAA", mimeType: "image/png" },
+      { type: "text", text: `${"b".repeat(10)}\n… (cut at 20 characters: the server's result had 30)` },
+    ]);
+    expect(result.details.mcp.truncated).toBe(true);
   });
 
   it("a server tool named like a built-in is offered under its prefix: the model's read_file runs the built-in", async () => {
