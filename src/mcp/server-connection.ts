@@ -118,7 +118,9 @@ export class ServerConnection {
    */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined, onProgress: (progress: number, total?: number, message?: string) => void): Promise<McpCallResult> {
     if (signal?.aborted) throw new McpCallError("aborted", "Operation aborted");
-    const client = await this.ready();
+    // A reconnection may take up to the connect timeout: the call settles when aborted, and the
+    // reconnection goes on for later calls.
+    const client = await untilAborted(this.ready(), signal);
     try {
       return (await client.callTool({ name: tool, arguments: args }, undefined, {
         ...(signal ? { signal } : {}),
@@ -224,6 +226,19 @@ function isConnectionLoss(error: unknown): boolean {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `promise`, or an `aborted` McpCallError as soon as `signal` aborts (`promise` goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new McpCallError("aborted", "Operation aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  // The losing side must not become an unhandled rejection.
+  promise.catch(() => {});
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort!));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -4,11 +4,14 @@
  * approval), R65/abort (notifications/cancelled reaches the server), progress updates, a crash
  * mid-call (typed error result, the next call reconnects) and R30 (tools/list_changed between turns).
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, pause, text, toolCall } from "../../src/index.js";
 import type { AgentEvent, AgentTool, AnyAgentEvent, ScriptedStreamFn } from "../../src/index.js";
 import { connectMcp, type McpClient } from "../../src/mcp/node.js";
-import type { McpClientOptions } from "../../src/mcp/types.js";
+import type { McpClientOptions, McpToolDetails } from "../../src/mcp/types.js";
 import { baseConfig, logEntry, recorder, user } from "../loop/helpers.js";
 import { everythingStdio, fixtureServer, startEverythingHttp, startFixtureHttp } from "./servers.js";
 
@@ -270,5 +273,22 @@ describe("MCP tools run by the loop (real servers)", () => {
     expect(declaration.toolsAdded?.map((decl) => decl.name)).toEqual(["fixture__added"]);
     expect(declaration.toolsRemoved).toBeUndefined();
     expect(ends(rec.events)).toEqual(["fixture__add_tool: added the tool `added`", "fixture__added: added 5"]);
+  });
+
+  it("abort while the call waits for a reconnection: the call settles at once as `aborted` (the reconnection goes on)", async () => {
+    const hang = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
+    const mcp = await connect({ servers: { hang: fixtureServer({ env: { FIXTURE_HANG_RESTART: hang } }) }, connectTimeoutMs: 2_000 });
+    const crash = mcp.tools.find((entry) => entry.name === "hang__crash")!;
+    expect(((await crash.execute("c", {})).details as McpToolDetails).mcp.error?.kind).toBe("disconnected");
+    const lookup = mcp.tools.find((entry) => entry.name === "hang__lookup")!;
+    const controller = new AbortController();
+    const started = Date.now();
+    // The restarted server never answers initialize: the call waits for the reconnection.
+    const pending = lookup.execute("l", { key: "a" }, controller.signal);
+    controller.abort();
+    const result = await pending;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((result.details as McpToolDetails).mcp.error).toEqual({ kind: "aborted", message: "Operation aborted" });
+    expect(mcp.status()[0]!.state).toBe("connecting");
   });
 });
