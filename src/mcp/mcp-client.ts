@@ -75,12 +75,33 @@ export class McpClient {
     }
   }
 
-  /** Connects every server at once; one that fails is reported in `status()` and retried by its next call. */
+  /**
+   * Connects every server at once; one that fails is reported in `status()` and `onWarning`. A
+   * server that failed before is tried again only once its reconnection backoff allows.
+   */
   async connectAll(): Promise<void> {
     await Promise.all(
-      [...this.servers.values()].map((entry) =>
-        entry.connection.connect().catch((error: unknown) => this.options.onWarning?.(error instanceof Error ? error.message : String(error))),
-      ),
+      [...this.servers.values()].map(async (entry) => {
+        const failure = entry.connection.state === "failed" ? await entry.connection.retryIfDue() : await entry.connection.connect().then(() => undefined, messageOf);
+        if (failure) this.options.onWarning?.(failure);
+      }),
+    );
+  }
+
+  /**
+   * Tries again, once their backoff allows, the servers that failed before listing any tool (a
+   * server that failed in `connectMcp` has no tool, so no call of the model would reconnect it).
+   * Resolves when those attempts have ended; their tools are then in `tools` (and `onToolsChanged`
+   * listeners were called). `prepareNextTurn` starts it at every turn boundary without waiting.
+   */
+  async retryFailed(): Promise<void> {
+    await Promise.all(
+      [...this.servers.values()]
+        .filter((entry) => entry.listed.length === 0)
+        .map(async (entry) => {
+          const failure = await entry.connection.retryIfDue();
+          if (failure) this.options.onWarning?.(failure);
+        }),
     );
   }
 
@@ -98,9 +119,14 @@ export class McpClient {
    * SPEC R30 between turns: a `prepareNextTurn` (loop) or `prepareNextTurnWithContext` (Agent)
    * hook that swaps in the servers' current tools after a `tools/list_changed`; the loop then
    * announces the change with a system message before the next request. Waits for tool lists
-   * being fetched, so a change notified during the turn is seen at its end.
+   * being fetched, so a change notified during the turn is seen at its end. Also starts
+   * `retryFailed()` without waiting for it: a server that failed at the start gets its tools in at
+   * the first turn boundary after it connected.
    */
   readonly prepareNextTurn = async (turn: PrepareNextTurnContext): Promise<AgentLoopTurnUpdate | undefined> => {
+    // Not awaited: a server that is down (or hangs until the connect timeout) must not hold the
+    // turn. Its tools come in at the first turn boundary after it connected.
+    void this.retryFailed();
     await this.settled();
     const before = turn.context.tools ?? [];
     const next = this.withTools(before);
@@ -278,6 +304,8 @@ function checkOptions(options: McpClientOptions): void {
     if ("command" in config && (typeof config.command !== "string" || config.command === "")) throw new AgentInputError(`${field}.command`, "must be a non-empty string");
   }
 }
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const redactSecrets = (text: string, secrets: readonly string[]): string =>
   secrets.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join("[redacted]") : out), text);

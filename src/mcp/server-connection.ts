@@ -154,6 +154,19 @@ export class ServerConnection {
     return this.connect();
   }
 
+  /**
+   * Reconnects a failed server once its backoff allows, and lists its tools (a server that failed
+   * in `connectMcp` has no tools, so no call would ever reconnect it). Never rejects: a failure is
+   * in `state` and `error`, and is returned for a warning.
+   */
+  async retryIfDue(): Promise<string | undefined> {
+    if (this.state !== "failed" || this.connecting || Date.now() < this.nextAttemptAt) return undefined;
+    return this.connect().then(
+      () => undefined,
+      (error: unknown) => messageOf(error),
+    );
+  }
+
   private drop(client: Client, reason: string): void {
     this.client = undefined;
     this.error = this.describe(reason);

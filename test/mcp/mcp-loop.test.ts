@@ -12,7 +12,7 @@ import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, pause, text, tool
 import type { AgentEvent, AgentTool, AnyAgentEvent, ScriptedStreamFn } from "../../src/index.js";
 import { connectMcp, type McpClient } from "../../src/mcp/node.js";
 import type { McpClientOptions, McpToolDetails } from "../../src/mcp/types.js";
-import { baseConfig, logEntry, recorder, user } from "../loop/helpers.js";
+import { baseConfig, logEntry, recorder, tool, user } from "../loop/helpers.js";
 import { everythingStdio, fixtureServer, startEverythingHttp, startFixtureHttp } from "./servers.js";
 
 const clients: McpClient[] = [];
@@ -273,6 +273,28 @@ describe("MCP tools run by the loop (real servers)", () => {
     expect(declaration.toolsAdded?.map((decl) => decl.name)).toEqual(["fixture__added"]);
     expect(declaration.toolsRemoved).toBeUndefined();
     expect(ends(rec.events)).toEqual(["fixture__add_tool: added the tool `added`", "fixture__added: added 5"]);
+  });
+
+  it("a server that failed in connectMcp is tried again at a turn boundary (after its backoff): its tools come in at the next one", async () => {
+    const failFirst = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "failed");
+    const mcp = await connect({ servers: { late: fixtureServer({ env: { FIXTURE_FAIL_FIRST: failFirst } }) }, reconnect: { baseDelayMs: 1 } });
+    expect(mcp.status()[0]).toMatchObject({ state: "failed", tools: [] });
+    const connected = new Promise<void>((resolve) => mcp.onToolsChanged(() => resolve()));
+    // Turn 2's tool waits until the retry started at the end of turn 1 has listed the server's tools.
+    const waitForServer = tool("wait_for_server", async () => {
+      await connected;
+      return { content: [{ type: "text", text: "connected" }], details: {} };
+    });
+    const stream = scriptedStreamFn([
+      { content: [toolCall("late__lookup", { key: "a" }, "a")] },
+      { content: [toolCall("wait_for_server", {}, "w")] },
+      { content: [toolCall("late__lookup", { key: "b" }, "b")] },
+      { content: [text("done")] },
+    ]);
+    const { rec, done } = await run([waitForServer], stream, { prepareNextTurn: mcp.prepareNextTurn });
+    await done();
+    expect(ends(rec.events)).toEqual([expect.stringMatching(/^late__lookup: Tool late__lookup not found/), "wait_for_server: connected", "late__lookup: value of b"]);
+    expect(mcp.status()[0]!.state).toBe("connected");
   });
 
   it("abort while the call waits for a reconnection: the call settles at once as `aborted` (the reconnection goes on)", async () => {
