@@ -74,8 +74,6 @@ export class ServerConnection {
 
   private async open(): Promise<Client> {
     this.setState("connecting");
-    const { transport, stderrTail } = this.settings.createTransport();
-    this.stderrTail = stderrTail;
     const client = new Client(this.settings.clientInfo, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       // Registered now, before any later response is handled: a turn boundary after this message waits for it.
@@ -89,6 +87,11 @@ export class ServerConnection {
       this.setState("disconnected");
     };
     try {
+      // Inside the try: a transport factory that throws (a bad config, an app bug) is a failed
+      // connection like any other, with its error and the backoff, never a server stuck connecting.
+      this.stderrTail = undefined;
+      const { transport, stderrTail } = this.settings.createTransport();
+      this.stderrTail = stderrTail;
       await withTimeout(client.connect(transport, { timeout: this.settings.connectTimeoutMs }), this.settings.connectTimeoutMs, "connecting");
       this.client = client;
       await this.listTools(client);

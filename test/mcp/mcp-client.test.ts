@@ -206,6 +206,22 @@ describe("typed errors", () => {
     await expect(connectBrowserSafe({ servers: { a: { command: "x" } } })).rejects.toMatchObject({ field: "servers.a", message: expect.stringContaining("xstate-agent-loop/mcp/node") });
   });
 
+  it("a transport factory that throws: the server is `failed` with the error, named in the warning, and retried only after its backoff", async () => {
+    const warnings: string[] = [];
+    let made = 0;
+    const transport = () => {
+      made++;
+      throw new Error("factory broke");
+    };
+    const mcp = await connectBrowserSafe({ servers: { s: { transport } }, reconnect: { baseDelayMs: 60_000 }, onWarning: (message) => warnings.push(message) });
+    clients.push(mcp);
+    expect(mcp.status()[0]).toMatchObject({ state: "failed", error: "factory broke" });
+    expect(warnings).toEqual(['MCP server "s" is unavailable: factory broke']);
+    await mcp.connectAll();
+    await mcp.retryFailed();
+    expect(made).toBe(1);
+  });
+
   it("a server that cannot be restarted: its calls get `unavailable` results, spaced by the reconnection backoff", async () => {
     const once = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
     const mcp = await connect({ servers: { once: fixtureServer({ env: { FIXTURE_ONCE: once } }) }, reconnect: { baseDelayMs: 60_000 } });
