@@ -15,6 +15,7 @@ import { problemText } from "../boundary/problem.js";
 import { compileSchema } from "../tools/compiled-schema.js";
 import type { AgentLoopTurnUpdate, AgentTool, AgentToolResult, AgentToolUpdateCallback, JsonValue, PrepareNextTurnContext } from "../types.js";
 import { toolRules } from "./annotations.js";
+import { checkOptions } from "./options.js";
 import { mcpToolName } from "./names.js";
 import { errorResult, toToolResult, type ResultLimits } from "./result.js";
 import { McpCallError, ServerConnection, type TransportFactory } from "./server-connection.js";
@@ -282,27 +283,6 @@ export async function connectMcpWith(options: McpClientOptions, resolveTransport
   const client = new McpClient(options, resolveTransport);
   await client.connectAll();
   return client;
-}
-
-function checkOptions(options: McpClientOptions): void {
-  if (typeof options !== "object" || options === null) throw new AgentInputError("options", "connectMcp needs options {servers}");
-  const servers = options.servers;
-  if (typeof servers !== "object" || servers === null || Array.isArray(servers)) throw new AgentInputError("servers", "servers must be an object of server configurations by name");
-  for (const [name, config] of Object.entries(servers)) {
-    const field = `servers.${name}`;
-    if (name === "") throw new AgentInputError("servers", "a server name must not be empty");
-    if (typeof config !== "object" || config === null) throw new AgentInputError(field, `must be a server configuration, got ${config === null ? "null" : typeof config}`);
-    const kinds = ["url", "command", "transport"].filter((key) => key in config);
-    if (kinds.length !== 1) throw new AgentInputError(field, "needs exactly one of url (Streamable HTTP), command (stdio) or transport");
-    if ("url" in config) {
-      try {
-        new URL(config.url);
-      } catch {
-        throw new AgentInputError(`${field}.url`, "must be an absolute URL");
-      }
-    }
-    if ("command" in config && (typeof config.command !== "string" || config.command === "")) throw new AgentInputError(`${field}.command`, "must be a non-empty string");
-  }
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -206,6 +206,28 @@ describe("typed errors", () => {
     await expect(connectBrowserSafe({ servers: { a: { command: "x" } } })).rejects.toMatchObject({ field: "servers.a", message: expect.stringContaining("xstate-agent-loop/mcp/node") });
   });
 
+  it("every documented option is checked: a malformed one is an AgentInputError naming the field, before anything connects", async () => {
+    const server = fixtureServer();
+    const cases: [McpClientOptions, string, string][] = [
+      [{ servers: { s: { ...server, args: "server.js" as never } } }, "servers.s.args", "servers.s.args must be an array of strings, got a string (\"server.js\")"],
+      [{ servers: { s: { ...server, args: [1 as never] } } }, "servers.s.args[0]", "servers.s.args[0] must be a string, got a number (1)"],
+      [{ servers: { s: { ...server, toolTimeoutMs: "abc" as never } } }, "servers.s.toolTimeoutMs", "servers.s.toolTimeoutMs must be a number of milliseconds, got a string (\"abc\")"],
+      [{ servers: { s: { ...server, toolTimeoutMs: -5 } } }, "servers.s.toolTimeoutMs", "servers.s.toolTimeoutMs must be a positive number of milliseconds, got a number (-5)"],
+      [{ servers: { s: { ...server, tools: { t: { replay: "always" as never } } } } }, "servers.s.tools.t.replay", 'servers.s.tools.t.replay must be "safe" or "never", got a string ("always")'],
+      [{ servers: { s: { ...server, env: { A: 1 as never } } } }, "servers.s.env.A", "servers.s.env.A must be a string, got a number (1)"],
+      [{ servers: { s: server }, limits: { resultChars: -1 } }, "limits.resultChars", "limits.resultChars must be a positive number of characters, got a number (-1)"],
+      [{ servers: { s: server }, limits: { resultChars: 0 } }, "limits.resultChars", "limits.resultChars must be a positive number of characters, got a number (0)"],
+      [{ servers: { s: server }, limits: { descriptionChars: 1.5 } }, "limits.descriptionChars", "limits.descriptionChars must be a whole number of characters, got a number (1.5)"],
+      [{ servers: { s: server }, connectTimeoutMs: Number.NaN }, "connectTimeoutMs", "connectTimeoutMs must be a number of milliseconds, got a number (NaN)"],
+      [{ servers: { s: server }, reservedNames: "read_file" as never }, "reservedNames", 'reservedNames must be an iterable (an array, a Set) of tool names, got a string ("read_file")'],
+      [{ servers: { s: { transport: {} as never } } }, "servers.s.transport", "servers.s.transport must be a function returning an SDK Transport (made afresh for every connection), got an object"],
+      [{ servers: { s: { url: "https://example.com/mcp", headers: { Authorization: 5 as never } } } }, "servers.s.headers.Authorization", "servers.s.headers.Authorization must be a string, got a number (5)"],
+    ];
+    for (const [options, field, message] of cases) {
+      await expect(connectMcp(options), field).rejects.toMatchObject({ name: "AgentInputError", field, message });
+    }
+  });
+
   it("a transport factory that throws: the server is `failed` with the error, named in the warning, and retried only after its backoff", async () => {
     const warnings: string[] = [];
     let made = 0;
