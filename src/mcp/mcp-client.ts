@@ -18,7 +18,7 @@ import { toolRules } from "./annotations.js";
 import { checkOptions } from "./options.js";
 import { mcpToolName } from "./names.js";
 import { errorResult, toToolResult, type ResultLimits } from "./result.js";
-import { McpCallError, ServerConnection, type TransportFactory } from "./server-connection.js";
+import { McpCallError, ServerConnection, type RejectedTool, type TransportFactory } from "./server-connection.js";
 import type { McpClientOptions, McpServerConfig, McpServerStatus, McpToolDetails, McpToolStatus } from "./types.js";
 
 /** Makes a server's transport; the Node entry adds stdio servers. */
@@ -34,6 +34,8 @@ interface ServerEntry {
   /** Tool objects by server tool name, with the definition they were made from. */
   made: Map<string, { key: string; tool: AgentTool; status: McpToolStatus }>;
   skipped: { tool: string; reason: string }[];
+  /** Listed tools that did not follow the MCP schema, and why. */
+  rejected: RejectedTool[];
 }
 
 export const DEFAULT_LIMITS = { descriptionChars: 2_000, resultChars: 50_000, binaryChars: 4_000_000 } as const;
@@ -56,7 +58,7 @@ export class McpClient {
     this.reserved = new Set(options.reservedNames ?? []);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     for (const [name, config] of Object.entries(options.servers)) {
-      const entry: ServerEntry = { config, secrets: secretsOf(config), listed: [], made: new Map(), skipped: [], connection: undefined! };
+      const entry: ServerEntry = { config, secrets: secretsOf(config), listed: [], rejected: [], made: new Map(), skipped: [], connection: undefined! };
       entry.connection = new ServerConnection({
         name,
         kind: "url" in config ? "http" : "command" in config ? "stdio" : "custom",
@@ -66,8 +68,9 @@ export class McpClient {
         connectTimeoutMs: options.connectTimeoutMs ?? 30_000,
         baseDelayMs: options.reconnect?.baseDelayMs ?? 500,
         maxDelayMs: options.reconnect?.maxDelayMs ?? 30_000,
-        onTools: (tools) => {
+        onTools: (tools, rejected) => {
           entry.listed = tools;
+          entry.rejected = rejected;
           this.rebuild();
         },
         onState: () => {},
@@ -175,7 +178,7 @@ export class McpClient {
     this.byName.clear();
     for (const [server, entry] of this.servers) {
       const made = new Map<string, { key: string; tool: AgentTool; status: McpToolStatus }>();
-      entry.skipped = [];
+      entry.skipped = entry.rejected.slice();
       for (const definition of entry.listed) {
         const override = entry.config.tools?.[definition.name];
         if (override?.enabled === false) continue;

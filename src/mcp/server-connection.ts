@@ -7,7 +7,8 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { redact } from "../trace/json.js";
 import type { McpCallResult } from "./result.js";
 import type { McpCallErrorKind } from "./types.js";
@@ -25,10 +26,19 @@ export interface ConnectionSettings {
   connectTimeoutMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Called after every successful tools/list (first connection, reconnection, list_changed). */
-  onTools: (tools: Tool[]) => void;
+  /**
+   * Called after every successful tools/list (first connection, reconnection, list_changed) with
+   * the tools that follow the MCP schema and those that do not, with the reason.
+   */
+  onTools: (tools: Tool[], rejected: RejectedTool[]) => void;
   /** Called when the state changes (for status displays). */
   onState: () => void;
+}
+
+/** A listed tool that cannot be offered: its name on the server (or what stands for it) and why. */
+export interface RejectedTool {
+  tool: string;
+  reason: string;
 }
 
 export type ConnectionState = "connecting" | "connected" | "disconnected" | "failed" | "closed";
@@ -190,17 +200,30 @@ export class ServerConnection {
     await client?.close().catch(() => {});
   }
 
+  /**
+   * tools/list, read tool by tool: the SDK's `listTools` checks the whole result against its strict
+   * schema, so one malformed tool (a numeric name, `required: "a"`) failed the server with no tool
+   * named. Each tool is checked here instead, and one that does not follow the schema is rejected
+   * with its reason while the others are offered.
+   */
   private async listTools(client: Client): Promise<void> {
     const tools: Tool[] = [];
+    const rejected: RejectedTool[] = [];
     let cursor: string | undefined;
     // Paginated; a server that keeps returning cursors is cut off rather than listed forever.
     for (let page = 0; page < 100; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.settings.connectTimeoutMs });
-      tools.push(...result.tools);
+      const result = await client.request({ method: "tools/list", params: cursor ? { cursor } : {} }, LenientToolsPage, { timeout: this.settings.connectTimeoutMs });
+      for (const raw of result.tools) {
+        const parsed = ToolSchema.safeParse(raw);
+        if (parsed.success) tools.push(parsed.data);
+        else rejected.push({ tool: toolLabel(raw, tools.length + rejected.length), reason: `its definition does not follow the MCP schema: ${issueText(parsed.error.issues[0])}` });
+      }
       cursor = result.nextCursor;
       if (!cursor) break;
     }
-    if (this.client === client) this.settings.onTools(tools);
+    rejected.push(...cacheOutputSchemas(client, tools));
+    const usable = tools.filter((tool) => !rejected.some((entry) => entry.tool === tool.name));
+    if (this.client === client) this.settings.onTools(usable, rejected);
   }
 
   private track(refresh: Promise<void>): void {
@@ -242,6 +265,47 @@ function isConnectionLoss(error: unknown): boolean {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A tools/list page whose tools are checked one by one (see `listTools`). */
+const LenientToolsPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/** A rejected tool's name for a message: its name when it has a string one, else its place in the list. */
+function toolLabel(raw: unknown, index: number): string {
+  const name = typeof raw === "object" && raw !== null ? (raw as { name?: unknown }).name : undefined;
+  return typeof name === "string" ? name : `#${index} (name ${JSON.stringify(name) ?? "undefined"})`.slice(0, 120);
+}
+
+function issueText(issue: z.core.$ZodIssue | undefined): string {
+  if (!issue) return "malformed";
+  const path = issue.path.map(String).join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/**
+ * Hands the tools' output schemas to the SDK, which checks `structuredContent` against them
+ * (`listTools` did this; its method is private, so it is reached by name and skipped if it is
+ * gone). A tool whose output schema the SDK cannot compile would stop it for every tool after it,
+ * so such tools are found one by one, rejected, and the others cached.
+ */
+function cacheOutputSchemas(client: Client, tools: Tool[]): RejectedTool[] {
+  const cache = (client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }).cacheToolMetadata?.bind(client);
+  if (!cache) return [];
+  try {
+    cache(tools);
+    return [];
+  } catch {
+    const rejected: RejectedTool[] = [];
+    for (const tool of tools) {
+      try {
+        cache([tool]);
+      } catch (error) {
+        rejected.push({ tool: tool.name, reason: `its output schema is unusable: ${messageOf(error)}` });
+      }
+    }
+    cache(tools.filter((tool) => !rejected.some((entry) => entry.tool === tool.name)));
+    return rejected;
+  }
 }
 
 /** `promise`, or an `aborted` McpCallError as soon as `signal` aborts (`promise` goes on). */

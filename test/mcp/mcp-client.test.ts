@@ -15,7 +15,7 @@ import { toolRules } from "../../src/mcp/annotations.js";
 import { toToolResult } from "../../src/mcp/result.js";
 import type { McpClientOptions, McpToolDetails } from "../../src/mcp/types.js";
 import { baseConfig, recorder, tool, user } from "../loop/helpers.js";
-import { everythingStdio, fixtureServer } from "./servers.js";
+import { everythingStdio, fixtureServer, rawServer } from "./servers.js";
 
 const clients: McpClient[] = [];
 async function connect(options: McpClientOptions): Promise<McpClient> {
@@ -185,6 +185,39 @@ describe("security and limits", () => {
     } finally {
       await new Promise((resolve) => http.close(resolve));
     }
+  });
+});
+
+describe("malformed tool lists", () => {
+  const object = { type: "object" };
+  it("a tool that does not follow the MCP schema is left out with its reason; the server's other tools are offered", async () => {
+    const warnings: string[] = [];
+    const mcp = await connect({
+      servers: { raw: rawServer([{ name: "ok", inputSchema: object }, { name: "bad-required", inputSchema: { ...object, properties: {}, required: "a" } }, { name: 5, inputSchema: object }, { name: "after", inputSchema: object }]) },
+      onWarning: (message) => warnings.push(message),
+    });
+    const [status] = mcp.status();
+    expect(status).toMatchObject({ state: "connected", skipped: [
+      { tool: "bad-required", reason: "its definition does not follow the MCP schema: inputSchema.required: Invalid input: expected array, received string" },
+      { tool: "#2 (name 5)", reason: "its definition does not follow the MCP schema: name: Invalid input: expected string, received number" },
+    ] });
+    expect(mcp.tools.map((entry) => entry.name)).toEqual(["raw__ok", "raw__after"]);
+    expect(warnings).toContain('MCP server "raw": tool "bad-required" left out: its definition does not follow the MCP schema: inputSchema.required: Invalid input: expected array, received string');
+    expect((await call(mcp, "raw__after", {})).content).toEqual([{ type: "text", text: "called after {}" }]);
+  });
+
+  it("output schemas still reach the SDK (it checks structuredContent); one it cannot compile leaves only its tool out", async () => {
+    const mcp = await connect({
+      servers: {
+        raw: rawServer([
+          { name: "bad-output", inputSchema: object, outputSchema: { type: "object", properties: { n: { type: "bogus" } } } },
+          { name: "typed", inputSchema: object, outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } },
+        ]),
+      },
+    });
+    expect(mcp.status()[0]!.skipped).toEqual([{ tool: "bad-output", reason: expect.stringMatching(/^its output schema is unusable: /) }]);
+    // The raw server answers with text only: the SDK refuses a result without the structured content the schema asks for.
+    expect((await call(mcp, "raw__typed")).details.mcp.error).toEqual({ kind: "protocol", message: expect.stringContaining("has an output schema but did not return structured content") });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The MCP servers of test/mcp, started and stopped by the tests: the public everything server
  * (@modelcontextprotocol/server-everything, from npm) over stdio and over Streamable HTTP on an
- * ephemeral port, and our fixture server (fixtures/fixture-server.mjs) over stdio.
+ * ephemeral port, our fixture server (fixtures/fixture-server.mjs) over stdio, and a hand-written
+ * one (fixtures/raw-server.mjs) that lists malformed tools.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
@@ -11,10 +12,13 @@ import type { McpStdioServerConfig } from "../../src/mcp/types.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const FIXTURE_SERVER = path.join(here, "fixtures/fixture-server.mjs");
+const RAW_SERVER = path.join(here, "fixtures/raw-server.mjs");
 const EVERYTHING_HTTP = path.join(here, "fixtures/everything-http.mjs");
 export const EVERYTHING_MAIN = path.join(path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
 
 export const fixtureServer = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [FIXTURE_SERVER], ...extra });
+/** A hand-written server (fixtures/raw-server.mjs) that lists exactly `tools`, malformed ones included. */
+export const rawServer = (tools: unknown[]): McpStdioServerConfig => ({ command: process.execPath, args: [RAW_SERVER], env: { RAW_TOOLS: JSON.stringify(tools) } });
 export const everythingStdio = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [EVERYTHING_MAIN, "stdio"], ...extra });
 
 /** The everything server over Streamable HTTP; `stop()` ends its process. */
