@@ -12,7 +12,8 @@ import { AgentInputError } from "../boundary/errors.js";
 import { boundText } from "../boundary/bounded-text.js";
 import { schemaProblem } from "../boundary/tools.js";
 import { problemText } from "../boundary/problem.js";
-import { compileSchema } from "../tools/compiled-schema.js";
+import { compileSchema, type CompiledSchema } from "../tools/compiled-schema.js";
+import { unusableKeyword } from "../tools/schema-usability.js";
 import type { AgentLoopTurnUpdate, AgentTool, AgentToolResult, AgentToolUpdateCallback, JsonValue, PrepareNextTurnContext } from "../types.js";
 import { toolRules } from "./annotations.js";
 import { checkOptions } from "./options.js";
@@ -211,11 +212,15 @@ export class McpClient {
     const schema = definition.inputSchema as Record<string, unknown>;
     const problem = schemaProblem(schema, "inputSchema");
     if (problem) return { reason: `its input schema is unusable: ${problemText(problem)}` };
+    let compiled: CompiledSchema;
     try {
-      compileSchema(schema);
+      compiled = compileSchema(schema);
     } catch (error) {
       return { reason: `its input schema is unusable: ${error instanceof Error ? error.message : String(error)}` };
     }
+    // Keywords the validator cannot use would fail every call that reaches them: the tool is left out.
+    const unusable = unusableKeyword(compiled, "inputSchema");
+    if (unusable) return { reason: `its input schema is unusable: ${problemText(unusable)}` };
     const rules = toolRules(definition.annotations, entry.config.trustAnnotations === true, this.options.needsApprovalByDefault === true, entry.config.tools?.[definition.name], entry.config.toolTimeoutMs);
     const description = boundText(definition.description ?? "", this.limits.descriptionChars);
     const serverTool = definition.name;

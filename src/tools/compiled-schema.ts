@@ -114,9 +114,10 @@ function shortenEnumTexts(root: unknown): void {
 }
 
 /**
- * cfworker throws in the middle of validation when a `$ref` names nothing. Schemas from MCP
- * servers and other tools do dangle sometimes, so such a node is rewritten to reject only the
- * values at its place (with a readable reason), and the rest of the schema keeps working.
+ * cfworker throws in the middle of validation when a `$ref` names nothing. Tools' schemas do
+ * dangle sometimes, so such a node is rewritten to reject only the values at its place (with a
+ * readable reason), and the rest of the schema keeps working. (An MCP server's tool with one is
+ * left out instead: `unusableKeyword` reads the mark left here.)
  */
 function neutraliseDanglingRefs(schema: CompiledSchema, node: unknown, seen: Set<object>): void {
   if (!isPlainObject(node) || seen.has(node)) return;

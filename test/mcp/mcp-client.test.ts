@@ -206,6 +206,33 @@ describe("malformed tool lists", () => {
     expect((await call(mcp, "raw__after", {})).content).toEqual([{ type: "text", text: "called after {}" }]);
   });
 
+  it("an input schema the validator cannot use is left out with its reason, naming the keyword's place", async () => {
+    const prop = (schema: object) => ({ type: "object", properties: { a: schema } });
+    const mcp = await connect({
+      servers: {
+        raw: rawServer([
+          { name: "bad-type", inputSchema: prop({ type: "bogus" }) },
+          { name: "ref-missing", inputSchema: prop({ $ref: "#/$defs/nope" }) },
+          { name: "remote-ref", inputSchema: prop({ $ref: "https://example.com/schema.json" }) },
+          { name: "pattern-bad", inputSchema: prop({ type: "string", pattern: "(" }) },
+          { name: "pattern-props-bad", inputSchema: { type: "object", patternProperties: { "[": { type: "string" } } } },
+          { name: "ref-cycle", inputSchema: { type: "object", $defs: { n: { type: "object", properties: { next: { $ref: "#/$defs/n" } } } }, properties: { root: { $ref: "#/$defs/n" } } } },
+          { name: "pattern-lookahead", inputSchema: prop({ type: "string", pattern: "^(?=a)a+$" }) },
+          { name: "types", inputSchema: prop({ type: ["string", "null"] }) },
+        ]),
+      },
+    });
+    expect(mcp.status()[0]!.skipped).toEqual([
+      { tool: "bad-type", reason: 'its input schema is unusable: inputSchema.properties.a.type must be a JSON Schema type (array, boolean, integer, null, number, object, string) or an array of them, got "bogus"' },
+      { tool: "ref-missing", reason: 'its input schema is unusable: inputSchema.properties.a.$ref "#/$defs/nope" names no part of the schema' },
+      { tool: "remote-ref", reason: 'its input schema is unusable: inputSchema.properties.a.$ref "https://example.com/schema.json" names no part of the schema (remote references are not fetched)' },
+      { tool: "pattern-bad", reason: expect.stringMatching(/^its input schema is unusable: inputSchema\.properties\.a\.pattern "\(" is not a regular expression the validator can run: Invalid regular expression/) },
+      { tool: "pattern-props-bad", reason: expect.stringMatching(/^its input schema is unusable: inputSchema\.patternProperties\.\[ "\[" is not a regular expression/) },
+    ]);
+    expect(mcp.tools.map((entry) => entry.name)).toEqual(["raw__ref-cycle", "raw__pattern-lookahead", "raw__types"]);
+    expect((await call(mcp, "raw__ref-cycle", { root: { next: {} } })).content).toEqual([{ type: "text", text: 'called ref-cycle {"root":{"next":{}}}' }]);
+  });
+
   it("output schemas still reach the SDK (it checks structuredContent); one it cannot compile leaves only its tool out", async () => {
     const mcp = await connect({
       servers: {
