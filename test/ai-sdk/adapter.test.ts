@@ -222,4 +222,28 @@ describe("buildAiSdkRequest", () => {
       { role: "user", content: [{ type: "text", text: "next" }] },
     ]);
   });
+
+  it("a tool result with images keeps its parts in order; an error one keeps its flag as a leading note (the spec's content output has none)", () => {
+    const image = { type: "image" as const, data: "iVBORw0KGgo=", mimeType: "image/png" };
+    const content = [{ type: "text" as const, text: "Render failed: see the partial frame" }, image, { type: "text" as const, text: "(frame 3 of 10)" }];
+    const output = (isError: boolean) => {
+      const request = buildAiSdkRequest(
+        [
+          { role: "user", content: "go", timestamp: 0 },
+          assistant([{ type: "toolCall", id: "c1", name: "render", arguments: {} }]),
+          { role: "toolResult", toolCallId: "c1", toolName: "render", content, isError, timestamp: 1 },
+        ],
+        "ai-sdk:memory.chat",
+      );
+      const tool = request.prompt.at(-1) as { content: { output: unknown }[] };
+      return tool.content[0]!.output;
+    };
+    const parts = [
+      { type: "text", text: "Render failed: see the partial frame" },
+      { type: "file", mediaType: "image/png", data: { type: "data", data: "iVBORw0KGgo=" } },
+      { type: "text", text: "(frame 3 of 10)" },
+    ];
+    expect(output(false)).toEqual({ type: "content", value: parts });
+    expect(output(true)).toEqual({ type: "content", value: [{ type: "text", text: "(The tool reported an error.)" }, ...parts] });
+  });
 });

@@ -152,18 +152,23 @@ function assistantParts(message: AssistantMessage, api: string): AssistantPart[]
   return parts;
 }
 
+/** Leads an error result that has images: the spec's `content` output has no error flag. */
+const TOOL_ERROR_NOTE = "(The tool reported an error.)";
+
+/**
+ * A tool result as the spec's output. Text only: `text`, or `error-text` for an error. With images:
+ * `content`, its parts in the tool's order; the spec has no error flag for it (`error-text` would
+ * drop the images), so an error result's content is led by `TOOL_ERROR_NOTE`.
+ */
 function toolOutput(message: ToolResultMessage): LanguageModelV4ToolResultOutput {
-  const texts = message.content.flatMap((block) => (block.type === "text" ? [block.text] : []));
-  const images = message.content.filter((block): block is ImageContent => block.type === "image");
-  if (images.length === 0) {
-    const value = texts.join("\n");
+  if (!message.content.some((block) => block.type === "image")) {
+    const value = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
     return message.isError ? { type: "error-text", value } : { type: "text", value };
   }
-  return {
-    type: "content",
-    value: [
-      ...texts.map((text) => ({ type: "text" as const, text })),
-      ...images.map((image) => ({ type: "file" as const, mediaType: image.mimeType, data: { type: "data" as const, data: image.data } })),
-    ],
-  };
+  const value = message.content.map((block) =>
+    block.type === "image"
+      ? { type: "file" as const, mediaType: block.mimeType, data: { type: "data" as const, data: block.data } }
+      : { type: "text" as const, text: block.text },
+  );
+  return { type: "content", value: message.isError ? [{ type: "text", text: TOOL_ERROR_NOTE }, ...value] : value };
 }
