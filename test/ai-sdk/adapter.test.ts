@@ -94,6 +94,23 @@ describe("fromAiSdkModel: stream parts", () => {
     expect((await run([finish("interrupted")])).final).toMatchObject({ stopReason: "error", retry: { retryable: true, kind: "connection" } });
   });
 
+  it("the first finish ends the response: parts after it, a second finish among them, are ignored", async () => {
+    const text = (id: string, delta: string): LanguageModelV4StreamPart[] => [{ type: "text-start", id }, { type: "text-delta", id, delta }, { type: "text-end", id }];
+    const after = await run([...text("t", "before"), finish("stop"), { type: "text-delta", id: "t", delta: " AFTER" }, ...text("t2", "after finish")]);
+    expect(after.final).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "before" }] });
+    expect(after.projected.filter(([type]) => type === "text_delta")).toHaveLength(1);
+    const twice = await run([{ type: "tool-call", toolCallId: "c", toolName: "t", input: "{}" }, finish("tool-calls"), finish("length")]);
+    expect(twice.final).toMatchObject({ stopReason: "toolUse" });
+  });
+
+  it("an unreadable finish reason is an error that says so; a bare unified string (the older specs' shape) is read", async () => {
+    const withReason = (finishReason: unknown) => run([{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "x" }, { type: "finish", finishReason, usage } as LanguageModelV4StreamPart]);
+    expect((await withReason(42)).final).toMatchObject({ stopReason: "error", errorMessage: "The response's finish part has no readable finish reason (got 42)", retry: { retryable: false } });
+    expect((await withReason(undefined)).final).toMatchObject({ stopReason: "error", errorMessage: "The response's finish part has no readable finish reason (got undefined)" });
+    expect((await withReason({ raw: "weird" })).final).toMatchObject({ stopReason: "error", errorMessage: 'The response\'s finish part has no readable finish reason (got {"raw":"weird"})' });
+    expect((await withReason("stop")).final).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "x" }] });
+  });
+
   it("a body that ends without finish is a truncated response; an error part is classified from its text", async () => {
     expect((await run([{ type: "response-metadata" }])).final).toMatchObject({
       stopReason: "error",

@@ -20,7 +20,9 @@ type StopMapping = { stopReason: "stop" | "length" | "toolUse" } | { error: stri
  * `error` → an error; `interrupted` (the body ended without its completion signal) → a truncated
  * response, which R60 may retry while nothing was shown.
  */
-export function mapFinishReason(reason: LanguageModelV4FinishReason, hasToolCalls: boolean): StopMapping {
+export function mapFinishReason(given: unknown, hasToolCalls: boolean): StopMapping {
+  const reason = readFinishReason(given);
+  if (!reason) return { error: `The response's finish part has no readable finish reason (got ${describeReason(given)})`, failure: notRetryable() };
   switch (reason.unified) {
     case "tool-calls":
       return { stopReason: "toolUse" };
@@ -39,6 +41,28 @@ export function mapFinishReason(reason: LanguageModelV4FinishReason, hasToolCall
   }
 }
 
+const UNIFIED = new Set<string>(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"]);
+
+/**
+ * The spec's `{ unified, raw }`, or a bare unified string (the v2/v3 specs' shape, which a
+ * provider package not quite on v4 may still send); anything else is unreadable.
+ */
+function readFinishReason(value: unknown): LanguageModelV4FinishReason | undefined {
+  if (typeof value === "string") return UNIFIED.has(value) ? { unified: value as LanguageModelV4FinishReason["unified"], raw: value } : undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  const { unified, raw } = value as { unified?: unknown; raw?: unknown };
+  if (typeof unified !== "string" || !UNIFIED.has(unified)) return undefined;
+  return { unified: unified as LanguageModelV4FinishReason["unified"], raw: typeof raw === "string" ? raw : undefined };
+}
+
+function describeReason(value: unknown): string {
+  try {
+    return (JSON.stringify(value) ?? String(value)).slice(0, 200);
+  } catch {
+    return typeof value;
+  }
+}
+
 /**
  * One response assembled from AI SDK stream parts into `output` (the live partial) and pushed to
  * `stream` as AssistantMessageEvents. Settles exactly once: `done` at the end of a stream that
@@ -50,7 +74,8 @@ export class AiSdkTurn {
   secrets: readonly string[] = [];
   private started = false;
   private settled = false;
-  private finish: { reason: LanguageModelV4FinishReason } | undefined;
+  /** The first `finish` part's reason, as sent (read by `mapFinishReason`). */
+  private finish: { reason: unknown } | undefined;
   private readonly texts = new Map<string, OpenText>();
   private readonly reasoning = new Map<string, OpenReasoning>();
   private readonly tools = new Map<string, OpenTool>();
@@ -78,9 +103,13 @@ export class AiSdkTurn {
     return this.settled;
   }
 
-  /** One part; an `error` part is returned to the caller, which classifies and fails the turn. */
+  /**
+   * One part; an `error` part is returned to the caller, which classifies and fails the turn.
+   * `finish` ends the response: whatever a provider sends after it (more text, a second finish
+   * that would override the first's reason) is ignored.
+   */
   handle(part: LanguageModelV4StreamPart): { error: unknown } | undefined {
-    if (this.settled) return undefined;
+    if (this.settled || this.finish) return undefined;
     switch (part.type) {
       case "response-metadata":
         // The first bytes of the response (`stream-start` comes before any, on some providers).
