@@ -63,8 +63,12 @@ export class ForkError extends Error {
   override name = "ForkError";
 }
 
-/** The points of a source's session. */
-export const pointsOf = (source: ForkSource): ForkPoint[] => forkPoints(source.store.readSession(source.sessionId).records());
+/**
+ * The points of a source's session: none while the store does not hold it yet (the CLI makes its
+ * session forkable before the first prompt writes it, and the page asks at once).
+ */
+export const pointsOf = (source: ForkSource): ForkPoint[] =>
+  source.store.hasSession(source.sessionId) ? forkPoints(source.store.readSession(source.sessionId).records()) : [];
 
 /** Copies the original's records through `seq` into the new session `forkId`; the original is only read. */
 export function seedFork(store: RunStore, from: string, seq: number, forkId: string): void {

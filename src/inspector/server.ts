@@ -55,7 +55,10 @@ export interface LiveInspector {
    * run, named `<name> · run k`. Throws `TraceFormatError` for a file that is not a version 1 trace.
    */
   showTrace(text: string, name: string): void;
-  /** The session's fork points (what the page lists). Throws `ForkError` for a session without a source. */
+  /**
+   * The session's fork points (what the page lists): empty until the store holds a run of it.
+   * Throws `ForkError` for a session without a source.
+   */
   forkPoints(session: string): ForkPoint[];
   /** Forks as the page's "fork from here" does. Throws `ForkError` for an unknown session or point. */
   fork(request: ForkRequest): StartedFork;
@@ -67,7 +70,15 @@ export interface LiveInspector {
 /** A POST body larger than this is refused (an edited response is text). */
 const MAX_BODY = 256 * 1024;
 
-class BadRequest extends Error {}
+/** A request the inspector refuses, answered with `status` and the reason. */
+class BadRequest extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -75,12 +86,13 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new BadRequest("the body is too large"));
-        req.destroy();
-      } else chunks.push(chunk);
+      // Refused at once; the rest is read and dropped (not kept), so the client, still sending,
+      // gets the answer rather than a reset connection.
+      if (size > MAX_BODY) reject(new BadRequest(`the body is larger than ${MAX_BODY / 1024} KB`, 413));
+      else chunks.push(chunk);
     });
     req.on("end", () => {
+      if (size > MAX_BODY) return;
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
       } catch {
@@ -90,6 +102,8 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     req.on("error", reject);
   });
 }
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? (error instanceof BadRequest || error instanceof ForkError ? error.message : `${error.name}: ${error.message}`) : String(error));
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -157,14 +171,29 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
   };
 
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
     const headers = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
+    // Whatever a request makes fail is its 500, never an uncaught exception in the host (the CLI).
+    try {
+      route(req, res, headers);
+    } catch (error) {
+      failed(res, headers, error);
+    }
+  });
+
+  /** The last resort: a failure no handler answered becomes a 500 with its reason. */
+  const failed = (res: ServerResponse, headers: Record<string, string>, error: unknown) => {
+    if (res.headersSent) res.destroy();
+    else res.writeHead(500, { ...headers, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify({ error: reasonOf(error) }));
+  };
+
+  const route = (req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
     if (!allowed(req, url)) {
       res.writeHead(403, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("forbidden\n");
       return;
     }
     if (req.method === "POST") {
-      void act(req, res, url.pathname, headers);
+      act(req, res, url.pathname, headers).catch((error: unknown) => failed(res, headers, error));
       return;
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -200,19 +229,21 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
       return;
     }
     res.writeHead(404, { ...headers, "content-type": "text/plain; charset=utf-8" }).end("not found\n");
-  });
+  };
 
+  /** Answers with `answer()`'s JSON: the caller's mistake is a 4xx with the reason, anything else a 500. */
   const json = (res: ServerResponse, headers: Record<string, string>, answer: () => unknown) => {
     let status = 200;
     let body: unknown;
     try {
       body = answer();
     } catch (error) {
-      if (!(error instanceof ForkError) && !(error instanceof BadRequest)) throw error;
-      status = 400;
-      body = { error: error.message };
+      status = error instanceof BadRequest ? error.status : error instanceof ForkError ? 400 : 500;
+      body = { error: reasonOf(error) };
     }
-    res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+    // A refused body may still be arriving: the connection is not reused.
+    const close = status === 413 ? { connection: "close" } : {};
+    res.writeHead(status, { ...headers, ...close, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
   };
 
   /** The page's actions: fork from a point, answer a fork's approval. */
@@ -225,7 +256,7 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
     try {
       body = await readJson(req);
     } catch (error) {
-      if (!res.headersSent) json(res, headers, () => { throw error instanceof BadRequest ? error : new BadRequest(String(error)); });
+      if (!res.headersSent) json(res, headers, () => { throw error instanceof BadRequest ? error : new BadRequest(reasonOf(error)); });
       return;
     }
     if (path === "/fork") json(res, headers, () => ({ fork: forks.fork(forkRequestOf(body)).sessionId }));

@@ -213,6 +213,52 @@ describe("time travel: fork a durable session from a persisted point", () => {
   });
 });
 
+/** The page's token, read from the page as the page's script does. */
+async function pageToken(inspector: LiveInspector): Promise<string> {
+  const page = await (await fetch(inspector.url)).text();
+  return /name="inspector-token" content="([^"]+)"/.exec(page)![1]!;
+}
+
+/** A source whose runner is never reached (these tests ask before any fork runs). */
+const idleSource = (store: RunStore, sessionId: string): ForkSource => ({ store, sessionId, run: async () => {} });
+
+describe("time travel: no request to the page's server can crash the host", () => {
+  it("a session made forkable before it is stored (the CLI before its first prompt) has no points; a fork of it is a 400 with the reason", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.addForkSource(idleSource(memoryRunStore(), "s1"));
+    const token = await pageToken(inspector);
+    expect(inspector.forkPoints("s1")).toEqual([]);
+    const points = await fetch(new URL("/points?session=s1", inspector.url));
+    expect({ status: points.status, body: await points.json() }).toEqual({ status: 200, body: { points: [] } });
+    const fork = await fetch(new URL("/fork", inspector.url), { method: "POST", headers: { "x-inspector-token": token, "content-type": "application/json" }, body: JSON.stringify({ session: "s1", seq: 1 }) });
+    expect({ status: fork.status, body: await fork.json() }).toEqual({ status: 400, body: { error: "session s1 has no fork point at record 1" } });
+  });
+
+  it("a store that fails while the page asks is a 500 with the reason, for a GET and a POST alike", async () => {
+    const store = memoryRunStore();
+    const broken: RunStore = { ...store, hasSession: () => true, readSession: () => { throw new Error("disk on fire"); } };
+    inspector = await createLiveInspector({ port: 0 });
+    inspector.addForkSource(idleSource(broken, "s1"));
+    const token = await pageToken(inspector);
+    const points = await fetch(new URL("/points?session=s1", inspector.url));
+    expect({ status: points.status, body: await points.json() }).toEqual({ status: 500, body: { error: "Error: disk on fire" } });
+    const fork = await fetch(new URL("/fork", inspector.url), { method: "POST", headers: { "x-inspector-token": token, "content-type": "application/json" }, body: JSON.stringify({ session: "s1", seq: 1 }) });
+    expect({ status: fork.status, body: await fork.json() }).toEqual({ status: 500, body: { error: "Error: disk on fire" } });
+    // Still serving.
+    expect((await fetch(inspector.url)).status).toBe(200);
+  });
+
+  it("a body over 256 KB is answered 413 with the reason (not a reset connection), then the server goes on", async () => {
+    inspector = await createLiveInspector({ port: 0 });
+    const token = await pageToken(inspector);
+    for (const size of [300 * 1024, 8 * 1024 * 1024]) {
+      const response = await fetch(new URL("/fork", inspector.url), { method: "POST", headers: { "x-inspector-token": token, "content-type": "application/json" }, body: "x".repeat(size) });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 413, body: { error: "the body is larger than 256 KB" } });
+    }
+    expect((await fetch(inspector.url)).status).toBe(200);
+  });
+});
+
 /** Waits for the inspector to have sent a message (read through its SSE channel, as the page does). */
 async function untilMessage(inspector: LiveInspector, test: (m: WireMessage) => boolean): Promise<WireMessage> {
   const response = await fetch(new URL("/events", inspector.url));
