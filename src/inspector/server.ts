@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import type { AttachableObserver } from "../boundary/inspect-observer.js";
 import type { SanitizeOptions } from "../inspect/sanitize.js";
 import { findDiagramsDir, loadDiagrams, loadRules } from "./diagrams.js";
@@ -125,9 +125,20 @@ function decisionOf(body: unknown): { session: string; id: string; decision: App
 /** Bytes a page may leave unread before it is dropped (it reconnects). */
 const MAX_CLIENT_BUFFER = 8 * 1024 * 1024;
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/**
+ * A loopback address or name: `localhost`, an IPv4 literal in 127.0.0.0/8, `::1`. Only literals
+ * count (`isIP`): `127.attacker.example` is a name its owner can point anywhere (DNS rebinding).
+ */
+export const isLoopback = (host: string): boolean => host === "localhost" || host === "::1" || (isIP(host) === 4 && host.startsWith("127."));
 
-export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\./.test(host);
+/**
+ * The host of a Host header (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased; undefined for
+ * anything else (a bare IPv6 address, a user part, a path), which no browser sends.
+ */
+export function hostOfHeader(header: string): string | undefined {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]@/\\]+))(?::\d{1,5})?$/.exec(header);
+  return match ? (match[1] ?? match[2])!.toLowerCase() : undefined;
+}
 
 export async function createLiveInspector(options: LiveInspectorOptions): Promise<LiveInspector> {
   const host = options.host ?? "127.0.0.1";
@@ -166,8 +177,8 @@ export async function createLiveInspector(options: LiveInspectorOptions): Promis
 
   const allowed = (req: IncomingMessage, url: URL): boolean => {
     if (token) return url.searchParams.get("token") === token;
-    const hostHeader = (req.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-    return isLoopback(hostHeader);
+    const name = hostOfHeader(req.headers.host ?? "");
+    return name !== undefined && isLoopback(name);
   };
 
   const server = createServer((req, res) => {

@@ -128,6 +128,15 @@ describe("live inspector (Node): the channel carries the actor tree, active stat
           .end();
       });
     expect([await status("/", `127.0.0.1:${inspector.port}`), await status("/", "evil.example:80"), await status("/nope", "localhost")]).toEqual([200, 403, 404]);
+    // Only loopback literals and `localhost` pass: a name that merely starts like one is anyone's to point here.
+    const hosts = ["localhost", "LOCALHOST:80", "127.0.0.1", "127.1.2.3:8080", "[::1]", "[::1]:4180",
+      "127.attacker.example", "127.0.0.1.evil.example", "127.0.0.1.nip.io:4180", "127.0.0.1.", "localhost.", "::1", "[::1].evil.example", "evil@127.0.0.1"];
+    const answers: Record<string, number> = {};
+    for (const host of hosts) answers[host] = await status("/messages.json", host);
+    expect(answers).toEqual({
+      localhost: 200, "LOCALHOST:80": 200, "127.0.0.1": 200, "127.1.2.3:8080": 200, "[::1]": 200, "[::1]:4180": 200,
+      "127.attacker.example": 403, "127.0.0.1.evil.example": 403, "127.0.0.1.nip.io:4180": 403, "127.0.0.1.": 403, "localhost.": 403, "::1": 403, "[::1].evil.example": 403, "evil@127.0.0.1": 403,
+    });
     await inspector.close();
 
     // Bound to every interface (as in a container): the URL carries a token, and nothing is served without it.
