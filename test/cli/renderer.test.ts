@@ -5,6 +5,8 @@ import { Renderer } from "../../src/node/cli/renderer.js";
 import { retryLine, type RetryScheduled } from "../../src/node/cli/runtime-notes.js";
 import { liveScreen, plainScreen } from "../../src/node/cli/screen.js";
 import { ansiStyle, plainStyle } from "../../src/node/cli/style.js";
+import { formatMcpStatus } from "../../src/node/cli/mcp-session.js";
+import { approvalQuestion } from "../../src/node/cli/write-approval.js";
 import { VirtualTerminal } from "./vt.js";
 
 const assistant = (stopReason: AssistantMessage["stopReason"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
@@ -395,5 +397,74 @@ describe("issue 17 item 7: the loop's own events (R60–R63, R66)", () => {
     expect(footer("max_cost")).toBe("ended: cost limit (--max-cost)");
     expect(footer("max_output_tokens")).toBe("ended: output limit");
     expect(footer("prompt_too_long")).toBe("ended: prompt too long");
+  });
+});
+
+describe("workspace text reaches the terminal as text, never as escape sequences", () => {
+  // A window title (OSC 0), a clipboard write (OSC 52), a screen clear, a carriage return, a C1 CSI.
+  const HOSTILE = "\x1b]0;pwned\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\x9b31m";
+  const SHOWN = "␛]0;pwned␇ ␛]52;c;ZXZpbA==␇ ␛[2J␍\\x9b31m";
+  const hostileRun = (): AgentEvent[] => [
+    { type: "agent_start" },
+    { type: "turn_start" },
+    { type: "message_start", message: assistant("toolUse") },
+    update({ type: "thinking_delta", contentIndex: 0, delta: `think ${HOSTILE}` }),
+    update({ type: "thinking_end", contentIndex: 0, content: "" }),
+    update({ type: "text_delta", contentIndex: 1, delta: `**say** ${HOSTILE}` }),
+    update({ type: "text_end", contentIndex: 1, content: "" }),
+    { type: "message_end", message: assistant("toolUse") },
+    { type: "tool_execution_start", toolCallId: "a", toolName: "read_file", args: { path: `name${HOSTILE}` } },
+    { type: "tool_execution_update", toolCallId: "a", toolName: "read_file", args: {}, partialResult: { content: [{ type: "text", text: `progress ${HOSTILE}` }], details: {} } },
+    { type: "tool_execution_end", toolCallId: "a", toolName: "read_file", result: { content: [{ type: "text", text: `line ${HOSTILE}` }], details: {} }, isError: false, durationMs: 3 },
+    { type: "turn_end", message: assistant("toolUse"), toolResults: [] },
+    { type: "message_start", message: assistant("error", { errorMessage: `failed ${HOSTILE}` }) },
+    { type: "message_end", message: assistant("error", { errorMessage: `failed ${HOSTILE}` }) },
+    { type: "agent_end", messages: [assistant("error")] },
+  ];
+  /** Control characters written that are not the CLI's own: its SGR styles, and its live area's cursor moves and carriage returns. */
+  const foreign = (out: string, own = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g) => out.replace(own, "").match(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g) ?? [];
+
+  it("plain output: the model's text and thinking, the tool line, its result and the error show every control character", () => {
+    let out = "";
+    const renderer = new Renderer({ screen: plainScreen({ write: (text) => (out += text) }), style: plainStyle, now: () => 0 });
+    for (const event of hostileRun()) renderer.handle(event);
+    renderer.notice(`✗ ${HOSTILE}`, "error");
+    expect(foreign(out)).toEqual([]);
+    expect(out).not.toContain("\x1b");
+    expect(out.split("\n").filter((line) => line.includes(SHOWN)).map((line) => line.slice(0, line.indexOf(SHOWN)))).toEqual([
+      "[thinking] think ",
+      "**say** ",
+      "  → read_file name",
+      "  ✓ read_file name",
+      "✗ error: failed ",
+      "✗ ",
+    ]);
+  });
+
+  it("ANSI output: the same, while the CLI's own styles (bold, dim, red) still go out", () => {
+    let out = "";
+    const renderer = new Renderer({ screen: liveScreen({ write: (text) => (out += text), columns: 400, rows: 20 }), style: ansiStyle, now: () => 0 });
+    for (const event of hostileRun()) {
+      renderer.handle(event);
+      renderer.tick();
+    }
+    expect(foreign(out, /\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]|\r/g)).toEqual([]);
+    // No escape sequence but the styles and cursor moves the CLI writes itself.
+    expect(out.match(/\x1b(?!\[[0-9;?]*[A-Za-z]|[78])/g) ?? []).toEqual([]);
+    expect(out.match(/\x1b\[[0-9;]*m/g)).toEqual(expect.arrayContaining(["\x1b[1m", "\x1b[2m", "\x1b[31m"]));
+    expect(out).toContain(SHOWN);
+    expect(out).not.toContain("\x1b[2J");
+  });
+
+  it("the questions and /mcp's listing show what the model and a server wrote, and keep the CLI's own styles", () => {
+    const request = { approvalId: "w", toolCallId: "w", toolName: "write_file", args: { path: `a${HOSTILE}`, content: "x" } };
+    expect(approvalQuestion(request as never)).toBe(`? allow write_file to write a${SHOWN} (1 bytes)? [y/N/a = always this path] `);
+    const status = formatMcpStatus(
+      [{ name: "srv", transport: "stdio", state: "failed", error: `down ${HOSTILE}`, tools: [{ name: `t${HOSTILE}`, concurrencySafe: false, needsApproval: true }], skipped: [], trustAnnotations: false }] as never,
+      ansiStyle,
+    );
+    expect(foreign(status)).toEqual([]);
+    expect(status).toContain(`\x1b[31mdown ${SHOWN}\x1b[39m`);
+    expect(status).toContain(`  t${SHOWN}`);
   });
 });

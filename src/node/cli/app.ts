@@ -640,7 +640,7 @@ class CliSession {
       return;
     }
     if (command === "help") this.renderer.notice(COMMANDS_HELP, "dim");
-    else if (command === "mcp") this.renderer.notice(formatMcpStatus(this.mcp?.status() ?? [], this.style), "dim");
+    else if (command === "mcp") this.renderer.notice(formatMcpStatus(this.mcp?.status() ?? [], this.style), "dim", { styled: true });
     else this.renderer.notice(`Unknown command /${command}: ${COMMAND_NAMES}. (To send a line that starts with /, start it with //.)`, "warn");
     if (this.running) this.showRunning();
     else this.showIdle();

@@ -9,6 +9,7 @@ import type { McpServerStatus } from "../../mcp/types.js";
 import type { ToolApprovalRequest } from "../../types.js";
 import type { CliMcpServer } from "./mcp-config.js";
 import type { Style } from "./style.js";
+import { visible } from "./visible.js";
 
 export interface CliMcpOptions {
   servers: readonly CliMcpServer[];
@@ -31,19 +32,23 @@ export async function startCliMcp(options: CliMcpOptions): Promise<McpClient> {
   });
 }
 
-/** `/mcp`: each server, its state and its tools (with what the loop knows of them). */
+/**
+ * `/mcp`: each server, its state and its tools (with what the loop knows of them). What a server
+ * reports (its error, its tools' names, why one was left out) is shown, not obeyed (`visible`),
+ * before the styles go on: the caller prints it as a styled notice.
+ */
 export function formatMcpStatus(status: readonly McpServerStatus[], style: Style): string {
   if (status.length === 0) return "no MCP servers (configure them in .mcp.json or with --mcp-config FILE)";
   const lines: string[] = [];
   for (const server of status) {
     const state = server.state === "connected" ? style.green(server.state) : server.state === "failed" ? style.red(server.state) : style.yellow(server.state);
     lines.push(`${style.bold(server.name)} · ${server.transport} · ${state} · ${server.tools.length} tool${server.tools.length === 1 ? "" : "s"}${server.trustAnnotations ? " · annotations trusted" : ""}`);
-    if (server.error) lines.push(`  ${style.red(server.error)}`);
+    if (server.error) lines.push(`  ${style.red(visible(server.error))}`);
     for (const tool of server.tools) {
       const traits = [tool.concurrencySafe ? "parallel" : "", tool.replay === "safe" ? "replay-safe" : "", tool.needsApproval === false ? "" : "asks"].filter(Boolean);
-      lines.push(`  ${tool.name}${traits.length ? style.dim(` (${traits.join(", ")})`) : ""}`);
+      lines.push(`  ${visible(tool.name)}${traits.length ? style.dim(` (${traits.join(", ")})`) : ""}`);
     }
-    for (const skipped of server.skipped) lines.push(style.dim(`  left out: ${skipped.tool} — ${skipped.reason}`));
+    for (const skipped of server.skipped) lines.push(style.dim(visible(`  left out: ${skipped.tool} — ${skipped.reason}`)));
   }
   return lines.join("\n");
 }
@@ -54,5 +59,6 @@ export function mcpApprovalQuestion(request: ToolApprovalRequest, client: McpCli
   if (!info) return undefined;
   let args = JSON.stringify(request.args ?? {});
   if (args.length > 160) args = `${args.slice(0, 160)}…`;
-  return `? allow MCP server "${info.server}" to run ${info.tool} ${args}? [y/N/a = always this tool] `;
+  // JSON escapes C0 but not DEL or C1; the tool's name is the server's.
+  return visible(`? allow MCP server "${info.server}" to run ${info.tool} ${args}? [y/N/a = always this tool] `);
 }

@@ -11,6 +11,7 @@ import { describeToolArgs, firstLine, formatCost, formatCount, formatDuration, p
 import { describeRuntimeEvent, retryLine, type RetryScheduled } from "./runtime-notes.js";
 import type { Screen } from "./screen.js";
 import { truncate, wrapParts, wrapText, type Style } from "./style.js";
+import { visible } from "./visible.js";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const BAR_WIDTH = 16;
@@ -143,7 +144,7 @@ export class Renderer {
         const tool = this.tools.get(event.toolCallId);
         if (tool) {
           tool.progress = progressOf(event.partialResult);
-          tool.text = firstLine(resultText(event.partialResult)) || tool.text;
+          tool.text = visible(firstLine(resultText(event.partialResult))) || tool.text;
         }
         break;
       }
@@ -172,8 +173,9 @@ export class Renderer {
 
   /** R60–R62: the loop's own events (R66). */
   private runtimeEvent(event: Exclude<AnyAgentEvent, AgentEvent>): void {
+    // A note may quote a provider's or a tool's error message.
     const note = (text: string) => {
-      for (const row of this.rows(text, "    ")) this.line(this.style.dim(row));
+      for (const row of this.rows(visible(text), "    ")) this.line(this.style.dim(row));
     };
     switch (event.type) {
       case "retry_scheduled":
@@ -199,8 +201,13 @@ export class Renderer {
     }
   }
 
-  /** A line of its own (steering acknowledged, abort requested, errors, …). */
-  notice(text: string, tone: NoticeTone = "info"): void {
+  /**
+   * A line of its own (steering acknowledged, abort requested, errors, …). Its control characters
+   * are shown, not obeyed (it may quote an error message); `styled`: the text carries the CLI's own
+   * styles and the caller made what it quotes visible (`visible`).
+   */
+  notice(text: string, tone: NoticeTone = "info", options: { styled?: boolean } = {}): void {
+    if (!options.styled) text = visible(text);
     const s = this.style;
     const paint = (row: string) =>
       tone === "dim" ? s.dim(row)
@@ -324,17 +331,19 @@ export class Renderer {
     this.emit(word);
   }
 
-  private emit(text: string): void {
-    if (!text) return;
+  /** Prints the model's text: its control characters shown, not obeyed (`visible`), then styled. */
+  private emit(raw: string): void {
+    if (!raw) return;
+    const text = visible(raw);
     if (this.block === "thinking" && !this.style.enabled) {
       this.emitMarkedThinking(text);
       return;
     }
     const styled = this.block === "thinking" ? this.style.dim(this.style.italic(text)) : this.block === "text" && this.style.enabled ? this.markdown(text) : text;
     this.screen.print(styled);
-    const visible = this.style.enabled && this.block === "text" ? text.replace(/\*\*|`/g, "") : text;
-    const lastNewline = visible.lastIndexOf("\n");
-    this.column = lastNewline === -1 ? this.column + Array.from(visible).length : Array.from(visible.slice(lastNewline + 1)).length;
+    const shown = this.style.enabled && this.block === "text" ? text.replace(/\*\*|`/g, "") : text;
+    const lastNewline = shown.lastIndexOf("\n");
+    this.column = lastNewline === -1 ? this.column + Array.from(shown).length : Array.from(shown.slice(lastNewline + 1)).length;
   }
 
   /** Without styles (a pipe, NO_COLOR) every row of thinking starts with a mark, so it can be told (and filtered) from the answer. */
@@ -424,18 +433,20 @@ export class Renderer {
       this.run.stopReason = message.stopReason;
       if (message.errorMessage) this.run.errorMessage = message.errorMessage;
     }
-    if (message.stopReason === "error") for (const row of this.rows(`✗ error: ${message.errorMessage ?? "the model request failed"}`, "  ")) this.line(this.style.red(row));
+    if (message.stopReason === "error") for (const row of this.rows(`✗ error: ${visible(message.errorMessage ?? "the model request failed")}`, "  ")) this.line(this.style.red(row));
     if (message.stopReason === "aborted") this.line(this.style.yellow("⏹ aborted: the run was stopped"));
   }
 
+  /** The model names the tool and writes the arguments (a path may hold anything): both shown, not obeyed. */
   private toolTitle(name: string, args: unknown): string {
-    const description = describeToolArgs(name, args);
-    return `${this.style.bold(name)}${description ? ` ${description}` : ""}`;
+    const description = visible(describeToolArgs(name, args));
+    return `${this.style.bold(visible(name))}${description ? ` ${description}` : ""}`;
   }
 
   private toolEnded(name: string, args: unknown, result: unknown, isError: boolean, durationMs: number | undefined): void {
     const s = this.style;
-    const text = firstLine(resultText(result as { content: [] }));
+    // A result quotes the workspace (a file's first line, a file name).
+    const text = visible(firstLine(resultText(result as { content: [] })));
     const mark = isError ? s.red("✗") : s.green("✓");
     const duration = durationMs === undefined ? "not run" : formatDuration(durationMs);
     const width = (this.screen.columns ?? 120) - 1;
