@@ -112,24 +112,28 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
         const report = throttle(40);
         const matches: SearchMatch[] = [];
         const matchedFiles = new Set<string>();
+        // Progress counts every file the walk gave; the summary only those actually read (a skipped
+        // file was not searched, and saying so would tell the model it holds no match).
+        let visited = 0;
         let filesSearched = 0;
         let truncated = false;
         for await (const file of files()) {
           throwIfAborted(signal);
           // A single file named by the call is refused with its reason; one found by the walk is skipped.
-          const text = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
-          filesSearched++;
-          total = Math.max(total, filesSearched); // the tree may have grown since it was counted
-          if (text !== undefined) truncated = await searchLines(text, file.shown);
-          await pacer.step(filesSearched, total);
+          const read = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
+          visited++;
+          total = Math.max(total, visited); // the tree may have grown since it was counted
+          if (read !== undefined) filesSearched++;
+          if (read?.text !== undefined) truncated = await searchLines(read.text, file.shown);
+          await pacer.step(visited, total);
           report(
             () =>
-              reportProgress(onUpdate, `${filesSearched}/${total} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
-                done: filesSearched,
+              reportProgress(onUpdate, `${visited}/${total} files, ${matches.length} match${matches.length === 1 ? "" : "es"}`, {
+                done: visited,
                 total,
                 unit: "files",
               }),
-            filesSearched === total,
+            visited === total,
           );
           if (truncated) break;
         }
@@ -193,16 +197,20 @@ export function compilePattern(pattern: string, literal: boolean, ignoreCase: bo
 }
 
 /**
- * The file's text, or undefined for binary or oversized files and, when `skipped` is given (files
- * found by a walk), for files that cannot be opened; a file named by the call throws instead.
+ * The file as read: its text, or no text for a binary file (read, nothing to match); undefined when
+ * it was not read (oversized, or, when `skipped` is given (files found by a walk), a file that cannot
+ * be opened or read: noted in `skipped`). A file named by the call throws instead, a `ToolInputError`
+ * for a read that fails. Only an abort goes through as it is.
  */
-async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
+async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<{ text?: string } | undefined> {
   let opened: OpenedFile;
   try {
     opened = await open();
   } catch (error) {
-    if (!skipped || !(error instanceof ToolInputError)) throw error;
-    skipped.push({ path: shown, reason: error.message });
+    throwIfAborted(signal);
+    if (!skipped) throw error;
+    // One file the walk found must not fail the search: whatever stops its open, it is noted.
+    skipped.push({ path: shown, reason: error instanceof ToolInputError ? error.message : unreadable(error) });
     return undefined;
   }
   try {
@@ -210,12 +218,30 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
       skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
       return undefined;
     }
-    const { buffer, exceeded } = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal, opened.stats.size);
-    if (exceeded || buffer.subarray(0, 8000).includes(0)) return undefined;
-    return buffer.toString("utf8");
+    let read: Awaited<ReturnType<typeof readBounded>>;
+    try {
+      read = await readBounded(opened.handle, MAX_SEARCH_FILE_BYTES, signal, opened.stats.size);
+    } catch (error) {
+      throwIfAborted(signal);
+      // A regular file whose read fails (procfs's EINVAL, a disk's EIO): noted, or the call's reason.
+      if (!skipped) throw new ToolInputError(`${shown} ${unreadable(error)}`);
+      skipped.push({ path: shown, reason: unreadable(error) });
+      return undefined;
+    }
+    if (read.exceeded) {
+      skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
+      return undefined;
+    }
+    return read.buffer.subarray(0, 8000).includes(0) ? {} : { text: read.buffer.toString("utf8") };
   } finally {
     await opened.handle.close();
   }
+}
+
+/** Why a file could not be read, for the model: the error's code, not the system's raw message. */
+function unreadable(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return `could not be read: ${code ?? (error instanceof Error ? error.message : String(error))}`;
 }
 
 function clip(line: string): string {
