@@ -54,7 +54,7 @@ export interface CliIO {
   openStore?: (file: string) => RunStore;
 }
 
-/** Exit codes: 0 done, 1 the run failed (provider error), 2 bad usage, 130 aborted (one-shot). */
+/** Exit codes: 0 done, 1 the run failed (provider error), 2 bad usage, 130 aborted (one-shot); main.ts adds 74 (output unwritable). */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseCliArgs(argv);
   if (parsed.kind === "help") {
