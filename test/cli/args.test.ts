@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ABORT_GRACE_MS, parseCliArgs } from "../../src/node/cli/args.js";
+import { DEFAULT_ABORT_GRACE_MS, parseCliArgs, USAGE } from "../../src/node/cli/args.js";
 
 /** Issue 17 item 7: what every run gets unless a flag says otherwise. */
 const RECOVERY_DEFAULTS = { retry: true, outputLimitRecovery: true, abortGraceMs: DEFAULT_ABORT_GRACE_MS, compact: true, streamingTools: true, save: true, sessions: false };
@@ -24,6 +24,14 @@ describe("argument parsing", () => {
       { inspect: false, inspectWith: undefined },
     ]);
     expect(parseCliArgs(["--inspect=cloud"])).toEqual({ kind: "error", message: 'Unknown inspector "cloud" (--inspect, --inspect=live or --inspect=stately).' });
+    // The error names all three: so does --help.
+    expect(["--inspect ", "--inspect=live", "--inspect=stately"].filter((spelling) => !USAGE.includes(spelling))).toEqual([]);
+  });
+
+  it("words after -- are the prompt's, even when they look like --inspect=…", () => {
+    expect(parseCliArgs(["--offline", "--no-save", "--", "--inspect=foo"])).toMatchObject({ kind: "run", options: { prompt: "--inspect=foo", inspect: false } });
+    expect(parseCliArgs(["--inspect=stately", "--", "--inspect=live", "now"])).toMatchObject({ kind: "run", options: { prompt: "--inspect=live now", inspect: true, inspectWith: "stately" } });
+    expect(parseCliArgs(["--", "--abort-grace-ms", "-5"])).toMatchObject({ kind: "run", options: { prompt: "--abort-grace-ms -5", abortGraceMs: DEFAULT_ABORT_GRACE_MS } });
   });
 
   it("no prompt: the interactive session", () => {
@@ -109,7 +117,11 @@ describe("issue 17 item 7: recovery flags (R60, R61, R67)", () => {
     [["--max-attempts", "0"], 'Option --max-attempts needs a positive whole number (got "0").'],
     [["--max-attempts", "2.5"], 'Option --max-attempts needs a positive whole number (got "2.5").'],
     [["--max-attempts=many"], 'Option --max-attempts needs a positive whole number (got "many").'],
-    [["--abort-grace-ms", "-5"], "Option --abort-grace-ms needs a value."],
+    // A negative number after a number option is its (bad) value, named, not a missing one.
+    [["--abort-grace-ms", "-5"], 'Option --abort-grace-ms needs a whole number of milliseconds (0 or more) (got "-5").'],
+    [["--max-turns", "-1", "hi"], 'Option --max-turns needs a positive whole number (got "-1").'],
+    [["--max-cost", "-0.5"], 'Option --max-cost needs a positive number (got "-0.5").'],
+    [["--abort-grace-ms", "--offline"], "Option --abort-grace-ms needs a value."],
     [["--abort-grace-ms=-5"], 'Option --abort-grace-ms needs a whole number of milliseconds (0 or more) (got "-5").'],
     [["--abort-grace-ms", "1.5"], 'Option --abort-grace-ms needs a whole number of milliseconds (0 or more) (got "1.5").'],
     [["--abort-grace-ms"], "Option --abort-grace-ms needs a value."],

@@ -65,16 +65,20 @@ export type ParsedArgs =
   | { kind: "error"; message: string };
 
 export function parseCliArgs(argv: readonly string[]): ParsedArgs {
+  // Words after `--` are the prompt's, whatever they look like: only the options before it are read.
+  const end = argv.indexOf("--");
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const words = end === -1 ? [] : argv.slice(end);
   // `--inspect` takes an optional value (`--inspect=stately`); parseArgs has no optional values.
-  const inspectValue = argv.find((arg) => arg.startsWith("--inspect="))?.slice("--inspect=".length);
+  const inspectValue = flags.find((arg) => arg.startsWith("--inspect="))?.slice("--inspect=".length);
   if (inspectValue !== undefined && inspectValue !== "live" && inspectValue !== "stately") {
     return { kind: "error", message: `Unknown inspector "${inspectValue}" (--inspect, --inspect=live or --inspect=stately).` };
   }
-  argv = argv.map((arg) => (arg.startsWith("--inspect=") ? "--inspect" : arg));
+  argv = [...flags.map((arg) => (arg.startsWith("--inspect=") ? "--inspect" : arg)), ...words];
   let parsed;
   try {
     parsed = parseArgs({
-      args: withResumeValue(argv),
+      args: withOptionalValues(argv),
       allowPositionals: true,
       strict: true,
       tokens: true,
@@ -176,12 +180,17 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   };
 }
 
+/** The options whose value is a number: a negative one is that value, not an option. */
+const NUMERIC_OPTIONS = new Set(["--max-turns", "--max-cost", "--max-attempts", "--abort-grace-ms", "--compact-at"]);
+
 /**
- * `--resume` takes an optional id, which `parseArgs` has no notion of: the next word is the id
+ * Values `parseArgs` has no notion of. `--resume` takes an optional id: the next word is the id
  * unless it is an option (so `--resume "a prompt"` is an id, and fails as unknown; `--resume last
- * "a prompt"` continues the last session with a prompt). `--resume=ID` works too.
+ * "a prompt"` continues the last session with a prompt). `--resume=ID` works too. A number option
+ * followed by a negative number (`--abort-grace-ms -5`) gets it as its value, so the error names
+ * the value rather than saying none was given.
  */
-function withResumeValue(argv: readonly string[]): string[] {
+function withOptionalValues(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
@@ -189,11 +198,16 @@ function withResumeValue(argv: readonly string[]): string[] {
       args.push(...argv.slice(index));
       break;
     }
+    const next = argv[index + 1];
+    if (NUMERIC_OPTIONS.has(arg) && next !== undefined && /^-[\d.]/.test(next)) {
+      args.push(`${arg}=${next}`);
+      index++;
+      continue;
+    }
     if (arg !== "--resume") {
       args.push(arg);
       continue;
     }
-    const next = argv[index + 1];
     if (next !== undefined && !next.startsWith("-")) {
       args.push(`--resume=${next}`);
       index++;
@@ -242,7 +256,8 @@ Options:
   -y, --yes            Approve write_file and MCP tool calls, and the project's MCP servers, up
                        front (without it each asks; without a terminal to ask, they are refused)
       --trace <file>   Write a JSON Lines trace of the session (src/trace/FORMAT.md)
-      --inspect        Watch the session live on a local page (loopback, offline; its URL is printed)
+      --inspect        Watch the session live on a local page (loopback, offline; its URL is printed;
+                       --inspect=live says the same)
       --inspect=stately  Stream it to the Stately inspector's relay on ws://localhost:8080 instead
                        (started, with its page opened, when none is running)
       --otel           Export OpenTelemetry spans and metrics by OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
