@@ -7,7 +7,7 @@ import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, shownPath, skippedInto, walk, type SkippedEntry, type WalkEntry } from "./walk.js";
 import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 export const listFilesParameters = z.object({
@@ -19,6 +19,7 @@ export const listFilesParameters = z.object({
 
 export interface ListFilesDetails {
   path: string;
+  /** The listing's lines: each path as `shownPath` shows it (JSON-quoted when it could be misread), `/` after a directory, `@` after a symlink. */
   entries: string[];
   files: number;
   directories: number;
@@ -37,7 +38,8 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
     replay: "safe",
     description:
       "List the files and directories under a directory of the working directory (directories end with /). " +
-      "Use recursive for a whole tree; node_modules and .git are never entered. Symbolic links end with @ and are not followed.",
+      "Use recursive for a whole tree; node_modules and .git are never entered. Symbolic links end with @ and are not followed. " +
+      'A path in double quotes is a JSON string (its name holds a line break, another control character, a leading " or a trailing @): decode it to use it.',
     parameters: listFilesParameters,
     async execute(_id, params, signal, onUpdate) {
       const dir = resolveInWorkspace(root, params.path);
@@ -71,7 +73,7 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const report = throttle(40);
       const entries: string[] = [];
       for (const [index, entry] of kept.entries()) {
-        entries.push(prefix + entry.relative + (entry.isDirectory ? "/" : entry.kind === "symlink" ? "@" : ""));
+        entries.push(shownPath(prefix + entry.relative) + (entry.isDirectory ? "/" : entry.kind === "symlink" ? "@" : ""));
         await pacer.step(index + 1, kept.length);
         report(() => reportProgress(onUpdate, `${entries.length}/${kept.length} entries`, { done: entries.length, total: kept.length, unit: "entries" }));
       }
@@ -80,7 +82,8 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
       const summary =
         `${shown}: ${files} file${files === 1 ? "" : "s"}, ${directories} director${directories === 1 ? "y" : "ies"}` +
         (truncated ? ` (first ${params.limit} of ${selected.length} entries)` : "") +
-        (kept.some((entry) => entry.kind === "symlink") ? " (@ marks a symbolic link, not followed)" : "");
+        (kept.some((entry) => entry.kind === "symlink") ? " (@ marks a symbolic link, not followed)" : "") +
+        (entries.some((entry) => entry.startsWith('"')) ? " (a quoted path is a JSON string)" : "");
       const body = entries.length ? entries.join("\n") : "(empty)";
       return {
         content: [{ type: "text", text: `${summary}\n${body}${describeSkipped(skipped)}` }],

@@ -13,7 +13,7 @@ import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
 import { reportProgress } from "./progress.js";
-import { describeSkipped, MAX_SKIPPED_DETAILS, skippedInto, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
+import { describeSkipped, MAX_SKIPPED_DETAILS, shownPath, skippedInto, throwIfAborted, walk, type SkippedEntry } from "./walk.js";
 import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
 /** Files larger than this are skipped. */
@@ -165,7 +165,8 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
           `${matches.length}${truncated ? "+" : ""} match${matches.length === 1 ? "" : "es"} in ${matchedFiles.size} file${matchedFiles.size === 1 ? "" : "s"} ` +
           `(${filesSearched} searched)` +
           (truncated ? `; stopped at maxResults=${params.maxResults}, narrow the search with path or glob` : "");
-        const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
+        // A path that could forge a line is quoted as the listing quotes it.
+        const lines = matches.map((match) => `${shownPath(match.path)}:${match.line}: ${match.text}`);
         return {
           content: [{ type: "text", text: [summary, ...lines].join("\n") + describeSkipped(skipped) }],
           details: { pattern: params.pattern, matches, files: matchedFiles.size, filesSearched, truncated, skipped: skipped.slice(0, MAX_SKIPPED_DETAILS) },

@@ -92,10 +92,27 @@ export const skippedInto = (into: SkippedEntry[], prefix: string) => ({
   push: (entry: SkippedEntry) => into.push({ path: prefix + entry.path, reason: entry.reason }),
 });
 
+// eslint-disable-next-line no-control-regex
+const MISREADABLE = /[\x00-\x1f\x7f-\x9f\u2028\u2029]|^"|@$/;
+// eslint-disable-next-line no-control-regex
+const UNESCAPED_BY_JSON = /[\x7f-\x9f\u2028\u2029]/g;
+
+/**
+ * A path as the tools show it to the model: as it is, or as a JSON string when it could be misread.
+ * A name may hold anything but `/` and NUL: a line break in it would show as two entries (a crafted
+ * name could forge lines), a file named `foo@` would read as the symlink `foo`, and a name that
+ * starts with `"` would look quoted. Such a path is JSON-quoted (control characters, DEL, C1 and
+ * the line separators escaped), and the listing's markers (`/`, `@`) go after the closing quote.
+ */
+export function shownPath(path: string): string {
+  if (!MISREADABLE.test(path)) return path;
+  return JSON.stringify(path).replace(UNESCAPED_BY_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** "path (reason)" lines for a result, at most `max` of them. */
 export function describeSkipped(skipped: readonly SkippedEntry[], max = 20): string {
   if (skipped.length === 0) return "";
-  const shown = skipped.slice(0, max).map((entry) => `${entry.path} (${entry.reason})`);
+  const shown = skipped.slice(0, max).map((entry) => `${shownPath(entry.path)} (${entry.reason})`);
   const more = skipped.length > max ? `, … ${skipped.length - max} more` : "";
   return `\nskipped ${skipped.length} entr${skipped.length === 1 ? "y" : "ies"}: ${shown.join(", ")}${more}`;
 }
