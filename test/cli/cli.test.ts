@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { runCli } from "../../src/node/cli/app.js";
 import { OFFLINE_LABEL } from "../../src/node/cli/model.js";
-import { checkTrace, fakeIO, makeRepo } from "./fixture.js";
+import { checkTrace, fakeIO, makeRepo, ttyIO } from "./fixture.js";
 
 let root: string;
 let cleanup: () => void;
@@ -245,6 +245,21 @@ describe("issue 16: --inspect never sends into the void", () => {
     expect(stdout()).toContain(`inspector: watch the session live at http://127.0.0.1:${live!.port}/`);
     const machines = new Set(live!.messages().flatMap((m) => (m.t === "actor" && m.machine ? [m.machine] : [])));
     expect([...machines].sort()).toEqual(["run", "session", "toolCall"]);
+  });
+
+  it("--inspect, interactive: the page opened before the first prompt gets the saved session's (empty) fork points; the CLI goes on", async () => {
+    let live: import("../../src/inspector/index.js").LiveInspector | undefined;
+    const tty = ttyIO(root, { inspector: { live: { port: 0, onStart: (inspector) => (live = inspector) } } });
+    const exit = runCli(["--offline", "--inspect"], tty.io);
+    await tty.ready;
+    // The session is forkable from the start, but the store holds nothing of it until a prompt runs.
+    const session = live!.messages().find((m) => m.t === "forkable")!.s;
+    const points = await fetch(new URL(`/points?session=${encodeURIComponent(session)}`, live!.url));
+    expect({ status: points.status, body: await points.json() }).toEqual({ status: 200, body: { points: [] } });
+    expect(live!.forkPoints(session)).toEqual([]);
+    tty.type("\x03");
+    tty.type("\x03");
+    expect(await exit).toBe(0);
   });
 
   it("no relay and none can start: a warning, and the run goes on without the inspector", async () => {
