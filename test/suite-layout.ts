@@ -20,6 +20,7 @@ export const ISOLATED = [
   "test/tools/no-eval.test.ts",
   "test/boundary/throwing-inspector.test.ts",
   "test/boundary/compose-observers.test.ts",
+  "test/node-tools/read-errors.test.ts",
   // The heavy computations.
   "test/model/*.test.ts",
   "test/property/*.test.ts",
