@@ -62,6 +62,8 @@ export class ServerConnection {
   error: string | undefined;
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
+  /** The client a connection attempt in progress is opening (`close()` closes it rather than wait it out). */
+  private opening: Client | undefined;
   private stderrTail: (() => string) | undefined;
   private failures = 0;
   private nextAttemptAt = 0;
@@ -85,6 +87,7 @@ export class ServerConnection {
   private async open(): Promise<Client> {
     this.setState("connecting");
     const client = new Client(this.settings.clientInfo, { capabilities: {} });
+    this.opening = client;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       // Registered now, before any later response is handled: a turn boundary after this message waits for it.
       if (this.client === client) this.track(this.listTools(client));
@@ -108,11 +111,15 @@ export class ServerConnection {
     } catch (error) {
       this.client = undefined;
       await client.close().catch(() => {});
+      // (Closed meanwhile: `close()` ended the attempt; the server is closed, not failed.)
+      if (this.state === "closed") throw new McpCallError("unavailable", `MCP server "${this.name}" is closed`);
       this.failures++;
       this.nextAttemptAt = Date.now() + Math.min(this.settings.maxDelayMs, this.settings.baseDelayMs * 2 ** (this.failures - 1));
       this.error = this.describe(messageOf(error));
       this.setState("failed");
       throw new McpCallError("unavailable", `MCP server "${this.name}" is unavailable: ${this.error}`);
+    } finally {
+      this.opening = undefined;
     }
     if (this.state === "closed") {
       await client.close().catch(() => {});
@@ -196,6 +203,9 @@ export class ServerConnection {
     this.setState("closed");
     const client = this.client;
     this.client = undefined;
+    // A server still starting (a restart that hangs before it answers) is closed now, not waited
+    // for until its connect timeout.
+    void this.opening?.close().catch(() => {});
     await this.connecting?.catch(() => {});
     await client?.close().catch(() => {});
   }

@@ -313,4 +313,21 @@ describe("MCP tools run by the loop (real servers)", () => {
     expect((result.details as McpToolDetails).mcp.error).toEqual({ kind: "aborted", message: "Operation aborted" });
     expect(mcp.status()[0]!.state).toBe("connecting");
   });
+
+  it("close() while a reconnection hangs closes it: the waiting call settles, nothing waits out the connect timeout", async () => {
+    const hang = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
+    const mcp = await connect({ servers: { hang: fixtureServer({ env: { FIXTURE_HANG_RESTART: hang } }) }, connectTimeoutMs: 60_000 });
+    const crash = mcp.tools.find((entry) => entry.name === "hang__crash")!;
+    expect(((await crash.execute("c", {})).details as McpToolDetails).mcp.error?.kind).toBe("disconnected");
+    const lookup = mcp.tools.find((entry) => entry.name === "hang__lookup")!;
+    const pending = lookup.execute("l", { key: "a" });
+    // The restarted server never answers initialize: the call waits for its reconnection.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(mcp.status()[0]!.state).toBe("connecting");
+    const closing = mcp.close();
+    const outcome = await Promise.race([closing.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 30_000))]);
+    expect(outcome).toBe("closed");
+    expect(((await pending).details as McpToolDetails).mcp.error?.kind).toBe("unavailable");
+    expect(mcp.status()[0]!.state).toBe("closed");
+  }, 40_000);
 });
