@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { searchTextTool } from "../../src/node/tools/index.js";
+import { readFileTool, searchTextTool } from "../../src/node/tools/index.js";
 import { run, textOf } from "./fixture.js";
 
 vi.mock("../../src/node/tools/confined-open.js", async (importOriginal) => {
@@ -43,6 +43,15 @@ describe("search_text: a file that opens but cannot be read", () => {
 
   it("named by the call, it is the call's error with the same reason, not the system's message", async () => {
     await expect(run(searchTextTool({ cwd: root }), { pattern: "needle", path: "attr/current" })).rejects.toMatchObject({
+      name: "ToolInputError",
+      message: "attr/current could not be read: EINVAL",
+    });
+  });
+});
+
+describe("read_file: a file that opens but cannot be read", () => {
+  it("is the call's error naming the error's code, not the system's message", async () => {
+    await expect(run(readFileTool({ cwd: root }), { path: "attr/current" })).rejects.toMatchObject({
       name: "ToolInputError",
       message: "attr/current could not be read: EINVAL",
     });

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
-import { openFileForRead, readBounded } from "./confined-open.js";
+import { openFileForRead, readBounded, readFailure } from "./confined-open.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer } from "./pace.js";
 import { reportProgress } from "./progress.js";
@@ -56,8 +56,11 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
         if (opened.stats.size > MAX_READ_BYTES) {
           throw new ToolInputError(`${params.path} is too large to read (${opened.stats.size} bytes); use search_text to find the lines you need.`);
         }
-        // The size may change after fstat: the read itself is bounded too.
-        const read = await readBounded(opened.handle, MAX_READ_BYTES, signal, opened.stats.size);
+        // The size may change after fstat: the read itself is bounded too. A read that fails
+        // (procfs's EINVAL, a disk's EIO) is the call's error, with its code.
+        const read = await readBounded(opened.handle, MAX_READ_BYTES, signal, opened.stats.size).catch((error: unknown) => {
+          throw signal?.aborted ? error : new ToolInputError(`${shown} ${readFailure(error)}`);
+        });
         if (read.exceeded) {
           throw new ToolInputError(`${params.path} is too large to read (more than ${MAX_READ_BYTES} bytes); use search_text to find the lines you need.`);
         }

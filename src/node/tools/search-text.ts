@@ -8,7 +8,7 @@ import { RE2JS } from "re2js";
 import { z } from "zod";
 import { defineTool } from "../../tools/index.js";
 import type { AgentTool } from "../../types.js";
-import { openDirectory, openFileForRead, openFileIn, readBounded, realRootOf, type OpenedFile } from "./confined-open.js";
+import { openDirectory, openFileForRead, openFileIn, readBounded, readFailure, realRootOf, type OpenedFile } from "./confined-open.js";
 import { globMatcher } from "./glob.js";
 import { rootOf, type WorkspaceToolOptions } from "./options.js";
 import { createPacer, throttle } from "./pace.js";
@@ -211,7 +211,7 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
     throwIfAborted(signal);
     if (!skipped) throw error;
     // One file the walk found must not fail the search: whatever stops its open, it is noted.
-    skipped.push({ path: shown, reason: error instanceof ToolInputError ? error.message : unreadable(error) });
+    skipped.push({ path: shown, reason: error instanceof ToolInputError ? error.message : readFailure(error) });
     return undefined;
   }
   try {
@@ -225,8 +225,8 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
     } catch (error) {
       throwIfAborted(signal);
       // A regular file whose read fails (procfs's EINVAL, a disk's EIO): noted, or the call's reason.
-      if (!skipped) throw new ToolInputError(`${shown} ${unreadable(error)}`);
-      skipped.push({ path: shown, reason: unreadable(error) });
+      if (!skipped) throw new ToolInputError(`${shown} ${readFailure(error)}`);
+      skipped.push({ path: shown, reason: readFailure(error) });
       return undefined;
     }
     if (read.exceeded) {
@@ -237,12 +237,6 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
   } finally {
     await opened.handle.close();
   }
-}
-
-/** Why a file could not be read, for the model: the error's code, not the system's raw message. */
-function unreadable(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return `could not be read: ${code ?? (error instanceof Error ? error.message : String(error))}`;
 }
 
 function clip(line: string): string {
