@@ -401,9 +401,10 @@ describe("issue 17 item 7: the loop's own events (R60–R63, R66)", () => {
 });
 
 describe("workspace text reaches the terminal as text, never as escape sequences", () => {
-  // A window title (OSC 0), a clipboard write (OSC 52), a screen clear, a carriage return, a C1 CSI.
-  const HOSTILE = "\x1b]0;pwned\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\x9b31m";
-  const SHOWN = "␛]0;pwned␇ ␛]52;c;ZXZpbA==␇ ␛[2J␍\\x9b31m";
+  // A window title (OSC 0), a clipboard write (OSC 52), a screen clear, a carriage return, a C1 CSI,
+  // a right-to-left override and isolate (which reorder what follows on screen: "Trojan Source").
+  const HOSTILE = "\x1b]0;pwned\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\r\x9b31m \u202egnp.exe\u2066";
+  const SHOWN = "␛]0;pwned␇ ␛]52;c;ZXZpbA==␇ ␛[2J␍\\x9b31m \\u202egnp.exe\\u2066";
   const hostileRun = (): AgentEvent[] => [
     { type: "agent_start" },
     { type: "turn_start" },
@@ -422,7 +423,7 @@ describe("workspace text reaches the terminal as text, never as escape sequences
     { type: "agent_end", messages: [assistant("error")] },
   ];
   /** Control characters written that are not the CLI's own: its SGR styles, and its live area's cursor moves and carriage returns. */
-  const foreign = (out: string, own = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g) => out.replace(own, "").match(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g) ?? [];
+  const foreign = (out: string, own = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g) => out.replace(own, "").match(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g) ?? [];
 
   it("plain output: the model's text and thinking, the tool line, its result and the error show every control character", () => {
     let out = "";
