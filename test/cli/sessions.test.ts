@@ -11,7 +11,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/node/cli/app.js";
-import { directoryHash, sessionStoreDir, STORE_FILE } from "../../src/node/cli/sessions.js";
+import { directoryHash, formatSessionList, sessionStoreDir, STORE_FILE } from "../../src/node/cli/sessions.js";
 import { openSqliteStore } from "../../src/sqlite.js";
 import { StoreEngineUnavailableError } from "../../src/store/index.js";
 import { checkTrace, fakeIO, MAIN, makeRepo, REPO } from "./fixture.js";
@@ -148,6 +148,12 @@ describe("R84: a store whose lock directory is not a directory (a hostile layout
 });
 
 describe("issue 20 item 5: --resume", () => {
+  it("--sessions marks a session whose stored meta is damaged, and still lists the others", () => {
+    const row = (sessionId: string, extra: object = {}) => ({ sessionId, createdAt: 0, updatedAt: 0, records: 3, meta: { firstPrompt: "hi", messages: 2 }, ...extra });
+    const rows = formatSessionList([row("a", { meta: null, damaged: new Error("meta is not JSON") }), row("b")], "/x/sessions.db").trim().split("\n").slice(1);
+    expect(rows).toEqual([expect.stringMatching(/^a .* \(damaged\)  ""$/), expect.stringMatching(/^b .*2 msgs  "hi"$/)]);
+  });
+
   it("continues the last finished session: its transcript is shown again and a prompt goes on from it", async () => {
     const { root, stateHome, env } = setup();
     expect(await runCli(["--offline", "summarize this repository"], fakeIO(root, { env }).io)).toBe(0);

@@ -70,7 +70,8 @@ export function formatSessionList(sessions: readonly SessionInfo[], storeFile: s
     const when = new Date(info.updatedAt).toISOString().replace("T", " ").slice(0, 19);
     const count = `${formatCount(meta.messages ?? 0)} msg${meta.messages === 1 ? "" : "s"}`;
     // R84: a session another process has open (its pid when known) cannot be resumed until it quits.
-    const state = open.has(info.sessionId) ? ` (open${open.get(info.sessionId) !== undefined ? ` in pid ${open.get(info.sessionId)}` : ""})` : meta.running ? " (interrupted)" : "";
+    // (A session whose stored meta is damaged: listed, said so; its first prompt is unknown.)
+    const state = info.damaged ? " (damaged)" : open.has(info.sessionId) ? ` (open${open.get(info.sessionId) !== undefined ? ` in pid ${open.get(info.sessionId)}` : ""})` : meta.running ? " (interrupted)" : "";
     return `${info.sessionId}  ${when}  ${count.padStart(8)}${state}  ${JSON.stringify(meta.firstPrompt ?? "")}`;
   });
   return `Sessions for this directory, newest first (store: ${storeFile}; --resume [id] continues one):\n${rows.join("\n")}\n`;
