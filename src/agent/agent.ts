@@ -613,6 +613,8 @@ export class Agent {
   /** Continues from the transcript (R52). */
   async continue(): Promise<void> {
     if (this.busy) throw new Error("Agent is already processing. Wait for completion before continuing.");
+    // (What it continues from is the transcript as the app left it.)
+    this.adoptEdits();
     return this.run(planContinuation(this.context));
   }
 
@@ -641,16 +643,22 @@ export class Agent {
     // Only after a defect in this runtime (the session actor failed): nothing can run any more.
     if (snapshot.status !== "active") throw new Error(`Agent session has stopped: ${String(snapshot.error ?? snapshot.status)}`);
     this.view.clear();
-    // The app pushed onto `state.messages` (the reference's array is its transcript): the run starts from it.
-    const edited = this.transcript?.edited();
-    if (edited) {
-      this.send({ type: "session.setMessages", messages: edited.slice() });
-      this.transcript!.mirror(this.context.messages);
-    }
+    this.adoptEdits();
     const runPlan = this.runPlan(plan);
     const trace = this.origins?.next();
     if (trace) runPlan.trace = trace;
     return this.runtime.start(runPlan).finally(() => this.idleAgain());
+  }
+
+  /** The app changed `state.messages` in place (the reference's array is its transcript): the session takes it. */
+  private adoptEdits(): void {
+    const edited = this.transcript?.edited();
+    if (!edited) return;
+    // Mirrored first: the view already holds what the session takes (it must not grow by it).
+    const messages = edited.slice();
+    this.transcript!.mirror(messages);
+    this.send({ type: "session.setMessages", messages });
+    this.transcript!.mirror(this.context.messages);
   }
 
   /**

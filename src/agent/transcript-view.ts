@@ -23,11 +23,15 @@ export class TranscriptView {
     return this.view;
   }
 
-  /** The session's transcript is `source` now: grown in place if it only appended to the mirrored one. */
+  /**
+   * The session's transcript is `source` now: grown in place if it only appended to the mirrored
+   * one, after whatever the app did to the array meanwhile (a message it pushed stays, as in the
+   * reference's array; `edited()` hands it to the session at the next run).
+   */
   follow(source: readonly AgentMessage[]): void {
     const { view, source: mirrored } = this;
     if (!view || !mirrored || mirrored === source) return;
-    if (view.length === mirrored.length && extendsPrefix(source, mirrored)) {
+    if (extendsPrefix(source, mirrored)) {
       for (let i = mirrored.length; i < source.length; i++) view.push(source[i]!);
       this.source = source;
     } else {
@@ -46,10 +50,11 @@ export class TranscriptView {
     this.source = source;
   }
 
-  /** The view after the app changed it in place (the reference's array is its transcript), if it did. */
+  /** The view after the app changed it in place (the reference's array is its transcript: a push, a message replaced), if it did. */
   edited(): AgentMessage[] | undefined {
     const { view, source } = this;
-    return view && source && view.length !== source.length ? view : undefined;
+    if (!view || !source) return undefined;
+    return view.length !== source.length || view.some((message, i) => message !== source[i]) ? view : undefined;
   }
 }
 

@@ -64,6 +64,41 @@ describe("R50: state", () => {
     expect(agent.state.tools.map((t) => t.name)).toEqual(["read"]);
   });
 
+  // The reference's state.messages is its transcript: an app edits it in place, and the next run starts from it.
+  it("R50: a message replaced in place in state.messages is what the next request sends", async () => {
+    const { agent, stream } = scenario([answer("one"), answer("two")]);
+    await agent.prompt("my password is hunter2");
+    const first = agent.state.messages.findIndex((m) => m.role === "user");
+    agent.state.messages[first] = says("[redacted]");
+    await agent.prompt("next");
+    const sent = stream.calls[1].context.messages.map((m) => summary(m as AgentMessage));
+    // (A prompt's own content shows as "…".)
+    expect(sent.filter((line) => line.startsWith("user"))).toEqual(["user([redacted])", "user(…)"]);
+    expect(agent.state.messages.map(summary)).toContain("user([redacted])");
+  });
+
+  it("R50, R52: a message pushed onto state.messages while idle is continued from, once", async () => {
+    const { agent, stream } = scenario([answer("one"), answer("two")]);
+    await agent.prompt("hi");
+    const held = agent.state.messages;
+    held.push(says("pushed"));
+    await agent.continue();
+    expect(agent.state.messages).toBe(held);
+    expect(held.map(summary)).toEqual(["user(…)", "assistant(stop)[one]", "user(pushed)", "assistant(stop)[two]"]);
+    expect(stream.calls[1].context.messages.map((m) => summary(m as AgentMessage)).at(-1)).toBe("user(pushed)");
+  });
+
+  it("R50: a message an app pushes onto state.messages mid-run stays, after the run's own, and the next run sends it", async () => {
+    const { agent, stream } = scenario([{ content: [toolCall("read")] }, answer("done"), answer("again")], {}, { tools: [tool("read")] });
+    agent.subscribe((event) => {
+      if (event.type === "tool_execution_end") agent.state.messages.push(says("note"));
+    });
+    await agent.prompt("go");
+    expect(agent.state.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "toolResult", "assistant"]);
+    await agent.prompt("more");
+    expect(stream.calls[2].context.messages.map((m) => summary(m as AgentMessage))).toContain("user(note)");
+  });
+
   it("R50, R30: assigning state.tools declares the change before the next request", async () => {
     const { agent, stream } = scenario([answer("one"), answer("two")], {}, { systemPrompt: "S", tools: [tool("read")] });
     await agent.prompt("first");
