@@ -9,6 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { AssistantMessageEvent, Message, Model, StreamFn, StreamOptions } from "../types.js";
 import { emptyUsage } from "../providers/assistant-stream.js";
 import { PROXY_OPTION_KEYS, toProxyEvent, type ProxyAssistantMessageEvent } from "./wire.js";
+import { SECRET_PATTERNS } from "../boundary/secret-keys.js";
 
 export interface StreamProxyHandlerOptions {
   /**
@@ -58,6 +59,11 @@ export function createStreamProxyHandler(streamFn: StreamFn, options: StreamProx
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   return async (request, response) => {
+    // The client aborted or went away (during the checks below too): abort the upstream request, or never make it.
+    const controller = new AbortController();
+    response.once("close", () => {
+      if (!response.writableFinished) controller.abort();
+    });
     let request_: { model: Model; messages: Message[]; options: StreamOptions };
     try {
       if (request.method !== "POST") throw new HttpError(405, "Use POST");
@@ -74,12 +80,7 @@ export function createStreamProxyHandler(streamFn: StreamFn, options: StreamProx
       request.resume();
       return;
     }
-
-    const controller = new AbortController();
-    // The client aborted or went away: abort the upstream request too.
-    response.once("close", () => {
-      if (!response.writableFinished) controller.abort();
-    });
+    if (controller.signal.aborted) return;
     response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" });
     const send = (event: ProxyAssistantMessageEvent) => {
       if (!response.destroyed) response.write(`data: ${JSON.stringify(event)}\n\n`);
@@ -93,7 +94,9 @@ export function createStreamProxyHandler(streamFn: StreamFn, options: StreamProx
       }
     } catch (error) {
       // The stream function broke its never-throw contract; the client still gets a terminal event.
-      send({ type: "error", reason: controller.signal.aborted ? "aborted" : "error", errorMessage: error instanceof Error ? error.message : String(error), usage: emptyUsage() });
+      // (Its text may quote a key: the client gets it without anything shaped like one.)
+      const text = error instanceof Error ? error.message : String(error);
+      send({ type: "error", reason: controller.signal.aborted ? "aborted" : "error", errorMessage: withoutCredentials(text), usage: emptyUsage() });
     }
     response.end();
   };
@@ -166,4 +169,9 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
     request.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.once("error", reject);
   });
+}
+
+/** `text` with anything shaped like a credential (an `sk-` key, a bearer token, a Google API key) replaced. */
+function withoutCredentials(text: string): string {
+  return SECRET_PATTERNS.reduce((out, pattern) => out.replace(pattern, "[redacted]"), text);
 }

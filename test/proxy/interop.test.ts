@@ -326,6 +326,42 @@ describe("issue 16: createStreamProxyHandler refuses what it must", () => {
     expect(upstream.calls).toHaveLength(0);
   });
 
+  it("a client that leaves while the handler still resolves its model: the provider is never called", async () => {
+    const upstream = scriptedStreamFn([RESPONSE]);
+    let resolved!: () => void;
+    const resolving = new Promise<void>((resolve) => (resolved = resolve));
+    const server = await proxyServer(upstream, {
+      authToken: TOKEN,
+      resolveModel: async (model) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        resolved();
+        return model;
+      },
+    });
+    const controller = new AbortController();
+    const request = fetch(`${server.url}${PROXY_STREAM_PATH}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: scriptedModel, context }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    setTimeout(() => controller.abort(), 50);
+    await request;
+    await resolving;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(upstream.calls).toHaveLength(0);
+  });
+
+  it("a stream function that throws (breaking its contract): the client's error has no credential in it", async () => {
+    const throwing: StreamFn = () => {
+      throw new Error("upstream refused key sk-ant-api03-secretsecretsecret for this org");
+    };
+    const server = await proxyServer(throwing);
+    const result = await drain(streamProxy(scriptedModel, context, { proxyUrl: server.url, authToken: TOKEN }));
+    expect(result.message.errorMessage).toContain("upstream refused key [redacted] for this org");
+    expect(JSON.stringify(result)).not.toContain("secretsecret");
+  });
+
   it("drops the client's baseUrl by default, and resolveModel decides which model runs", async () => {
     const upstream = scriptedStreamFn(() => RESPONSE);
     const server = await proxyServer(upstream, { authorize: (token) => token === TOKEN, resolveModel: (m) => (m.id === "forbidden" ? undefined : { ...m, name: "server's" }) });
