@@ -38,6 +38,7 @@ import type { AgentRunOptions } from "../actors/run-runtime.js";
 import { JournaledSteps } from "./journaled-steps.js";
 import type { Json, StoredRecord } from "../store/run-store.js";
 import { guardedInspect, type InspectOption } from "../boundary/inspect-observer.js";
+import { errorText } from "../protocol/tool-results.js";
 
 export interface AgentSessionObjectOptions extends Omit<AgentRunOptions, "clock" | "executor"> {
   /** The session object's name in Restate (default `agentSession`); its inbox is `<name>Inbox`. */
@@ -176,6 +177,16 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     const processing = (ctx as unknown as Partial<restate.internal.ContextInternal>).isProcessing?.bind(ctx);
     const observe = guardedInspect(inspect, { kind: "run", ...(processing ? { replaying: () => !processing() } : {}) });
     const actor = createActor(logic, { input: { messages, ...input, approval: { idPrefix: approvalPrefix(approvalRuns), rules } }, ...(observe ? { inspect: observe } : {}) });
+    // A run that cannot start (a malformed prompt; `continue` from an assistant tail, R52) is the
+    // invocation's terminal error, not a throw XState would report outside it (killing the worker
+    // on every retry of the same invocation).
+    const refused = actor.getSnapshot();
+    if (refused.status === "error") {
+      ctx.clear(ABORT);
+      throw new restate.TerminalError(`agent run on Restate cannot start: ${errorText(refused.error)}`);
+    }
+    // (Its failure is read from its snapshot below: this observer keeps XState from rethrowing it.)
+    actor.subscribe({ error: () => {} });
     const approvals = new Map<string, PendingApproval>();
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
     const numbering = () => delivery;

@@ -179,6 +179,16 @@ describe("R90: steering and follow-up messages through the session's inbox", () 
     await expect(call("agentSessionInbox/bad/push", { queue: "later", text: "x" })).rejects.toThrow(/queue must be \\"steer\\" or \\"followUp\\"/);
     expect(await call("agentSession/bad/state", null)).toEqual({ messages: [], running: false, lastEventId: 0, pendingApprovals: [] });
   });
+
+  it("R90, R52: a run that cannot start (messages not a list; continue from an assistant tail) is a terminal error, and the worker serves on", async () => {
+    await expect(call("agentSession/poison/prompt", { messages: "oops" })).rejects.toThrow(/cannot start: .*prompts/);
+    await expect(call("agentSession/no-tail/continue", null)).rejects.toThrow(/cannot start: Cannot continue: no messages in context/);
+    const done = (await call("agentSession/tail/prompt", { text: "echo-tail" })) as { messages: AgentMessage[] };
+    await expect(call("agentSession/tail/continue", null)).rejects.toThrow(/cannot start: Cannot continue from message role: assistant/);
+    // The same worker still answers, and the session kept its transcript.
+    const state = (await call("agentSession/tail/state", null)) as { messages: AgentMessage[]; running: boolean };
+    expect(state).toMatchObject({ messages: done.messages, running: false });
+  });
 });
 
 describe("R90, R82: approvals as awakeables, across worker restarts", () => {
