@@ -136,6 +136,18 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         if (messages.length) ctx.clear(queued(queue));
         return messages;
       },
+      /**
+       * R82: the first decision on a waiting call wins. `approve` and `reject` are shared handlers
+       * (they must not queue behind the run), so two can race on one call; this handler is exclusive
+       * per session, and lets exactly one through (false: the call was decided already).
+       */
+      decide: async (ctx: restate.ObjectContext, request: { awakeableId: string; decision: ApprovalDecision }): Promise<boolean> => {
+        const key = `decided:${request.awakeableId}`;
+        if (await ctx.get<boolean>(key)) return false;
+        ctx.set(key, true);
+        ctx.resolveAwakeable<ApprovalDecision>(request.awakeableId, request.decision);
+        return true;
+      },
     },
   });
 
@@ -232,6 +244,12 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     return { messages: added, lastEventId };
   };
 
+  /** R82: `decision` for the waiting call, unless another decision took it first (a terminal error then). */
+  const decide = async (ctx: restate.ObjectSharedContext, pending: PendingApproval, decision: ApprovalDecision): Promise<void> => {
+    const taken = await ctx.objectClient(inbox, ctx.key).decide({ awakeableId: pending.awakeableId, decision });
+    if (!taken) throw new restate.TerminalError(`approval ${JSON.stringify(pending.request.approvalId)}: no call waits for it (already decided)`);
+  };
+
   const session = restate.object({
     name,
     handlers: {
@@ -269,7 +287,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         async (ctx: restate.ObjectSharedContext, request: { approvalId: string; args?: unknown; always?: true | { path: string } }): Promise<{ approved: string }> => {
           const pending = await pendingApproval(ctx, request?.approvalId);
           const always = checkAlways(request.always);
-          ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, {
+          await decide(ctx, pending, {
             approvalId: pending.request.approvalId,
             decision: "approve",
             ...(request.args !== undefined ? { args: request.args } : {}),
@@ -282,7 +300,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
       /** R82: gives a waiting call an error result with `reason`. */
       reject: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: { approvalId: string; reason?: string }): Promise<{ rejected: string }> => {
         const pending = await pendingApproval(ctx, request?.approvalId);
-        ctx.resolveAwakeable<ApprovalDecision>(pending.awakeableId, { approvalId: pending.request.approvalId, decision: "reject", reason: typeof request.reason === "string" ? request.reason : "" });
+        await decide(ctx, pending, { approvalId: pending.request.approvalId, decision: "reject", reason: typeof request.reason === "string" ? request.reason : "" });
         return { rejected: pending.request.approvalId };
       }),
 
@@ -314,14 +332,21 @@ type PageRequest = { after?: number; limit?: number } | null;
 /** The entries numbered after `request.after` (default 0) of a numbered log in the object's state, at most `limit` (default 500), and its last number. */
 async function readPage<T>(ctx: restate.ObjectSharedContext, countKey: string, keyOf: (n: number) => string, request: PageRequest): Promise<{ items: { n: number; value: T }[]; last: number }> {
   const last = (await ctx.get<number>(countKey)) ?? 0;
-  const after = Math.max(0, Math.floor(request?.after ?? 0));
-  const until = Math.min(last, after + Math.max(1, Math.floor(request?.limit ?? 500)));
+  const after = pageNumber(request?.after, 0, "after");
+  const until = Math.min(last, after + Math.max(1, pageNumber(request?.limit, 500, "limit")));
   const items: { n: number; value: T }[] = [];
   for (let n = after + 1; n <= until; n++) {
     const value = await ctx.get<T>(keyOf(n));
     if (value !== null && value !== undefined) items.push({ n, value });
   }
   return { items, last };
+}
+
+/** A page request's number (a whole number ≥ 0; absent: `fallback`), or a terminal error: a client polling with `"abc"` would wait forever on empty pages. */
+function pageNumber(value: unknown, fallback: number, name: string): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new restate.TerminalError(`\`${name}\` must be a whole number ≥ 0, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 /** The waiting call `approvalId` names, or a terminal error (R82: an unknown or settled id is refused). */
@@ -335,7 +360,8 @@ async function pendingApproval(ctx: restate.ObjectSharedContext, approvalId: unk
 function checkAlways(always: unknown): true | { path: string } | undefined {
   if (always === undefined || always === null || always === false) return undefined;
   if (always === true) return true;
-  if (typeof always === "object" && typeof (always as { path?: unknown }).path === "string") return { path: (always as { path: string }).path };
+  // (A path rule names a path: an empty one would match nothing and read as "always", as the Agent refuses it.)
+  if (typeof always === "object" && typeof (always as { path?: unknown }).path === "string" && (always as { path: string }).path !== "") return { path: (always as { path: string }).path };
   throw new restate.TerminalError(`approve: \`always\` must be true or { path: string }, got ${JSON.stringify(always)}`);
 }
 

@@ -275,6 +275,43 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
       expect(worker.executed).not.toContain(`${key}:t0-1`);
     });
   }, 60_000);
+
+  it("R82: approve and reject racing on one call: exactly one is taken, the other is refused, and the call's outcome is the one taken", async () => {
+    await withWorker({}, async (worker) => {
+      // ("approve…" sessions wait on their middle call, see fixtures/session-script.ts.)
+      for (const key of ["approve-race-1", "approve-race-2", "approve-race-3"]) {
+        const reply = call(`agentSession/${key}/prompt`, { text: key });
+        const [pending] = await pendingOf(key);
+        const [approved, rejected] = await Promise.allSettled([
+          call(`agentSession/${key}/approve`, { approvalId: pending.approvalId }),
+          call(`agentSession/${key}/reject`, { approvalId: pending.approvalId, reason: "NO" }),
+        ]);
+        expect([approved.status, rejected.status].sort(), key).toEqual(["fulfilled", "rejected"]);
+        const refused = (approved.status === "rejected" ? approved : rejected) as PromiseRejectedResult;
+        expect(String(refused.reason), key).toMatch(/already decided/);
+        const response = (await reply) as { messages: AgentMessage[] };
+        const outcome = results(response.messages).find((message) => message.toolCallId === `${key}:t0-1`)!;
+        if (approved.status === "fulfilled") expect(worker.executed, key).toContain(`${key}:t0-1`);
+        else {
+          expect(outcome.content, key).toEqual([{ type: "text", text: "NO" }]);
+          expect(worker.executed, key).not.toContain(`${key}:t0-1`);
+        }
+      }
+    });
+  }, 120_000);
+
+  it("R82: `always: {path: \"\"}` is refused as the Agent refuses it; R83: a page cursor that is not a whole number is refused", async () => {
+    await withWorker({}, async () => {
+      const key = "approve-always-empty";
+      const reply = call(`agentSession/${key}/prompt`, { text: key });
+      const [pending] = await pendingOf(key);
+      await expect(call(`agentSession/${key}/approve`, { approvalId: pending.approvalId, always: { path: "" } })).rejects.toThrow(/always` must be true or/);
+      await call(`agentSession/${key}/reject`, { approvalId: pending.approvalId, reason: "no" });
+      await reply;
+      await expect(call(`agentSession/${key}/events`, { after: "abc" })).rejects.toThrow(/`after` must be a whole number/);
+      await expect(call(`agentSession/${key}/journal`, { after: 0, limit: "x" })).rejects.toThrow(/`limit` must be a whole number/);
+    });
+  }, 60_000);
 });
 
 describe("R90: abort through the ingress", () => {
