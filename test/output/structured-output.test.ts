@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { AgentEvent, AgentLoopConfig, AgentMessage } from "../../src/index.js";
-import { AgentInputError, agentLoop, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import type { AgentEvent, AgentLoopConfig, AgentMessage, AssistantMessage, StopReason, StreamFn } from "../../src/index.js";
+import { AgentInputError, agentLoop, emptyUsage, PushAssistantStream, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import { baseConfig, describe as describeMessage, ok, textOf, tool, user, withoutUpdates } from "../loop/helpers.js";
+import { manualClock, ticks } from "../support/manual-clock.js";
 
 const answerSchema = z.object({ city: z.string(), population: z.number().int() });
 
@@ -248,5 +249,70 @@ describe("R100: structured final output", () => {
   it("R100: the answer tool's schema never reaches the stream options (a loop setting)", async () => {
     const { streamFn } = await run({ output: { schema: answerSchema } }, [{ content: [toolCall("final_answer", { city: "Paris", population: 1 })] }]);
     expect(Object.keys(streamFn.calls[0].options)).not.toContain("output");
+  });
+});
+
+/**
+ * A model that reports an answer while it streams and ends 100 ms later (on the run's clock) with
+ * the final message `final`, then answers `{Lyon, 500000}` on the next request. Runs in streaming
+ * mode, moving the clock once the run is idle, so the first answer has settled before its response ends.
+ */
+async function answerThenEnd(final: { stopReason: StopReason; content: AssistantMessage["content"] }, streaming: boolean) {
+  const { clock, advance } = manualClock(0);
+  const message = (content: AssistantMessage["content"], stopReason: StopReason = "stop"): AssistantMessage => ({
+    role: "assistant",
+    content,
+    api: "scripted",
+    provider: "scripted",
+    model: "scripted",
+    usage: emptyUsage(),
+    stopReason,
+    timestamp: clock.now(),
+  });
+  const answer = (id: string, city: string) => ({ type: "toolCall" as const, id, name: "final_answer", arguments: { city, population: 500000 } });
+  let request = 0;
+  const streamFn: StreamFn = () => {
+    const stream = new PushAssistantStream();
+    if (request++ === 0) {
+      const call = answer("first", "Paris");
+      stream.push({ type: "start", partial: message([]) });
+      stream.push({ type: "toolcall_start", contentIndex: 0, partial: message([{ ...call, arguments: {} }]) });
+      stream.push({ type: "toolcall_end", contentIndex: 0, toolCall: call, partial: message([call]) });
+      clock.setTimer(100, () => stream.push({ type: "done", reason: final.stopReason as "stop", message: message(final.content, final.stopReason) }));
+    } else stream.push({ type: "done", reason: "toolUse", message: message([answer("second", "Lyon")], "toolUse") });
+    return stream;
+  };
+  const events: AgentEvent[] = [];
+  let done = false;
+  const run = runAgentLoop([user("go")], { messages: [], tools: [] }, baseConfig({ output: { schema: answerSchema }, streamingToolExecution: streaming }), (event) => void events.push(event), undefined, streamFn, {
+    clock,
+  }).finally(() => (done = true));
+  for (let guard = 0; !done && guard < 100; guard++) {
+    await ticks(3);
+    if (!done) advance(100);
+  }
+  const messages = await run;
+  const results = messages.filter((m) => m.role === "toolResult").map((m) => `${(m as { toolCallId: string }).toolCallId}:${textOf(m).slice(0, 40)}`);
+  const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => `${e.toolCallId}:${textOf({ role: "toolResult", content: e.result.content } as never).slice(0, 40)}`);
+  return { end: events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>, results, ends, requests: request };
+}
+
+describe("R100 with streaming tools (R70, R72, R28): the answer is the final message's", () => {
+  it("R100, R70: an answer reported while streaming but dropped by the final message is not the run's output; the run asks again, as without streaming", async () => {
+    for (const streaming of [false, true]) {
+      const { end, results, requests } = await answerThenEnd({ stopReason: "stop", content: [{ type: "text", text: "Actually, never mind." }] }, streaming);
+      expect({ streaming, output: end.output, reason: end.reason, requests, results }).toEqual({
+        streaming,
+        output: { city: "Lyon", population: 500000 },
+        reason: "completed",
+        requests: 2,
+        results: ["second:Final answer accepted."],
+      });
+    }
+  });
+
+  it("R100, R70: an answer reported while streaming whose place the final message gives to another call is not the run's output", async () => {
+    const { end, requests } = await answerThenEnd({ stopReason: "toolUse", content: [{ type: "toolCall", id: "other", name: "lookup", arguments: {} }] }, true);
+    expect({ output: end.output, requests }).toEqual({ output: { city: "Lyon", population: 500000 }, requests: 2 });
   });
 });

@@ -9,16 +9,21 @@
 import type { UserMessage } from "../../../src/protocol/index.js";
 import { runAssign } from "../setup.js";
 import type { OutputState, RunContext, ToolCallOutcome } from "../types.js";
-import { runStartedAt } from "../helpers.js";
+import { runStartedAt, toolCallsOf } from "../helpers.js";
 
-/** The outcomes of this turn's calls of the final-answer tool (none when R100 is off). */
+/**
+ * The outcomes of this turn's calls of the final-answer tool (none when R100 is off). Only calls
+ * the final message holds (same id at the same place) count: in streaming mode (R70) the batch
+ * also holds calls reported while the response streamed, which a provider may drop from it.
+ */
 function answerOutcomes(context: RunContext): (ToolCallOutcome | null)[] {
   const output = context.settings.output;
   const batch = context.turn.batch;
   if (output === null || batch === null) return [];
+  const finalCalls = context.turn.assistant === null ? [] : toolCallsOf(context.turn.assistant);
   const outcomes: (ToolCallOutcome | null)[] = [];
   batch.calls.forEach((call, index) => {
-    if (call.name === output.toolName) outcomes.push(batch.outcomes[index]);
+    if (call.name === output.toolName && finalCalls[index]?.id === call.id && finalCalls[index].name === call.name) outcomes.push(batch.outcomes[index]);
   });
   return outcomes;
 }
