@@ -220,10 +220,14 @@ export function settledStreamed(batch: ToolBatch, outcome: ToolCallOutcome): Too
  * R70: the calls that may start now, in source order. Calls start in order, so the started ones
  * are a prefix: from the first call not started, each checked safe call starts while fewer than
  * `maxConcurrent` run and no unsafe call runs; an unsafe call starts only when nothing runs, and
- * runs alone. The first call that must wait (unchecked, unsafe, or over the limit) holds back
- * every later one.
+ * runs alone. The first call that must wait (unchecked, unsafe, over the limit, or R100's answer
+ * while the response streams) holds back every later one.
+ *
+ * R100: the answer is the final message's: a call of the answer tool starts only once the response
+ * ended, so an answer the final message drops, or that a `length` response cut off (R28, R72), is
+ * never taken, and both modes give it the same events.
  */
-export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] {
+export function callsToStart(batch: ToolBatch, maxConcurrent: number, answerTool: string | null): number[] {
   const { safe, started } = batch.streamed!;
   let running = 0;
   for (let index = 0; index < batch.calls.length; index++) {
@@ -234,6 +238,7 @@ export function callsToStart(batch: ToolBatch, maxConcurrent: number): number[] 
   const starting: number[] = [];
   for (let index = started.indexOf(false); index !== -1 && index < batch.calls.length; index++) {
     if (started[index]) continue;
+    if (!batch.streamed!.ended && batch.calls[index].name === answerTool) break;
     const check = safe[index];
     if (check === null) break;
     if (check === false) {

@@ -315,4 +315,15 @@ describe("R100 with streaming tools (R70, R72, R28): the answer is the final mes
     const { end, requests } = await answerThenEnd({ stopReason: "toolUse", content: [{ type: "toolCall", id: "other", name: "lookup", arguments: {} }] }, true);
     expect({ output: end.output, requests }).toEqual({ output: { city: "Lyon", population: 500000 }, requests: 2 });
   });
+
+  it("R100, R72, R28: an answer in a response cut at the output limit is not executed and the model is asked again, in both modes alike", async () => {
+    const runs = [];
+    for (const streaming of [false, true]) {
+      const { end, results, ends, requests } = await answerThenEnd({ stopReason: "length", content: [{ type: "toolCall", id: "first", name: "final_answer", arguments: { city: "Paris", population: 500000 } }] }, streaming);
+      runs.push({ output: end.output, reason: end.reason, requests, results, ends });
+    }
+    expect(runs[1]).toEqual(runs[0]);
+    expect(runs[0]).toMatchObject({ output: { city: "Lyon", population: 500000 }, requests: 2 });
+    expect(runs[0].results[0]).toMatch(/^first:Tool call "final_answer" was not/);
+  });
 });

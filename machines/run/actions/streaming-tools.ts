@@ -103,7 +103,7 @@ export const streamingToolActions = {
     // R72: once the run is aborted, a call that had not started while the response streams never
     // does (the transitions ask `isAbortedWhileStreaming` first; a crashed call's settling does not).
     if (abortedWhileStreaming(context)) return;
-    const starting = callsToStart(batch, context.settings.streamingTools!.maxConcurrent);
+    const starting = callsToStart(batch, context.settings.streamingTools!.maxConcurrent, context.settings.output?.toolName ?? null);
     if (starting.length === 0) return;
     const started = streamed.started.slice();
     for (const index of starting) {
