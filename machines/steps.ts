@@ -101,6 +101,24 @@ export const saysFollowUpsEmpty = (output: SteeringPoll): boolean => !Array.isAr
 /** R4a: did the (empty) steering poll's reply say that the Agent's steering queue was still empty where the re-poll would drain? */
 export const saysSteeringEmpty = (output: SteeringPoll): boolean => !Array.isArray(output) && output.steering === "none";
 
+/** R63: tokens (input + output) and `cost.total` of model responses. */
+export interface Spend {
+  tokens: number;
+  cost: number;
+}
+
+/**
+ * R62: the compaction's replacement transcript (`messages`; `null` when the compactor returned the
+ * transcript itself: nothing to compact) and R63: what its model requests (`complete`) spent. A bare
+ * array or `null` is the reply of an earlier version (a journal written before the spend was
+ * counted, R81): nothing spent.
+ */
+export type CompactOutput = { messages: AgentMessage[] | null; spent: Spend } | AgentMessage[] | null;
+
+/** The compaction's reply in its current shape. */
+export const compactReply = (output: CompactOutput): { messages: AgentMessage[] | null; spent: Spend } =>
+  output === null || Array.isArray(output) ? { messages: output, spent: { tokens: 0, cost: 0 } } : output;
+
 /** Each job: its input and its output. */
 export interface StepJobs {
   getSteeringMessages: { input: null; output: SteeringPoll };
@@ -128,8 +146,8 @@ export interface StepJobs {
   drawBackoff: { input: { ceilingMs: number }; output: number };
   /** R60: waits until `until` on the injected clock (a restored wait resumes with what was left); ends early when the run aborts. */
   waitForRetry: { input: { until: number }; output: null };
-  /** R62: the configured compactor's replacement transcript, as plain data; `null` when it returned the transcript itself (nothing to compact). */
-  compact: { input: { messages: AgentMessage[]; model: Model; reason: "overflow" | "threshold"; estimatedTokens: number }; output: AgentMessage[] | null };
+  /** R62: the configured compactor's replacement transcript, as plain data, and what it spent (see `CompactOutput`). */
+  compact: { input: { messages: AgentMessage[]; model: Model; reason: "overflow" | "threshold"; estimatedTokens: number }; output: CompactOutput };
   finishTurn: { input: TurnSnapshot; output: "continue" | "end" | null };
   /**
    * R21, R24, R25: each call in source order: its `tool_execution_start`, then (once the sink has

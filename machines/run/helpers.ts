@@ -1,5 +1,6 @@
 /** Pure helpers of the run machine: its initial context and the questions its guards ask. */
-import type { AgentMessage, AssistantMessage, ToolCall } from "../../src/protocol/index.js";
+import type { AgentMessage, AssistantMessage, ToolCall, Usage } from "../../src/protocol/index.js";
+import type { Spend } from "../steps.js";
 import { emptyUsage } from "../../src/protocol/usage.js";
 import { estimateTokens } from "../../src/protocol/token-estimate.js";
 import { initialApprovals } from "../approval.helpers.js";
@@ -170,11 +171,11 @@ export function turnSnapshot(context: RunContext): TurnSnapshot {
   };
 }
 
-/** R63: what a completed turn used: its assistant message's and tool results' usage. */
-export function turnSpend(turn: TurnState): { tokens: number; cost: number } {
+/** R63: what messages used: their usage's input + output tokens and `cost.total`. */
+export function spendOf(messages: readonly ({ usage?: Partial<Usage> } | null | undefined)[]): Spend {
   let tokens = 0;
   let cost = 0;
-  for (const message of [turn.assistant, ...turn.toolResults]) {
+  for (const message of messages) {
     const usage = message?.usage;
     if (!usage) continue;
     tokens += (usage.input ?? 0) + (usage.output ?? 0);
@@ -182,6 +183,17 @@ export function turnSpend(turn: TurnState): { tokens: number; cost: number } {
   }
   return { tokens, cost };
 }
+
+/**
+ * R63: what a completed turn's tool results used (a `ToolResultMessage` may carry `usage`). The
+ * responses are counted as they arrive (`countResponse`), each one the run received: those it
+ * discarded or withheld (R60–R62) too.
+ */
+export const turnSpend = (turn: TurnState): Spend => spendOf(turn.toolResults);
+
+/** R63: `spent` with `add` added (the same object when nothing was spent). */
+export const spentWith = (spent: RunContext["spent"], add: Spend): RunContext["spent"] =>
+  add.tokens === 0 && add.cost === 0 ? spent : { ...spent, tokens: spent.tokens + add.tokens, cost: spent.cost + add.cost };
 
 // ---------------------------------------------------------------------------------------------
 // R70–R73: tools that start while the model streams

@@ -29,7 +29,7 @@ import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, h
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
-import { replyOutput, saysFollowUpsEmpty, saysSteeringEmpty } from "../steps.js";
+import { compactReply, replyOutput, saysFollowUpsEmpty, saysSteeringEmpty } from "../steps.js";
 import { requestActions, response, streamed } from "./actions/request.js";
 import { settleCall, toolBatchActions } from "./actions/tool-batch.js";
 import { abortedWhileStreaming, streamingToolActions } from "./actions/streaming-tools.js";
@@ -117,7 +117,7 @@ export const runMachine = setup({
       return threshold !== null && !context.aborted && !context.recovery.proactiveOff && estimatedTokens(context) > threshold;
     },
     // R62: the compactor returned the transcript as it was.
-    foundNothingToCompact: ({ event }) => replyOutput(event, "compact") === null,
+    foundNothingToCompact: ({ event }) => compactReply(replyOutput(event, "compact")).messages === null,
     // R61: the turn's answer was cut off without calls; recover, or give up after maxRecoveries.
     recoversOutputLimit: ({ context }) => {
       const limit = context.settings.recovery.outputLimit;
@@ -263,8 +263,8 @@ export const runMachine = setup({
           ...stepState("compact"),
           on: {
             "step.compact.done": [
-              { guard: "hasPrepareRequest", target: "preparingRequest", actions: "replaceTranscript" },
-              { target: "requesting", actions: "replaceTranscript" },
+              { guard: "hasPrepareRequest", target: "preparingRequest", actions: ["countCompaction", "replaceTranscript"] },
+              { target: "requesting", actions: ["countCompaction", "replaceTranscript"] },
             ],
           },
         },
@@ -314,7 +314,8 @@ export const runMachine = setup({
             // R41, R42: the worker streams the response and emits its message events.
             streaming: {
               ...stepState("streamResponse"),
-              on: { "step.streamResponse.done": { target: "routingResponse" } },
+              // R63: every response counts, whatever its route.
+              on: { "step.streamResponse.done": { target: "routingResponse", actions: "countResponse" } },
             },
             // R70: the response streams on one side; on the other, the calls whose toolcall_end
             // arrived check themselves, start in source order and run.
@@ -327,7 +328,7 @@ export const runMachine = setup({
                     // R41, R42: the response (routed as `streaming`'s).
                     receiving: {
                       ...stepState("streamResponse"),
-                      on: { "step.streamResponse.done": { target: "#run.turn.requesting.routingResponse" } },
+                      on: { "step.streamResponse.done": { target: "#run.turn.requesting.routingResponse", actions: "countResponse" } },
                     },
                     // R70, R71: ended with calls: the calls not yet started start as they may;
                     // once every call settled, the result messages in source order.
@@ -407,8 +408,8 @@ export const runMachine = setup({
           on: {
             "step.compact.done": [
               // Nothing to compact: the overflow surfaces at once (prompt_too_long).
-              { guard: "foundNothingToCompact", target: "closingTurn", actions: "surfaceOverflow" },
-              { target: "requesting", actions: "replaceTranscript" },
+              { guard: "foundNothingToCompact", target: "closingTurn", actions: ["countCompaction", "surfaceOverflow"] },
+              { target: "requesting", actions: ["countCompaction", "replaceTranscript"] },
             ],
           },
         },

@@ -3,7 +3,7 @@
  * returns into plain data for the machine (R13: converted where it enters). Executable tools stay
  * in the runtime's registry.
  */
-import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest } from "../types.js";
+import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest, Usage } from "../types.js";
 import { streamCompletion } from "../recovery/stream-completion.js";
 import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
@@ -69,15 +69,21 @@ export const runJobs = {
   // R60: full jitter, from the injected random source (R13).
   drawBackoff: (runtime: RunRuntime, { ceilingMs }: Input<"drawBackoff">) => Math.floor(runtime.random() * ceilingMs),
   waitForRetry: (runtime: RunRuntime, { until }: Input<"waitForRetry">, { signal }: JobScope) => waitUntil(runtime.clock, until, signal),
-  async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<AgentMessage[] | null> {
+  async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<StepJobs["compact"]["output"]> {
+    // R63: what the compaction's model requests spent counts towards the run's budget.
+    const spent = { tokens: 0, cost: 0 };
     // R62: one plain request with the run's stream function, key and options (no reasoning: a summary
     // needs none); the key is resolved per request, as for the run's own (R40).
     const complete: CompactRequest["complete"] = async (messages, options) => {
       const apiKey = (runtime.config.getApiKey ? checkApiKey(await runtime.config.getApiKey(request.model.provider)) : undefined) ?? runtime.config.apiKey;
-      return streamCompletion(runtime.streamFn, withHeaders(runtime, request.model), { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
+      const response = await streamCompletion(runtime.streamFn, withHeaders(runtime, request.model), { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
+      const usage: Partial<Usage> | undefined = response.usage;
+      spent.tokens += (usage?.input ?? 0) + (usage?.output ?? 0);
+      spent.cost += usage?.cost?.total ?? 0;
+      return response;
     };
     const messages = await runtime.config.compact!.compactor({ ...request, complete }, signal);
-    return messages === request.messages ? null : plainMessages(checkTransformedMessages(messages, "compact.compactor"));
+    return { messages: messages === request.messages ? null : plainMessages(checkTransformedMessages(messages, "compact.compactor")), spent };
   },
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);

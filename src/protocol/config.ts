@@ -295,9 +295,12 @@ export interface CompactSettings {
 export interface RunBudget {
   /** Completed turns. */
   maxTurns?: number;
-  /** The run's input + output tokens (its assistant messages' and tool results' usage). */
+  /**
+   * The run's input + output tokens: every model response it received, also those it withheld or
+   * discarded (R60–R62) and those of a compaction's `complete` calls, and tool results' `usage`.
+   */
   maxTotalTokens?: number;
-  /** The run's `cost.total`, in USD. */
+  /** The run's `cost.total`, in USD, of the same responses. */
   maxCostUsd?: number;
 }
 

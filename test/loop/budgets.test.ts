@@ -3,7 +3,7 @@
  * carries its `reason`.
  */
 import { describe, expect, it } from "vitest";
-import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type Model, type ScriptedResponse } from "../../src/index.js";
+import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall, type AgentEvent, type Compactor, type Model, type ScriptedResponse } from "../../src/index.js";
 import { baseConfig, project, tool, user, withoutUpdates } from "./helpers.js";
 
 /** A model whose turns each ask for one more tool call, so only a budget ends the run early. */
@@ -66,5 +66,30 @@ describe("R63: budgets and agent_end.reason", () => {
     await agent.prompt("go");
     expect(agent.lastEndReason).toBe("max_turns");
     expect(agent.hasQueuedMessages()).toBe(true);
+  });
+
+  it("R63, R61: a truncated response discarded by output-limit escalation counts: the run paid for it", async () => {
+    const { requests, reason } = await run({ budget: { maxTotalTokens: 250 }, outputLimit: { escalatedMaxTokens: 64_000 }, maxTokens: 1000 }, [
+      { content: [text("cut")], stopReason: "length", usage: { input: 100, output: 100 } },
+      { content: [toolCall("t", {}, "c0")], usage: { input: 50, output: 50 } },
+      { content: [text("done")], usage: { input: 50, output: 50 } },
+    ]);
+    // 200 discarded + 100 kept after the first turn: the limit is reached.
+    expect({ requests, reason }).toEqual({ requests: 2, reason: "max_tokens" });
+  });
+
+  it("R63, R62: the model requests of a compaction count (what its `complete` calls returned)", async () => {
+    const compactor: Compactor = async (request) => {
+      await request.complete([user("Summarize")]);
+      return [user("summary of earlier turns")];
+    };
+    const { requests, reason } = await run({ budget: { maxTotalTokens: 500 }, compact: { compactor } }, [
+      { failure: "prompt_too_long" },
+      { content: [text("the summary")], usage: { input: 400, output: 200 } },
+      { content: [toolCall("t", {}, "c0")], usage: { input: 5, output: 5 } },
+      { content: [text("done")], usage: { input: 5, output: 5 } },
+    ]);
+    // 600 for the summary + 10 for the first turn: the limit is reached after it.
+    expect({ requests, reason }).toEqual({ requests: 3, reason: "max_tokens" });
   });
 });

@@ -8,8 +8,8 @@ import type { AssistantMessage, UserMessage } from "../../../src/protocol/index.
 import { declareToolChanges, applySystemMessages } from "../../../src/protocol/transcript/index.js";
 import { normalizeTranscript } from "../../../src/protocol/normalize.js";
 import { estimateTokens } from "../../../src/protocol/token-estimate.js";
-import { replyOutput, timeOf } from "../../steps.js";
-import { appended, endedTruncated, escalatedLimit, runStartedAt, settledRequest } from "../helpers.js";
+import { compactReply, replyOutput, timeOf } from "../../steps.js";
+import { appended, endedTruncated, escalatedLimit, runStartedAt, settledRequest, spendOf, spentWith } from "../helpers.js";
 import { announce, runAssign, runEnqueue, type RunEvent } from "../setup.js";
 import type { RecoveryState, RunContext, StreamedResponse } from "../types.js";
 
@@ -25,6 +25,11 @@ export function truncationsCounted(context: RunContext): RecoveryState {
 }
 
 export const requestActions = {
+  // R63: every response the run received counts as it arrives, also one then withheld or
+  // discarded (R60's failed attempts, R61's escalated truncation, R62's overflow): the run paid for it.
+  countResponse: runAssign(({ context, event }) => ({ spent: spentWith(context.spent, spendOf([response(event)])) })),
+  // R63: and the model requests a compaction made (its `complete` calls), as the compact step reports them.
+  countCompaction: runAssign(({ context, event }) => ({ spent: spentWith(context.spent, compactReply(replyOutput(event, "compact")).spent) })),
   // R40: what transformContext returned is what the request converts.
   recordTransformed: runAssign({ request: ({ event }) => ({ messages: replyOutput(event, "transformContext"), llmMessages: null }) }),
   // R40: only provider messages, in order, reach the stream function.
@@ -124,7 +129,7 @@ export const requestActions = {
   replaceTranscript: runEnqueue(({ context, event, enqueue }) => {
     assertEvent(event, "step.compact.done");
     const reason = context.recovery.compaction ?? "overflow";
-    const replacement = event.output;
+    const replacement = compactReply(event.output).messages;
     // A proactive compaction that leaves the transcript above the threshold is not tried again this run (no thrashing).
     const threshold = context.settings.recovery.compact?.thresholdTokens ?? null;
     const proactiveOff =

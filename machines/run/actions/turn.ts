@@ -90,6 +90,7 @@ export const turnActions = {
     const { tokens, cost } = turnSpend(context.turn);
     const closed: Partial<RunContext> = {
       turn: { ...context.turn, open: false },
+      // (Its responses were counted as they arrived, R63.)
       spent: { turns: context.spent.turns + 1, tokens: context.spent.tokens + tokens, cost: context.spent.cost + cost },
     };
     const recovery = truncationsCounted(context);
