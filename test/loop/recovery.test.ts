@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
 import {
   agentEvents,
+  CompactionError,
   createAgentRunLogic,
   runAgentLoop,
   scriptedModel,
@@ -20,6 +21,7 @@ import {
   type AgentMessage,
   type AnyAgentEvent,
   type CompactRequest,
+  type Compactor,
   type Script,
 } from "../../src/index.js";
 import { baseConfig, describe as describeMessage, tool, user, withoutUpdates } from "./helpers.js";
@@ -361,6 +363,28 @@ describe("R62: context overflow", () => {
     });
     expect(events.map(project).slice(-3)).toEqual(["message_end:assistant(error)", "turn_end:assistant(error)", "agent_end:error"]);
     expect((output.at(-1) as { errorMessage?: string }).errorMessage).toBe("summary model unavailable");
+  });
+
+  it("R62, R29: an abort during compaction ends the run aborted, as one during a backoff does (the compactor rejecting, or its typed aborted failure)", async () => {
+    const controller = new AbortController();
+    const rejectsOnAbort: Compactor = (_request, signal) => {
+      queueMicrotask(() => controller.abort());
+      return new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new DOMException("This operation was aborted", "AbortError")), { once: true }));
+    };
+    const aborted = new CompactionError("aborted", "Compaction aborted");
+    const ends: string[] = [];
+    for (const [compactor, signal] of [
+      [rejectsOnAbort, controller.signal],
+      [() => Promise.reject(aborted), undefined],
+    ] as const) {
+      const events: AnyAgentEvent[] = [];
+      await runAgentLoop([user("go")], { messages: [] }, baseConfig({ compact: { compactor } }), (event) => void events.push(event), signal, scriptedStreamFn([{ failure: "prompt_too_long" }]));
+      ends.push(withoutUpdates(events as never).map((event) => project(event as AnyAgentEvent)).slice(-3).join(" "));
+    }
+    expect(ends).toEqual([
+      "message_end:assistant(aborted) turn_end:assistant(aborted) agent_end:aborted",
+      "message_end:assistant(aborted) turn_end:assistant(aborted) agent_end:aborted",
+    ]);
   });
 
   it("R62: proactive compaction at a turn boundary above the threshold (estimated from the last usage), not again right after", async () => {

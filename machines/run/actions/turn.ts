@@ -8,7 +8,7 @@ import type { AgentEndReason, AssistantMessage } from "../../../src/protocol/ind
 import { declareToolChanges, applySystemMessages } from "../../../src/protocol/transcript/index.js";
 import { errorText } from "../../../src/protocol/tool-results.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../../../src/protocol/abort-grace.js";
-import { polledMessages, replyOutput, timeOf } from "../../steps.js";
+import { polledMessages, replyOutput, timeOf, type StepFailed } from "../../steps.js";
 import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
@@ -27,6 +27,17 @@ export function budgetExceeded({ settings: { budget }, spent }: RunContext): Age
 function abandonedStepOf(event: { type: string }): StepAbandonedError | undefined {
   const error = event.type === "step.failed" ? (event as { error?: unknown }).error : undefined;
   return isStepAbandoned(error) ? error : undefined;
+}
+
+/**
+ * R29, R62: a compaction that failed because the run was aborted (or whose requests were: the
+ * compactor's typed `CompactionError` of kind `aborted`) ends the run aborted, as an abort during
+ * R60's backoff does, not as a failure (R56).
+ */
+function abortedCompaction(context: RunContext, event: { type: string }): boolean {
+  if (event.type !== "step.failed" || (event as StepFailed).job !== "compact") return false;
+  const error = (event as StepFailed).error as { name?: unknown; kind?: unknown } | null;
+  return context.aborted || (typeof error === "object" && error !== null && error.name === "CompactionError" && error.kind === "aborted");
 }
 
 export const turnActions = {
@@ -122,12 +133,13 @@ export const turnActions = {
     const answered = abandoned ? answerStartedCalls(context.turn, abandoned, at) : { events: [], messages: [] };
     for (const answer of answered.events) enqueue.emit(answer);
     if (!context.turn.open) enqueue.emit({ type: "turn_start" });
-    const message = failureMessage(context, context.failure ?? "Unknown failure", at, abandoned ? "aborted" : "error");
+    const ending = abandoned || abortedCompaction(context, event) ? "aborted" : "error";
+    const message = failureMessage(context, context.failure ?? "Unknown failure", at, ending);
     announce(enqueue, [message]);
     enqueue.emit({ type: "turn_end", message, toolResults: [] });
     enqueue.assign({
       turn: { ...context.turn, assistant: message, open: false },
-      endReason: abandoned ? "aborted" : "error",
+      endReason: ending,
       ...appended(context, [...answered.messages, message]),
     });
   }),
