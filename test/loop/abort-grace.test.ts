@@ -354,6 +354,28 @@ describe("R67: abort grace", () => {
     expect(run.rec.events.length).toBe(count);
   });
 
+  it("R67, R70: a streamed call still running when the grace runs out (the stream function ignoring its signal too) gets the abandoned-tool result", async () => {
+    const hang = stubborn("hang", { isConcurrencySafe: () => true });
+    const call = { type: "toolCall" as const, id: "hang0", name: "hang", arguments: {} };
+    const streaming: AssistantMessageEventStream = {
+      async *[Symbol.asyncIterator]() {
+        yield { type: "start", partial: assistantMessage([]) };
+        yield { type: "toolcall_start", contentIndex: 0, partial: assistantMessage([{ ...call }]) };
+        yield { type: "toolcall_end", contentIndex: 0, toolCall: call, partial: assistantMessage([{ ...call }]) };
+        // Ignores the signal: it never ends.
+        await never();
+      },
+      result: () => never(),
+    };
+    const run = start({ tools: [hang.tool], config: { streamingToolExecution: true }, streamFn: () => streaming });
+    await until(() => hang.state.started);
+    await abortAndRunOutGrace(run);
+    const ends = run.rec.events.filter((event) => event.type === "tool_execution_end").map((event) => (event.result.content[0] as { text: string }).text);
+    expect(ends).toEqual([TOOL_TEXT]);
+    expect(agentEnd(run.rec.events).reason).toBe("aborted");
+    expect(structureProblems(run.rec.events)).toEqual([]);
+  });
+
   it("R67: a hook that settles late after it was abandoned changes nothing", async () => {
     let release!: (value: { action: "continue" }) => void;
     const run = start({

@@ -7,9 +7,10 @@
  */
 import { assertEvent, type AnyActorRef } from "xstate";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../../../src/protocol/index.js";
-import { abortedResult, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
+import { abortedResult, errorResult, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
+import { abandonedText, isStepAbandoned } from "../../../src/protocol/abort-grace.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
-import { timeOf } from "../../steps.js";
+import { currentStep, timeOf, type StepFailed } from "../../steps.js";
 import { appended, callsToStart, emptyStreamedBatch, runStartedAt, settledStreamed, toolCallsOf, withStreamedCalls } from "../helpers.js";
 import { announce, indexOfChild, runAssign, runEnqueue, toolChildId, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
@@ -48,6 +49,19 @@ function streamedCallInput(context: RunContext, toolCall: ToolCall, index: numbe
     startedAt: at,
     streamed: { partial, gate: hooks.beforeToolCall, sequential: toolExecution === "sequential", approval: { rules: context.approval.rules } },
   };
+}
+
+/**
+ * R67: the result of a started call still running when the run's own step was abandoned at the
+ * grace (the worker abandons every job then, the call's too, whose text it would have had):
+ * `Operation aborted (the tool did not stop within N ms)`, naming the step it was in. Otherwise
+ * R72's `Operation aborted`.
+ */
+function abortedCallResult(event: { type: string }, self: AnyActorRef, index: number) {
+  const error = event.type === "step.failed" ? (event as StepFailed).error : undefined;
+  if (!isStepAbandoned(error)) return abortedResult();
+  const child = (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children[toolChildId(index)];
+  return errorResult(abandonedText((child && currentStep(child)) || "executeToolCall", error.graceMs));
 }
 
 /** R72: the run was aborted while its response still streams. */
@@ -151,7 +165,8 @@ export const streamingToolActions = {
     enqueue.assign({ turn: { ...context.turn, batch: { ...batch, streamed: { ...batch.streamed!, cancelledBy: failedTool } } } });
   }),
   // R72: every call still running is aborted; a started call's tool_execution_end carries
-  // `Operation aborted`; no result message. (A waiting approval is resolved as rejected, R82.)
+  // `Operation aborted` (R67: with the grace's words when the run was abandoned at it); no result
+  // message. (A waiting approval is resolved as rejected, R82.)
   abortStreamedCalls: runEnqueue(({ context, event, self, enqueue }) => {
     const batch = context.turn.batch;
     if (!batch?.streamed) return;
@@ -160,12 +175,13 @@ export const streamingToolActions = {
     const discarded = new Set<number>();
     batch.outcomes.forEach((outcome, index) => {
       if (outcome !== null) return;
+      const result = batch.streamed!.started[index] ? abortedCallResult(event, self, index) : null;
       discardCall(enqueue, self, index);
       discarded.add(index);
-      if (!batch.streamed!.started[index]) return;
+      if (result === null) return;
       const call = batch.calls[index];
-      enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result: abortedResult(), isError: true });
-      next = settledStreamed(next, { index, result: abortedResult(), isError: true, settledAt: at });
+      enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+      next = settledStreamed(next, { index, result, isError: true, settledAt: at });
     });
     const closed = context.approval.pending.filter((pending) => discarded.has(pending.index));
     for (const pending of closed) {
