@@ -5,6 +5,7 @@
  */
 import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest, Usage } from "../types.js";
 import { streamCompletion } from "../recovery/stream-completion.js";
+import { compactedTranscript } from "../recovery/compaction-result.js";
 import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
 import type { SteeringPoll, StepJobs } from "../../machines/steps.js";
@@ -83,7 +84,9 @@ export const runJobs = {
       return response;
     };
     const messages = await runtime.config.compact!.compactor({ ...request, complete }, signal);
-    return { messages: messages === request.messages ? null : plainMessages(checkTransformedMessages(messages, "compact.compactor")), spent };
+    // R62: nothing to compact (the transcript as it was), a replacement, or a typed failure.
+    const replacement = messages === request.messages ? null : compactedTranscript(request.messages, checkTransformedMessages(messages, "compact.compactor"));
+    return { messages: replacement === null ? null : plainMessages(replacement), spent };
   },
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);

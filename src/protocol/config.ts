@@ -279,7 +279,12 @@ export interface CompactRequest {
   complete(messages: Message[], options?: { maxTokens?: number }): Promise<AssistantMessage>;
 }
 
-/** Returns the replacement transcript. It must keep every tool result next to its call. */
+/**
+ * Returns the replacement transcript. It must keep every tool result next to its call and must not
+ * be empty: the loop refuses either with a `CompactionError` of kind `invalid_result` (the run then
+ * ends `error`, R56). Returning the transcript itself, or messages equal to it one by one, means
+ * "nothing to compact": the overflow surfaces (`prompt_too_long`).
+ */
 export type Compactor = (request: CompactRequest, signal: AbortSignal) => Promise<AgentMessage[]>;
 
 export interface CompactSettings {

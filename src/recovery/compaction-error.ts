@@ -8,9 +8,11 @@ import type { AssistantMessage } from "../types.js";
  * - `empty_summary`: the model answered without any text;
  * - `request_failed`: `complete` rejected or resolved something that is not an assistant message;
  * - `convert_failed`: the compactor's `convertToLlm` threw;
- * - `window_too_small`: the chunk size leaves no room for conversation (set `chunkTokens`, or the model's `contextWindow`).
+ * - `window_too_small`: the chunk size leaves no room for conversation (set `chunkTokens`, or the model's `contextWindow`);
+ * - `invalid_result`: the loop refused a compactor's result: an empty transcript, or one that keeps
+ *   a tool result without its call (any compactor's, not only the built-in one's).
  */
-export type CompactionFailure = "model_error" | "aborted" | "empty_summary" | "request_failed" | "convert_failed" | "window_too_small";
+export type CompactionFailure = "model_error" | "aborted" | "empty_summary" | "request_failed" | "convert_failed" | "window_too_small" | "invalid_result";
 
 export class CompactionError extends Error {
   override name = "CompactionError";

@@ -353,6 +353,31 @@ describe("R62: context overflow", () => {
     expect(stream.calls).toHaveLength(1);
   });
 
+  it("R62: a compactor's result is checked: messages equal to the transcript's are nothing to compact; an empty one, or one that keeps a tool result without its call, is a typed failure naming it", async () => {
+    const ending = (events: AnyAgentEvent[]) => events.map(project).slice(-3);
+    const copy = await run([{ failure: "prompt_too_long" }, { content: [text("never")] }], { compact: { compactor: async ({ messages }) => messages.map((message) => ({ ...message }) as AgentMessage) } });
+    expect([ending(copy.events), copy.stream.calls.length, copy.events.some((event) => event.type === "transcript_replaced")]).toEqual([
+      ["message_end:assistant(error)", "turn_end:assistant(error)", "agent_end:prompt_too_long"],
+      1,
+      false,
+    ]);
+    const empty = await run([{ failure: "prompt_too_long" }, { content: [text("never")] }], { compact: { compactor: async () => [] } });
+    expect([ending(empty.events), empty.stream.calls.length, (empty.output.at(-1) as { errorMessage?: string }).errorMessage]).toEqual([
+      ["message_end:assistant(error)", "turn_end:assistant(error)", "agent_end:error"],
+      1,
+      "The compactor returned an empty transcript",
+    ]);
+    // The first response calls a tool (unknown here: its result is an error); the compactor drops the call but keeps its result.
+    const orphaning = await run([{ content: [toolCall("read", {}, "call-1")] }, { failure: "prompt_too_long" }, { content: [text("never")] }], {
+      compact: { compactor: async ({ messages }) => messages.filter((message) => message.role !== "assistant") },
+    });
+    expect([ending(orphaning.events), orphaning.stream.calls.length, (orphaning.output.at(-1) as { errorMessage?: string }).errorMessage]).toEqual([
+      ["message_end:assistant(error)", "turn_end:assistant(error)", "agent_end:error"],
+      2,
+      "The compactor kept the tool result of read (call-1) without the assistant message that calls it",
+    ]);
+  });
+
   it("R62, R56: a compactor that throws ends the run as a failure", async () => {
     const { events, output } = await run([{ failure: "prompt_too_long" }], {
       compact: {
@@ -424,7 +449,7 @@ describe("R62: context overflow", () => {
     await runAgentLoop(
       [user("a prompt long enough to be over ten tokens, surely")],
       { messages: [], tools: [tool("look")] },
-      baseConfig({ compact: { thresholdTokens: 10, compactor: async ({ messages }) => (calls++, messages.slice()) }, onRuntimeEvent: (event) => void events.push(event) }),
+      baseConfig({ compact: { thresholdTokens: 10, compactor: async ({ messages }) => (calls++, [user("earlier turns, summarized at length"), ...messages]) }, onRuntimeEvent: (event) => void events.push(event) }),
       (event) => void events.push(event),
       undefined,
       stream,

@@ -472,7 +472,8 @@ export function realize(variant: RunVariant, path: RunPath): Omit<LoopArgs, "cov
     ...(hooks.requestLimiter ? { requestLimiter: createRequestLimiter({ maxConcurrent: 1 }) } : {}),
     ...recoveryConfig(variant, async ({ messages }) => {
       const d = compact();
-      return d === "throw" ? thrown("compact") : d === "msg" ? messages.slice() : messages;
+      // A replacement differs from the transcript (a copy of it is nothing to compact, R62).
+      return d === "throw" ? thrown("compact") : d === "msg" ? [user("summary of earlier turns"), ...messages] : messages;
     }),
     convertToLlm: (messages) => (convert() === "throw" ? thrown("convertToLlm") : (messages as Message[])),
   };

@@ -54,7 +54,8 @@ function scenario() {
     // Hooks that run are spans of their own.
     finishTurn: async () => undefined,
     afterToolCall: async () => undefined,
-    compact: { compactor: async ({ messages }) => messages.slice(-1) },
+    // (Keeps the last response with its tool results: a compactor keeps each result next to its call, R62.)
+    compact: { compactor: async ({ messages }) => messages.slice(-4) },
     onRuntimeEvent: (event) => {
       if (event.type === "tool_approval_requested") approveToolCall(actor, event.approvalId);
     },
