@@ -17,6 +17,7 @@ import { NEVER, Observable, Subject } from "rxjs";
 import type { Actor, AnyActorLogic, AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AnyAgentEvent, AgentMessage, ApprovalRule } from "../types.js";
 import { AgentInputError } from "../boundary/errors.js";
+import { RestoreError } from "../loop/restore-error.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
 import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
@@ -154,9 +155,39 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
     return provided.getInitialSnapshot(scope as never, { ...resolved, host: key });
   }) as unknown as AgentRunLogic["getInitialSnapshot"];
   // R13: a restored run is served under a key of its own (not journaled: see `DurableRunOptions`).
-  logic.restoreSnapshot = ((snapshot: unknown, scope: { self: AnyActorRef }) =>
-    provided.restoreSnapshot(rehostedRun(snapshot as never, host(scope.self, undefined)), scope as never)) as unknown as AgentRunLogic["restoreSnapshot"];
+  // A tool the snapshot names that the options lack is found where the snapshot is handed in, and
+  // thrown when the actor starts: XState makes a throw from `start` the actor's error (status
+  // "error", the invoking parent's `onError`, `toPromise` rejects). Not thrown from
+  // `restoreSnapshot`: a child restored with its parent in error is never started, so the parent
+  // would never hear of it. (Found by the run's worker, as before, it failed only the worker: the run hung.)
+  const refused = new WeakMap<AnyActorRef, RestoreError>();
+  logic.restoreSnapshot = ((snapshot: unknown, scope: { self: AnyActorRef }) => {
+    const error = restoreProblem(snapshot, options);
+    if (error) refused.set(scope.self, error);
+    return provided.restoreSnapshot(rehostedRun(snapshot as never, host(scope.self, undefined)), scope as never);
+  }) as unknown as AgentRunLogic["restoreSnapshot"];
+  logic.start = ((snapshot: unknown, scope: { self: AnyActorRef }) => {
+    const error = refused.get(scope.self);
+    if (error) throw error;
+    provided.start!(snapshot as never);
+  }) as unknown as AgentRunLogic["start"];
   return logic;
+}
+
+/** R13: the `RestoreError` the run's runtime would throw for a tool the snapshot names that `options` do not provide. */
+function restoreProblem(snapshot: unknown, options: AgentRunOptions): RestoreError | undefined {
+  const toolSet = (snapshot as { context?: Partial<RunContext> } | null | undefined)?.context?.toolSet;
+  if (!toolSet || !Array.isArray(toolSet.tools)) return undefined;
+  try {
+    new ToolRegistry(options.tools, answerToolOf(options.config)).restore(
+      toolSet.tools.map((tool) => tool.decl.name),
+      options.tools ?? [],
+    );
+    return undefined;
+  } catch (error) {
+    if (error instanceof RestoreError) return error;
+    throw error;
+  }
 }
 
 /** `input.approval` as plain data, or an `AgentInputError` naming what is wrong. */
