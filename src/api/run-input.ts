@@ -6,6 +6,7 @@ import { recoverySettings } from "../loop/recovery-settings.js";
 import { outputRunSettings } from "../loop/output-tool.js";
 import { ownQueuesOf } from "../actors/own-queues.js";
 import { withoutHeaders } from "../protocol/model-headers.js";
+import { toPlainMessages } from "../loop/plain-data.js";
 
 export function hookFlags(config: AgentLoopConfig): HookFlags {
   return {
@@ -23,11 +24,12 @@ export function hookFlags(config: AgentLoopConfig): HookFlags {
 }
 
 export interface RunInputArgs {
-  /** Prompts (R1), or `null` to continue (R2). Copied. */
+  /** Prompts (R1), or `null` to continue (R2). Copied (as plain data, R13). */
   prompts: AgentMessage[] | null;
   /**
-   * The transcript so far. Not copied here: the run's context takes its own copy before anything can
-   * change it (see `initialRunContext`), so a long transcript is copied once per run, not twice.
+   * The transcript so far. Not copied here unless a message is not plain data (R13): the run's
+   * context takes its own copy before anything can change it (see `initialRunContext`), so a long
+   * transcript is copied once per run, not twice.
    */
   messages: AgentMessage[];
   tools: ToolRegistry;
@@ -43,8 +45,10 @@ export function runInput(args: RunInputArgs): RunInput {
   // The optional keys are set one by one, in this order (not `...(flag ? {…} : {})`: an object
   // allocated and spread for every key, present or not, on every run).
   const input: RunInput = {
-    prompts: args.prompts ? args.prompts.slice() : null,
-    messages: args.messages,
+    // R13, R14: what the caller hands in becomes plain data here, so every snapshot serializes
+    // (a bigint or a cycle made `getPersistedSnapshot` throw, a function stayed in the snapshot).
+    prompts: args.prompts ? toPlainMessages(args.prompts).slice() : null,
+    messages: toPlainMessages(args.messages),
     tools: data.tools,
     sequentialTools: data.sequentialTools,
     siblingCancellingTools: data.siblingCancellingTools,

@@ -123,3 +123,29 @@ function objectToJsonSafe(object: object, ancestors: object[]): JsonValue | unde
   }
   return out;
 }
+
+/** Messages found plain already: a transcript enters the run on every run, each message is walked once. */
+const plainMessages = new WeakSet<object>();
+
+/**
+ * R13, R14: a run's prompts or transcript as plain data, where they enter the run (the loop's entry
+ * points, an embedded run's input, an Agent's run). The same array when every message is plain
+ * (no copy, and a message seen before is not walked again); otherwise a new array in which each
+ * message that is not is converted (`toJsonSafe`): the caller's array and messages are never changed.
+ * (A message changed after it was found plain is the app's to keep plain.)
+ */
+export function toPlainMessages<T>(messages: readonly T[]): T[] {
+  let copy: T[] | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (typeof message === "object" && message !== null && plainMessages.has(message)) continue;
+    const plain = toPlainData(message);
+    if (plain === message) {
+      if (typeof message === "object" && message !== null) plainMessages.add(message);
+      continue;
+    }
+    copy ??= messages.slice();
+    copy[i] = plain;
+  }
+  return copy ?? (messages as T[]);
+}
