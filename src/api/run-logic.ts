@@ -34,6 +34,10 @@ import { RunHosts, rehostedRun } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
 import { checkRunArguments } from "./check-arguments.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
+import { checkModel } from "../boundary/model.js";
+import { checkTools } from "../boundary/tools.js";
+import { checkMessages } from "../boundary/messages.js";
+import { describeValue, isRecord } from "../boundary/describe-value.js";
 
 /** What an embedded run starts from. */
 export interface AgentRunInput {
@@ -113,8 +117,13 @@ export interface RecordedRunDelivery {
   retract(fromSeq: number): void;
 }
 
+/**
+ * The options are checked here, at the call (a malformed one is an `AgentInputError`, a missing
+ * `streamFn`/`convertToLlm`/`model` a `TypeError`, as `agentLoop`'s). Each run's input is checked
+ * when its actor is created: a malformed one fails the actor with an `AgentInputError` when it starts.
+ */
 export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
-  checkLoopSettings(options.config ?? {}, "config.");
+  checkRunLogicOptions(options);
   const clock = options.clock ?? systemClock;
   // The runtimes of this logic's runs, by key: each run actor made from it gets one, served until its worker stops.
   const hosts = new RunHosts();
@@ -137,9 +146,12 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   // The machine's input is its own plain-data RunInput; an embedding app gives the public
   // AgentRunInput, resolved here against the options (model, hooks, tools' declarations).
   const logic = Object.create(provided) as AgentRunLogic;
-  logic.getInitialSnapshot = ((scope: unknown, input: AgentRunInput) => {
-    const prompts = input?.continue ? null : (input?.prompts ?? []);
-    const messages = input?.messages ?? [];
+  logic.getInitialSnapshot = ((scope: unknown, given: unknown) => {
+    // Thrown here, XState keeps the error as the new actor's (status "error"): `start()` reports it
+    // to the actor's error observers, an invoking parent's `onError` and `toPromise`.
+    const input = checkedRunInput(given);
+    const prompts = input.continue ? null : (input.prompts ?? []);
+    const messages = input.messages;
     checkRunArguments(prompts, { messages, tools: options.tools as never }, options.config, options.streamFn);
     const resolved = runInput({
       prompts,
@@ -147,9 +159,9 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
       tools: new ToolRegistry(options.tools, answerToolOf(options.config)),
       config: options.config,
       startedAt: clock.now(),
-      forwardEvents: input?.forwardEvents,
+      forwardEvents: input.forwardEvents,
     });
-    const approval = checkedApprovalInput(input?.approval);
+    const approval = checkedApprovalInput(input.approval);
     if (approval) resolved.approval = approval;
     const key = host((scope as { self: AnyActorRef }).self, options.durable || options.journalTo ? resolved : undefined);
     return provided.getInitialSnapshot(scope as never, { ...resolved, host: key });
@@ -188,6 +200,27 @@ function restoreProblem(snapshot: unknown, options: AgentRunOptions): RestoreErr
     if (error instanceof RestoreError) return error;
     throw error;
   }
+}
+
+/** The run's input, or an `AgentInputError` naming the field (as `agentLoop` refuses its arguments). */
+function checkedRunInput(input: unknown): AgentRunInput {
+  if (!isRecord(input)) throw new AgentInputError("input", `the run's input must be { messages, prompts?, continue?, forwardEvents?, approval? }, got ${describeValue(input)}`);
+  for (const flag of ["continue", "forwardEvents"] as const) {
+    const value = input[flag];
+    if (value !== undefined && typeof value !== "boolean") throw new AgentInputError(`input.${flag}`, `input.${flag} must be a boolean, got ${describeValue(value)}`);
+  }
+  checkMessages(input.messages, "input.messages");
+  if (input.continue !== true && input.prompts !== undefined) checkMessages(input.prompts, "input.prompts");
+  return input as unknown as AgentRunInput;
+}
+
+/** The options of `createAgentRunLogic`, checked at the call, in `agentLoop`'s order: what a run needs, then the shapes. */
+function checkRunLogicOptions(options: DurableRunOptions): void {
+  if (!isRecord(options)) throw new AgentInputError("options", `createAgentRunLogic's options must be { streamFn, config, tools? }, got ${describeValue(options)}`);
+  checkRunArguments([], { messages: [], tools: options.tools as never }, options.config, options.streamFn);
+  checkTools(options.tools, "tools");
+  checkModel(options.config.model, "config.model");
+  checkLoopSettings(options.config, "config.");
 }
 
 /** `input.approval` as plain data, or an `AgentInputError` naming what is wrong. */
