@@ -13,6 +13,10 @@
  * - The app's hooks always run. A path about a hook's decision (block, `finishTurn` end/continue)
  *   overrides that one decision after the app's hook returned; a path about queued messages adds
  *   one steering/follow-up message to what the app's own queue hook returns.
+ * - R82: a call that waits for approval (`needsApproval`, a hook's `approval`) is approved, so every
+ *   path goes where it says; nobody else would decide, and the run would wait for ever. A tool with
+ *   `needsApproval` gets two paths of its own: approved, and rejected. (An app's `onRuntimeEvent`
+ *   that decides first is left its decision.)
  */
 import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
 import type {
@@ -24,6 +28,7 @@ import type {
   Message,
 } from "../types.js";
 import { runAgentLoop } from "../api/agent-loop.js";
+import { ApprovalError, approveToolCall, rejectToolCall } from "../agent/approvals.js";
 import { scriptedModel, scriptedStreamFn, text, toolCall, type ScriptedResponse } from "../providers/scripted.js";
 
 export interface AgentTestModelOptions {
@@ -59,7 +64,9 @@ export type AgentTestPathKind =
   | "follow-up"
   | "finish-turn-end"
   | "finish-turn-continue"
-  | "parallel-batch";
+  | "parallel-batch"
+  | "tool-approved"
+  | "tool-rejected";
 
 export interface AgentTestRun {
   /** Every event, in order. */
@@ -102,6 +109,8 @@ interface PathPlan {
   finishTurn?: "end" | "continue";
   steering?: boolean;
   followUp?: boolean;
+  /** R82: reject the path's calls that wait for approval (every other request is approved). */
+  reject?: boolean;
 }
 
 export function createAgentTestModel(options: AgentTestModelOptions): AgentTestModel {
@@ -128,6 +137,12 @@ export function createAgentTestModel(options: AgentTestModelOptions): AgentTestM
       one({ kind: "steering", description: `a steering message arrives during ${name}'s turn`, outcome: "success", steering: true }),
       one({ kind: "finish-turn-end", description: `finishTurn ends the run after ${name}`, outcome: "success", finishTurn: "end" }),
     );
+    if (tool.needsApproval !== undefined && tool.needsApproval !== false) {
+      plans.push(
+        one({ kind: "tool-approved", description: `${name} waits for approval and is approved`, outcome: "success" }),
+        one({ kind: "tool-rejected", description: `${name} waits for approval and is rejected`, outcome: "success", reject: true }),
+      );
+    }
   }
   if (tools.length > 1) {
     const names = tools.map((tool) => tool.name);
@@ -225,6 +240,20 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     return { content: [text("Done.")] };
   });
 
+  // R82: every call that waits for approval is decided here (approved, or rejected on a reject path).
+  let run: AnyActorRef | undefined;
+  config.onRuntimeEvent = async (event) => {
+    await app.onRuntimeEvent?.(event);
+    if (event.type !== "tool_approval_requested" || !run) return;
+    try {
+      if (plan.reject && callIds.includes(event.toolCallId)) rejectToolCall(run, event.approvalId, "Rejected (test model)");
+      else approveToolCall(run, event.approvalId);
+    } catch (error) {
+      // The app's own listener decided already.
+      if (!(error instanceof ApprovalError)) throw error;
+    }
+  };
+
   const events: AgentEvent[] = [];
   const states: string[] = [];
   const visit = (path: string) => {
@@ -247,7 +276,7 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     sink,
     controller.signal,
     streamFn,
-    { inspect },
+    { inspect, onActor: (actor) => void (run = actor) },
   );
   return { events, messages, states };
 }

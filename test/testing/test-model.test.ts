@@ -71,10 +71,19 @@ const expectations: Record<AgentTestPathKind, (run: AgentTestRun) => void> = {
     expect(run.messages[run.messages.length - 1].role).toBe("toolResult");
   },
   "parallel-batch": (run) => expect(ends(run.events).map((e) => e.toolName).sort()).toEqual(["read", "write"]),
+  "tool-approved": (run) => {
+    expect(ends(run.events).map((e) => [e.isError, resultText(e)])).toEqual([[false, "read done (test model)"]]);
+    expect(stops(run)).toEqual(["toolUse", "stop"]);
+  },
+  "tool-rejected": (run) => {
+    expect(ends(run.events).map((e) => e.isError)).toEqual([true]);
+    expect(resultText(ends(run.events)[0])).toContain("Rejected (test model)");
+  },
 };
 
 describe("createAgentTestModel", () => {
-  const model = createAgentTestModel({ tools: [tool("read"), tool("write")], arguments: { read: { path: "a" }, write: { path: "b" } } });
+  // R82: read waits for approval, so every one of its paths shows the model deciding it (it used to hang).
+  const model = createAgentTestModel({ tools: [tool("read", { needsApproval: true }), tool("write")], arguments: { read: { path: "a" }, write: { path: "b" } } });
 
   it("enumerates the loop's paths: the tool-free ones, each tool's, and one batch of every tool", () => {
     const kinds = new Set(model.paths.map((p) => p.kind));
@@ -89,6 +98,8 @@ describe("createAgentTestModel", () => {
       "the run is aborted while read runs",
       "a steering message arrives during read's turn",
       "finishTurn ends the run after read",
+      "read waits for approval and is approved",
+      "read waits for approval and is rejected",
     ]);
   });
 
