@@ -21,9 +21,11 @@ export {
 export { PushAssistantStream, emptyUsage } from "../providers/assistant-stream.js";
 export {
   createAgentTestModel,
+  AgentTestPlanError,
   type AgentTestModel,
   type AgentTestModelOptions,
   type AgentTestPath,
   type AgentTestPathKind,
   type AgentTestRun,
+  type AgentTestRunOptions,
 } from "./test-model.js";

@@ -1,6 +1,7 @@
 /**
- * `createAgentTestModel`: every path of the agent loop, ready to run against an app's own tools
- * and hooks with the scripted model, so an app can test its hooks on each path (tool success,
+ * `createAgentTestModel`: a fixed list of plans through the agent loop (not every path of its
+ * machine), ready to run against an app's own tools and hooks with the scripted model, so an app
+ * can test its hooks on each (tool success,
  * error result, throw, block, termination, truncation, provider error, aborts, steering,
  * follow-ups, `finishTurn` end/continue). Node-free.
  *
@@ -17,6 +18,10 @@
  *   path goes where it says; nobody else would decide, and the run would wait for ever. A tool with
  *   `needsApproval` gets two paths of its own: approved, and rejected. (An app's `onRuntimeEvent`
  *   that decides first is left its decision.)
+ * - A path is a fixed plan, not a walk of the machine's graph: what it says can fail to happen (an
+ *   app hook blocks every call, arguments that fail validation, a hook that ends the run first).
+ *   Each run reports whether its plan was carried out (`realized`, and why not); `run()` rejects with
+ *   `AgentTestPlanError` when it was not, unless the test opts out (`{ allowUnrealized: true }`).
  */
 import type { AnyActorRef, InspectionEvent, StateValue } from "xstate";
 import type {
@@ -75,6 +80,27 @@ export interface AgentTestRun {
   messages: AgentMessage[];
   /** The run machine's states in visit order, as dotted paths (`"turn.requesting.streaming"`). */
   states: string[];
+  /** Whether the path's plan was carried out: what its description says happened (the tool ran, the block applied, …). */
+  realized: boolean;
+  /** When it was not: why (`"read_file never ran: its call ended \"Validation failed …\""`). */
+  unrealized?: string;
+}
+
+/** Options of one path's run. */
+export interface AgentTestRunOptions {
+  /** Resolve even when the plan was not carried out (then `realized` is false). Default: reject with `AgentTestPlanError`. */
+  allowUnrealized?: boolean;
+}
+
+/** A path whose plan was not carried out (`plan not carried out: <why>`): the run did not test what the path says. */
+export class AgentTestPlanError extends Error {
+  constructor(
+    readonly path: string,
+    readonly run: AgentTestRun,
+  ) {
+    super(`plan not carried out: ${path}: ${run.unrealized}`);
+    this.name = "AgentTestPlanError";
+  }
 }
 
 export interface AgentTestPath {
@@ -83,8 +109,11 @@ export interface AgentTestPath {
   kind: AgentTestPathKind;
   /** The tool this path is about, if any. */
   tool?: string;
-  /** Plays the path: a fresh run every call. Never rejects unless an app hook breaks the event sink. */
-  run(): Promise<AgentTestRun>;
+  /**
+   * Plays the path: a fresh run every call. Rejects with `AgentTestPlanError` when the plan was not
+   * carried out (unless `allowUnrealized`), and when an app hook breaks the event sink.
+   */
+  run(options?: AgentTestRunOptions): Promise<AgentTestRun>;
 }
 
 export interface AgentTestModel {
@@ -148,7 +177,18 @@ export function createAgentTestModel(options: AgentTestModelOptions): AgentTestM
     const names = tools.map((tool) => tool.name);
     plans.push({ kind: "parallel-batch", description: `one batch calls ${names.join(", ")}`, calls: names, outcome: "success" });
   }
-  return { paths: plans.map((plan) => ({ description: plan.description, kind: plan.kind, ...(plan.tool ? { tool: plan.tool } : {}), run: () => runPath(options, plan) })) };
+  return {
+    paths: plans.map((plan) => ({
+      description: plan.description,
+      kind: plan.kind,
+      ...(plan.tool ? { tool: plan.tool } : {}),
+      run: async (runOptions?: AgentTestRunOptions) => {
+        const run = await runPath(options, plan);
+        if (!run.realized && !runOptions?.allowUnrealized) throw new AgentTestPlanError(plan.description, run);
+        return run;
+      },
+    })),
+  };
 }
 
 const textResult = (value: string, extra: Partial<AgentToolResult> = {}): AgentToolResult => ({ content: [{ type: "text", text: value }], details: {}, ...extra });
@@ -165,12 +205,15 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
   const app = options.config ?? {};
   const controller = new AbortController();
   const callIds = plan.calls.map((name, i) => `test_call_${i}_${name}`);
+  // What of the plan happened, for `realized`.
+  const seen = { requested: false, executed: new Set<string>(), blocked: false, finished: false, steered: false, followedUp: false, abortedStreaming: false, rejected: false };
 
   // Tools: the app's, with `execute` replaced by the path's outcome (or kept, with execute "real").
   const tools = options.tools.map((tool): AgentTool => {
     if (!plan.calls.includes(tool.name)) return tool;
     const real = options.execute === "real";
     const execute: AgentTool["execute"] = async (id, params, signal, onUpdate, context) => {
+      seen.executed.add(tool.name);
       switch (plan.outcome) {
         case "error-result":
           return textResult(`${tool.name} failed (test model)`, { isError: true });
@@ -199,7 +242,9 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
   if (plan.block) {
     config.beforeToolCall = async (context, signal) => {
       const decision = await app.beforeToolCall?.(context, signal);
-      return callIds.includes(context.toolCall.id) ? { block: true, reason: "Blocked (test model)" } : decision;
+      if (!callIds.includes(context.toolCall.id)) return decision;
+      seen.blocked = true;
+      return { block: true, reason: "Blocked (test model)" };
     };
   }
   if (plan.finishTurn) {
@@ -207,7 +252,9 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     const forced = plan.finishTurn;
     config.finishTurn = async (turn, signal) => {
       const decision = await app.finishTurn?.(turn, signal);
-      return turns++ === 0 ? { action: forced } : decision;
+      if (turns++ !== 0) return decision;
+      seen.finished = true;
+      return { action: forced };
     };
   }
   if (plan.steering) {
@@ -215,14 +262,18 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     // Polled at run start, then after each turn: the message arrives at the second poll.
     config.getSteeringMessages = async () => {
       const own = (await app.getSteeringMessages?.()) ?? [];
-      return ++polls === 2 ? own.concat(userMessage("Steering message (test model)")) : own;
+      if (++polls !== 2) return own;
+      seen.steered = true;
+      return own.concat(userMessage("Steering message (test model)"));
     };
   }
   if (plan.followUp) {
     let polls = 0;
     config.getFollowUpMessages = async () => {
       const own = (await app.getFollowUpMessages?.()) ?? [];
-      return ++polls === 1 ? own.concat(userMessage("Follow-up message (test model)")) : own;
+      if (++polls !== 1) return own;
+      seen.followedUp = true;
+      return own.concat(userMessage("Follow-up message (test model)"));
     };
   }
 
@@ -235,7 +286,10 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     ...(plan.stopReason === "error" ? { errorMessage: "Provider error (test model)" } : {}),
   };
   const streamFn = scriptedStreamFn((_, index) => {
-    if (index === 0) return first;
+    if (index === 0) {
+      seen.requested = true;
+      return first;
+    }
     if (index >= MAX_REQUESTS) return { stopReason: "error", errorMessage: `Test model: more than ${MAX_REQUESTS} requests` };
     return { content: [text("Done.")] };
   });
@@ -246,8 +300,10 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     await app.onRuntimeEvent?.(event);
     if (event.type !== "tool_approval_requested" || !run) return;
     try {
-      if (plan.reject && callIds.includes(event.toolCallId)) rejectToolCall(run, event.approvalId, "Rejected (test model)");
-      else approveToolCall(run, event.approvalId);
+      if (plan.reject && callIds.includes(event.toolCallId)) {
+        rejectToolCall(run, event.approvalId, "Rejected (test model)");
+        seen.rejected = true;
+      } else approveToolCall(run, event.approvalId);
     } catch (error) {
       // The app's own listener decided already.
       if (!(error instanceof ApprovalError)) throw error;
@@ -267,7 +323,10 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
   };
   const sink = (event: AgentEvent) => {
     events.push(event);
-    if (plan.abortWhileStreaming && event.type === "message_update") controller.abort();
+    if (plan.abortWhileStreaming && event.type === "message_update" && !controller.signal.aborted) {
+      seen.abortedStreaming = true;
+      controller.abort();
+    }
   };
   const messages = await runAgentLoop(
     [userMessage(options.prompt ?? "Test prompt")],
@@ -278,7 +337,44 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
     streamFn,
     { inspect, onActor: (actor) => void (run = actor) },
   );
-  return { events, messages, states };
+  const unrealized = whyNotRealized(plan, seen, events);
+  return { events, messages, states, realized: unrealized === undefined, ...(unrealized ? { unrealized } : {}) };
+}
+
+interface Seen {
+  requested: boolean;
+  executed: Set<string>;
+  blocked: boolean;
+  finished: boolean;
+  steered: boolean;
+  followedUp: boolean;
+  abortedStreaming: boolean;
+  rejected: boolean;
+}
+
+/** Why the plan was not carried out, or undefined when everything it says happened. */
+function whyNotRealized(plan: PathPlan, seen: Seen, events: AgentEvent[]): string | undefined {
+  if (!seen.requested) return "the model was never asked (a hook ended the run first)";
+  if (plan.abortWhileStreaming && !seen.abortedStreaming) return "the response never streamed, so nothing was aborted";
+  // A truncated response's calls are not run (R28), a blocked or rejected call never runs: those plans need only their decision.
+  if (plan.block) return seen.blocked ? undefined : `beforeToolCall was never asked about ${plan.tool}${endedAs(plan.tool, events)}`;
+  if (plan.reject) return seen.rejected ? undefined : `${plan.tool} never waited for approval${endedAs(plan.tool, events)}`;
+  if (plan.stopReason !== "length") {
+    const missing = plan.calls.find((name) => !seen.executed.has(name));
+    if (missing) return `${missing} never ran${endedAs(missing, events)}`;
+  }
+  if (plan.steering && !seen.steered) return "the run ended before the steering message was polled";
+  if (plan.followUp && !seen.followedUp) return "the run ended before follow-up messages were polled";
+  if (plan.finishTurn && !seen.finished) return "finishTurn was never asked";
+  return undefined;
+}
+
+/** `: its call ended "…"`, from the call's `tool_execution_end`, if it had one. */
+function endedAs(tool: string | undefined, events: AgentEvent[]): string {
+  const end = events.find((event): event is Extract<AgentEvent, { type: "tool_execution_end" }> => event.type === "tool_execution_end" && event.toolName === tool);
+  if (!end) return "";
+  const text = (end.result as AgentToolResult).content.map((block) => (block.type === "text" ? block.text : "")).join("");
+  return `: its call ended ${JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text)}`;
 }
 
 function statePath(value: StateValue): string {

@@ -13,6 +13,7 @@ import {
   type AssistantMessage,
 } from "../../src/index.js";
 import { eventProblems } from "../property/invariants.js";
+import { AgentTestPlanError } from "../../src/testing/index.js";
 
 const tool = (name: string, extra: Partial<AgentTool> = {}): AgentTool => ({
   name,
@@ -109,6 +110,7 @@ describe("createAgentTestModel", () => {
       expect(eventProblems(run.events, run.messages)).toEqual([]);
       expect(run.states[0]).toBe("starting");
       expect(run.states[run.states.length - 1]).toBe("done");
+      expect(run.realized).toBe(true);
       expectations[path.kind](run);
     });
   }
@@ -146,5 +148,26 @@ describe("createAgentTestModel", () => {
     const run = await app.paths.find((p) => p.kind === "answer")!.run();
     expect(assistants(run.messages)).toHaveLength(11);
     expect(stops(run).at(-1)).toBe("error");
+  });
+
+  describe("a path whose plan is not carried out says so", () => {
+    const reads = (options: Parameters<typeof createAgentTestModel>[0]) => createAgentTestModel(options).paths.filter((p) => p.tool === "read");
+
+    it("an app hook that blocks every call: the tool paths reject with AgentTestPlanError, naming why", async () => {
+      const paths = reads({ tools: [tool("read")], arguments: { read: { path: "a" } }, config: { beforeToolCall: async () => ({ block: true, reason: "policy" }) } });
+      const throws = paths.find((p) => p.kind === "tool-throws")!;
+      const error = await throws.run().then(() => undefined, (reason: unknown) => reason);
+      expect(error).toBeInstanceOf(AgentTestPlanError);
+      expect((error as Error).message).toBe('plan not carried out: read throws: read never ran: its call ended "policy"');
+      // The block path is what the app's hook did: it is carried out.
+      expect((await paths.find((p) => p.kind === "tool-blocked")!.run()).realized).toBe(true);
+    });
+
+    it("arguments that fail validation: the run resolves with realized false when the test opts out", async () => {
+      const success = reads({ tools: [tool("read")] }).find((p) => p.kind === "tool-success")!;
+      const run = await success.run({ allowUnrealized: true });
+      expect(run.realized).toBe(false);
+      expect(run.unrealized).toMatch(/^read never ran: its call ended "Validation failed/);
+    });
   });
 });
