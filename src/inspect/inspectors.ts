@@ -165,18 +165,31 @@ interface SocketLike {
 
 /**
  * A sanitizing observer that streams to a WebSocket inspector server (e.g. @statelyai/inspect's
- * `createInspectorServer`, or your own). Events are buffered (200 by default) until it connects.
+ * `createInspectorServer`, or your own). Events are buffered (1,000 by default: `maxDeferredEvents`)
+ * until it connects. Neither its reconnect timer nor anything left after `close()` keeps the process alive.
  */
 export function connectWebSocketInspector(options: AgentWebSocketInspectorOptions = {}): AgentInspector {
   const sanitize = sanitizeOptionsOf(options);
   const { sanitize: _sanitize, url = "ws://localhost:8080", autoStart = true, maxDeferredEvents = 1_000, ...rest } = options;
   const inspector = createWebSocketInspector({ ...rest, url, maxDeferredEvents, autoStart: false, ...sanitizingHooks(rest, sanitize) });
 
-  // The adapter reconnects 5 s after every socket error, forever. Once closed, a socket it opens
-  // is closed at once and its handlers go nowhere, so nothing keeps the process alive.
+  // The adapter reconnects 5 s after every socket error, forever, with a timer of its own that kept
+  // the process alive for 5 s after `close()`. Its error handler is replaced by one whose timer is
+  // unref'd and cleared by `close()`; once closed, a socket it opens is closed at once and its
+  // handlers go nowhere, so nothing keeps the process alive.
   let closed = false;
-  const adapter = inspector.adapter as unknown as { ws?: SocketLike };
+  const adapter = inspector.adapter as unknown as { ws?: SocketLike; status: string; start(): void };
   let socket: SocketLike | undefined;
+  let reconnect: ReturnType<typeof setTimeout> | undefined;
+  const reconnectLater = () => {
+    adapter.status = "closed";
+    if (closed || reconnect) return;
+    reconnect = setTimeout(() => {
+      reconnect = undefined;
+      if (!closed) adapter.start();
+    }, RECONNECT_MS);
+    (reconnect as { unref?: () => void }).unref?.();
+  };
   const detached = { readyState: 3, onopen: null, onerror: null, onclose: null, onmessage: null, close() {} } as SocketLike;
   Object.defineProperty(adapter, "ws", {
     configurable: true,
@@ -188,6 +201,10 @@ export function connectWebSocketInspector(options: AgentWebSocketInspectorOption
         return;
       }
       socket = next;
+      // The adapter sets its handlers right after the socket, in the same task: replace its error handler then.
+      queueMicrotask(() => {
+        if (next.onerror !== null) next.onerror = reconnectLater;
+      });
     },
   });
   if (autoStart) inspector.start();
@@ -205,8 +222,13 @@ export function connectWebSocketInspector(options: AgentWebSocketInspectorOption
     }
     inspector.stop();
     closed = true;
+    clearTimeout(reconnect);
+    reconnect = undefined;
   });
 }
+
+/** @statelyai/inspect's delay before it reconnects after a socket error. */
+const RECONNECT_MS = 5_000;
 
 /**
  * A sanitizing observer for browser apps: opens the Stately inspector (https://stately.ai/inspect,

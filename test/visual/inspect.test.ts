@@ -201,6 +201,29 @@ describe("WebSocket inspector", () => {
     expect(forwarded).toHaveBeenCalledTimes(1);
     await expect(inspect.close()).resolves.toBeUndefined();
   });
+
+  it("leaves nothing that keeps the process alive: the reconnect timer after a refused connection is unref'd and cleared by close()", async () => {
+    // @statelyai/inspect waits 5 s after a socket error before it reconnects: record that timer.
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    const original = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((handler: () => void, ms?: number) => {
+      const timer = original(handler, ms);
+      if (ms === 5_000) timers.push(timer);
+      return timer;
+    }) as typeof setTimeout);
+    try {
+      const inspect = connectWebSocketInspector({ url: "ws://127.0.0.1:9" });
+      for (let waited = 0; timers.length === 0 && waited < 2_000; waited += 10) await new Promise((resolve) => original(resolve, 10));
+      expect(timers).toHaveLength(1);
+      expect(timers[0]!.hasRef()).toBe(false);
+      const cleared = vi.spyOn(globalThis, "clearTimeout");
+      await inspect.close();
+      expect(cleared).toHaveBeenCalledWith(timers[0]);
+      cleared.mockRestore();
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });
 
 describe("browser inspector", () => {
