@@ -95,6 +95,12 @@ export type ScriptedStreamFn = StreamFn & {
   readonly calls: ScriptedCall[];
 };
 
+/**
+ * The responses: a list answered in request order, or a function of the request and its index.
+ * The script is shared by every run the stream function serves (every run of a
+ * `createAgentRunLogic` given it, every `agentLoop` call): `index` counts the requests of all of
+ * them, so a list serves one run. For several runs, answer from the request (`request.context`).
+ */
 export type Script = readonly ScriptedResponse[] | ((request: ScriptedCall, index: number) => ScriptedResponse);
 
 export const text = (value: string): ScriptedBlock => ({ type: "text", text: value });
@@ -127,6 +133,10 @@ export const scriptedModel: Model = {
   maxTokens: 32_000,
 };
 
+/**
+ * A stream function that plays `script` (see `Script`: shared by every run it serves, so a list
+ * script serves one run; a function answering from the request serves any number).
+ */
 export function scriptedStreamFn(script: Script, streamOptions: ScriptedStreamOptions = {}): ScriptedStreamFn {
   const calls: ScriptedCall[] = [];
   const fn = (model: Model, context: TranscriptContext, options: StreamOptions) => {
