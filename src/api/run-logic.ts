@@ -6,14 +6,15 @@
  *   `continue: true` → R2). Output: the messages the run added (R12).
  * - The hooks, tools and stream function stay in the logic (closed over here), never in context.
  * - AgentEvents: `agentEvents(actorRef)` observes every one, in order, stream deltas and tool
- *   updates included; with `forwardEvents: true` each also goes to the parent actor as
+ *   updates included (its first subscriber from the run's first event, even after the run started:
+ *   see `RunEventChannel`); with `forwardEvents: true` each also goes to the parent actor as
  *   `{ type: "agent.event", id, event }`. (`actorRef.on(...)` sees only the events of the machine's
  *   own transitions: deltas, tool updates and a preflight's events come from its steps, so that
  *   they never cost a macrostep, a snapshot or inspector traffic each.)
  * - Restore (R13): `createActor(createAgentRunLogic(sameOptions), { snapshot })`; steps in flight
  *   are issued again (see `machines/steps.ts`).
  */
-import { NEVER, Observable, Subject } from "rxjs";
+import { NEVER, type Observable } from "rxjs";
 import type { Actor, AnyActorLogic, AnyActorRef, SnapshotFrom, StateMachine } from "xstate";
 import type { AnyAgentEvent, AgentMessage, ApprovalRule } from "../types.js";
 import { AgentInputError } from "../boundary/errors.js";
@@ -32,6 +33,7 @@ import { answerToolOf } from "../loop/output-tool.js";
 import { systemClock } from "../loop/clock.js";
 import { RunHosts, rehostedRun } from "./run-hosts.js";
 import { runInput } from "./run-input.js";
+import { RunEventChannel } from "./run-event-channel.js";
 import { checkRunArguments } from "./check-arguments.js";
 import { checkLoopSettings } from "../boundary/run-arguments.js";
 import { checkModel } from "../boundary/model.js";
@@ -77,15 +79,20 @@ type WithInput<M, I> =
  * Each embedded run's event channel, by the run's key (`context.host`, unique in the process):
  * made with the run actor (so `agentEvents` works before it starts), dropped when its worker stops.
  */
-const channels = new Map<string, Subject<AnyAgentEvent>>();
+const channels = new Map<string, RunEventChannel>();
 
 /** Closes the key of a run actor collected while its key was open (created, never started: no worker closes it). */
 const neverStarted = new FinalizationRegistry<{ hosts: RunHosts; key: string }>(({ hosts, key }) => hosts.close(key));
 
-/** Every AgentEvent of an embedded run, in order, from the moment of subscription (none once it ended). */
+/**
+ * Every AgentEvent of an embedded run, in order (none once it ended). The run's first subscriber
+ * gets them from the run's first event, also when it subscribes after the run started (an invoked
+ * or spawned run starts with its parent), unless the run emitted more than 1,000 events before;
+ * later subscribers get them from the moment they subscribe.
+ */
 export function agentEvents(ref: AnyActorRef): Observable<AnyAgentEvent> {
   const host = (ref.getSnapshot() as { context?: { host?: unknown } } | undefined)?.context?.host;
-  return (typeof host === "string" && channels.get(host)?.asObservable()) || NEVER;
+  return (typeof host === "string" && channels.get(host)?.events) || NEVER;
 }
 
 /** SPEC R80: an embedded run's journal: `durable` journals each run actor made from this logic (not one restored from a snapshot). */
@@ -135,7 +142,7 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
    */
   const host = (owner: AnyActorRef, input: RunInput | undefined): string => {
     const key = hosts.newKey();
-    const channel = new Subject<AnyAgentEvent>();
+    const channel = new RunEventChannel();
     channels.set(key, channel);
     const ref = new WeakRef(owner);
     // The worker runs inside the actor: it is alive when its worker asks for its runtime.
@@ -235,7 +242,7 @@ function checkedApprovalInput(approval: AgentRunInput["approval"]): RunInput["ap
   return { ...(idPrefix !== undefined ? { idPrefix } : {}), ...(rules ? { rules: rules.map((rule) => ({ ...rule })) } : {}) };
 }
 
-function embeddedRuntime(owner: AnyActorRef, channel: Subject<AnyAgentEvent>, options: DurableRunOptions, input: RunInput | undefined) {
+function embeddedRuntime(owner: AnyActorRef, channel: RunEventChannel, options: DurableRunOptions, input: RunInput | undefined) {
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
   const forward = context.settings.forwardEvents ? invokerOf(owner) : undefined;
   const relay = (event: AnyAgentEvent) => {
@@ -247,7 +254,7 @@ function embeddedRuntime(owner: AnyActorRef, channel: Subject<AnyAgentEvent>, op
     owner,
     sink: (event) => relay(event),
     runtimeSink: (event) => relay(event),
-    // An embedded run's sink is an RxJS Subject, which never throws into its producer.
+    // An embedded run's sink is its RunEventChannel, an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
     subAgents: { logic: createAgentRunLogic, events: agentEvents },
   });

@@ -44,7 +44,8 @@ describe("run hosts", () => {
     // Made in a function of its own so that no local of this test keeps the actor or its channel.
     const refs = (() => {
       const actor = createActor(logic, { input: { messages: [], prompts: [user("go")] } });
-      const channel = (agentEvents(actor) as unknown as { source: object }).source;
+      // The channel's observable: it holds the channel, and the channel holds it.
+      const channel = agentEvents(actor);
       return { actor: new WeakRef(actor), channel: new WeakRef(channel) };
     })();
     const collected = await collectedAfterGc(() => refs.actor.deref() === undefined && refs.channel.deref() === undefined);
