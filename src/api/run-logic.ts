@@ -179,14 +179,16 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
   // "error", the invoking parent's `onError`, `toPromise` rejects). Not thrown from
   // `restoreSnapshot`: a child restored with its parent in error is never started, so the parent
   // would never hear of it. (Found by the run's worker, as before, it failed only the worker: the run hung.)
-  const refused = new WeakMap<AnyActorRef, RestoreError>();
+  // (Kept by the restored snapshot object, which XState hands back to `start`.)
+  const refused = new WeakMap<object, RestoreError>();
   logic.restoreSnapshot = ((snapshot: unknown, scope: { self: AnyActorRef }) => {
     const error = restoreProblem(snapshot, options);
-    if (error) refused.set(scope.self, error);
-    return provided.restoreSnapshot(rehostedRun(snapshot as never, host(scope.self, undefined)), scope as never);
+    const restored = provided.restoreSnapshot(rehostedRun(snapshot as never, host(scope.self, undefined)), scope as never);
+    if (error) refused.set(restored, error);
+    return restored;
   }) as unknown as AgentRunLogic["restoreSnapshot"];
-  logic.start = ((snapshot: unknown, scope: { self: AnyActorRef }) => {
-    const error = refused.get(scope.self);
+  logic.start = ((snapshot: object) => {
+    const error = refused.get(snapshot);
     if (error) throw error;
     provided.start!(snapshot as never);
   }) as unknown as AgentRunLogic["start"];
