@@ -297,12 +297,17 @@ describe("MCP tools run by the loop (real servers)", () => {
     expect(mcp.status()[0]!.state).toBe("connected");
   });
 
-  it("abort while the call waits for a reconnection: the call settles at once as `aborted` (the reconnection goes on)", async () => {
+  /** A server that crashed after its first start: its restart never answers initialize, so a call waits for the reconnection. */
+  async function crashedServer(connectTimeoutMs: number) {
     const hang = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
-    const mcp = await connect({ servers: { hang: fixtureServer({ env: { FIXTURE_HANG_RESTART: hang } }) }, connectTimeoutMs: 2_000 });
+    const mcp = await connect({ servers: { hang: fixtureServer({ env: { FIXTURE_HANG_RESTART: hang } }) }, connectTimeoutMs });
     const crash = mcp.tools.find((entry) => entry.name === "hang__crash")!;
     expect(((await crash.execute("c", {})).details as McpToolDetails).mcp.error?.kind).toBe("disconnected");
-    const lookup = mcp.tools.find((entry) => entry.name === "hang__lookup")!;
+    return { mcp, lookup: mcp.tools.find((entry) => entry.name === "hang__lookup")! };
+  }
+
+  it("abort while the call waits for a reconnection: the call settles at once as `aborted` (the reconnection goes on)", async () => {
+    const { mcp, lookup } = await crashedServer(2_000);
     const controller = new AbortController();
     const started = Date.now();
     // The restarted server never answers initialize: the call waits for the reconnection.
@@ -315,11 +320,7 @@ describe("MCP tools run by the loop (real servers)", () => {
   });
 
   it("close() while a reconnection hangs closes it: the waiting call settles, nothing waits out the connect timeout", async () => {
-    const hang = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "started");
-    const mcp = await connect({ servers: { hang: fixtureServer({ env: { FIXTURE_HANG_RESTART: hang } }) }, connectTimeoutMs: 60_000 });
-    const crash = mcp.tools.find((entry) => entry.name === "hang__crash")!;
-    expect(((await crash.execute("c", {})).details as McpToolDetails).mcp.error?.kind).toBe("disconnected");
-    const lookup = mcp.tools.find((entry) => entry.name === "hang__lookup")!;
+    const { mcp, lookup } = await crashedServer(60_000);
     const pending = lookup.execute("l", { key: "a" });
     // The restarted server never answers initialize: the call waits for its reconnection.
     await new Promise((resolve) => setTimeout(resolve, 300));

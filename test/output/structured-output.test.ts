@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AssistantMessage, StopReason, StreamFn } from "../../src/index.js";
-import { AgentInputError, agentLoop, emptyUsage, PushAssistantStream, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
-import { baseConfig, describe as describeMessage, ok, textOf, tool, user, withoutUpdates } from "../loop/helpers.js";
+import { AgentInputError, agentLoop, PushAssistantStream, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
+import { assistantMessage, baseConfig, describe as describeMessage, ok, textOf, tool, user, withoutUpdates } from "../loop/helpers.js";
 import { manualClock, ticks } from "../support/manual-clock.js";
 
 const answerSchema = z.object({ city: z.string(), population: z.number().int() });
@@ -259,16 +259,7 @@ describe("R100: structured final output", () => {
  */
 async function answerThenEnd(final: { stopReason: StopReason; content: AssistantMessage["content"] }, streaming: boolean) {
   const { clock, advance } = manualClock(0);
-  const message = (content: AssistantMessage["content"], stopReason: StopReason = "stop"): AssistantMessage => ({
-    role: "assistant",
-    content,
-    api: "scripted",
-    provider: "scripted",
-    model: "scripted",
-    usage: emptyUsage(),
-    stopReason,
-    timestamp: clock.now(),
-  });
+  const message = (content: AssistantMessage["content"], stopReason: StopReason = "stop"): AssistantMessage => ({ ...assistantMessage(content, stopReason), timestamp: clock.now() });
   const answer = (id: string, city: string) => ({ type: "toolCall" as const, id, name: "final_answer", arguments: { city, population: 500000 } });
   let request = 0;
   const streamFn: StreamFn = () => {
