@@ -18,7 +18,12 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+  // A body that fails while it is read (the client went away) is a bad request, never a rejection.
+  const read = () =>
+    reader.read().catch((error: unknown) => {
+      throw new UIStreamRequestError("invalid_request", 400, `The body could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  for (let next = await read(); !next.done; next = await read()) {
     size += next.value.byteLength;
     if (size > maxBytes) {
       // The rest is never read: the client may go on sending, the process holds none of it.

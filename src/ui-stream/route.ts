@@ -120,7 +120,8 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
         // A request about a run in progress, for a chat this process does not hold: it has no run
         // here, so it is answered as an idle session would be, without opening one (any id would
         // otherwise cost a `createAgent`). Only a new message, `resume` and the event stream open a chat.
-        if (!sessions.has(chatRequest.chatId)) {
+        // (A chat still opening holds the run the request is about: it waits for it below.)
+        if (!sessions.has(chatRequest.chatId) && !opening.has(chatRequest.chatId)) {
           const answer = answerWithoutSession(chatRequest);
           if (answer) return answer;
         }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/index.js";
-import { scriptedModel, scriptedStreamFn, text } from "../../src/testing/index.js";
+import { pause, scriptedModel, scriptedStreamFn, text } from "../../src/testing/index.js";
 import { createChatRoute } from "../../src/ui-stream/index.js";
 
 afterEach(() => void vi.useRealTimers());
@@ -55,6 +55,33 @@ describe("createChatRoute: one open Agent per chat id", () => {
     // A new message opens the chat.
     await (await route.handle(prompt("never-seen"))).text();
     expect(opened).toEqual(["never-seen"]);
+    route.close();
+  });
+
+  it("a stop sent while the chat's session is still opening waits for it and stops the run it opened", async () => {
+    let opened!: () => void;
+    const opening = new Promise<void>((resolve) => (opened = resolve));
+    const route = createChatRoute({
+      createAgent: async () => {
+        await opening;
+        return new Agent({ streamFn: scriptedStreamFn([{ content: [pause(60_000), text("never")] }]), initialState: { model: scriptedModel } });
+      },
+    });
+    const streaming = route.handle(prompt("slow"));
+    const stop = route.handle(new Request("http://chat.test/api/chat", { method: "POST", body: JSON.stringify({ id: "slow", action: "stop" }) }));
+    opened();
+    const response = await streaming;
+    expect(await (await stop).json()).toEqual({ stopped: true });
+    await response.text();
+    expect(route.agent("slow")!.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    route.close();
+  });
+
+  it("a body whose stream fails while it is read (the client went away) is a 400, not a rejection", async () => {
+    const route = createChatRoute({ createAgent: () => new Agent({ streamFn: scriptedStreamFn([]), initialState: { model: scriptedModel } }) });
+    const failing = new ReadableStream<Uint8Array>({ pull: (controller) => controller.error(new Error("client went away")) });
+    const response = await route.handle(new Request("http://chat.test/api/chat", { method: "POST", body: failing, duplex: "half" } as RequestInit));
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_request"]);
     route.close();
   });
 });
