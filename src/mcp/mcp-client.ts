@@ -47,6 +47,8 @@ export class McpClient {
   private readonly owned = new WeakSet<AgentTool>();
   private readonly byName = new Map<string, { server: string; tool: string }>();
   private readonly listeners = new Set<(tools: readonly AgentTool[]) => void>();
+  /** Warnings given so far that a rebuild would repeat (a skipped tool is reported once, not at every list). */
+  private readonly warned = new Set<string>();
   private current: AgentTool[] = [];
   private readonly limits: ResultLimits & { descriptionChars: number };
 
@@ -88,7 +90,7 @@ export class McpClient {
     await Promise.all(
       [...this.servers.values()].map(async (entry) => {
         const failure = entry.connection.state === "failed" ? await entry.connection.retryIfDue() : await entry.connection.connect().then(() => undefined, messageOf);
-        if (failure) this.options.onWarning?.(failure);
+        if (failure) this.warn(failure);
       }),
     );
   }
@@ -105,7 +107,7 @@ export class McpClient {
         .filter((entry) => entry.listed.length === 0)
         .map(async (entry) => {
           const failure = await entry.connection.retryIfDue();
-          if (failure) this.options.onWarning?.(failure);
+          if (failure) this.warn(failure);
         }),
     );
   }
@@ -131,7 +133,7 @@ export class McpClient {
   readonly prepareNextTurn = async (turn: PrepareNextTurnContext): Promise<AgentLoopTurnUpdate | undefined> => {
     // Not awaited: a server that is down (or hangs until the connect timeout) must not hold the
     // turn. Its tools come in at the first turn boundary after it connected.
-    void this.retryFailed();
+    void this.retryFailed().catch(() => {});
     await this.settled();
     const before = turn.context.tools ?? [];
     const next = this.withTools(before);
@@ -201,11 +203,31 @@ export class McpClient {
         this.byName.set(name, { server, tool: definition.name });
       }
       entry.made = made;
-      for (const skipped of entry.skipped) this.options.onWarning?.(`MCP server "${server}": tool ${JSON.stringify(skipped.tool)} left out: ${skipped.reason}`);
+      for (const skipped of entry.skipped) this.warnOnce(`MCP server "${server}": tool ${JSON.stringify(skipped.tool)} left out: ${skipped.reason}`);
     }
     const changed = tools.length !== this.current.length || tools.some((tool, i) => tool !== this.current[i]);
     this.current = tools;
-    if (changed) for (const listener of this.listeners) listener(tools);
+    if (changed) for (const listener of this.listeners) this.guarded(() => listener(tools));
+  }
+
+  /** The app's `onWarning`: its throw is the app's bug, never a failed server or an unhandled rejection. */
+  private warn(message: string): void {
+    this.guarded(() => this.options.onWarning?.(message));
+  }
+
+  private warnOnce(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    this.warn(message);
+  }
+
+  /** Runs an app callback; what it throws is reported, never thrown into the connection that called it. */
+  private guarded(callback: () => void): void {
+    try {
+      callback();
+    } catch (error) {
+      console.warn("xstate-agent-loop/mcp: a listener threw:", error);
+    }
   }
 
   private makeTool(server: string, entry: ServerEntry, definition: Tool, name: string, key: string): { key: string; tool: AgentTool; status: McpToolStatus } | { reason: string } {

@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentInputError, runAgentLoop, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import type { AgentTool, AgentToolResult } from "../../src/index.js";
 import { connectMcp as connectBrowserSafe } from "../../src/mcp/index.js";
@@ -302,6 +302,30 @@ describe("typed errors", () => {
     await mcp.connectAll();
     await mcp.retryFailed();
     expect(made).toBe(1);
+  });
+
+  it("an onWarning that throws is the app's bug: reported, and neither connectMcp, a retry nor a turn boundary rejects", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const transport = () => {
+        throw new Error("factory broke");
+      };
+      const mcp = await connectBrowserSafe({
+        servers: { s: { transport } },
+        reconnect: { baseDelayMs: 0 },
+        onWarning: () => {
+          throw new Error("app bug");
+        },
+      });
+      clients.push(mcp);
+      expect(mcp.status()[0]).toMatchObject({ state: "failed", error: "factory broke" });
+      await expect(mcp.retryFailed()).resolves.toBeUndefined();
+      await mcp.prepareNextTurn({ context: { messages: [], tools: [] } } as never);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(String(warn.mock.calls[0]?.[1])).toContain("app bug");
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("a server that cannot be restarted: its calls get `unavailable` results, spaced by the reconnection backoff", async () => {
