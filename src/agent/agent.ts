@@ -906,7 +906,8 @@ export class Agent {
 
   /** R14: `model` as the session keeps it: without its headers, which this Agent keeps. */
   private plainModel(model: Model): Model {
-    return model.headers === undefined ? model : keepHeaders((this.headers ??= { modelHeaders: undefined }), model);
+    if (model.headers === undefined && this.headers === undefined) return model;
+    return keepHeaders((this.headers ??= { modelHeaders: undefined }), model);
   }
 
   /** The session's `model` with the headers this Agent keeps for it. */

@@ -1,8 +1,8 @@
 /**
  * R14: a model's `headers` (pi-ai's `Model.headers`: transport settings, often a key such as
  * `x-api-key`) never enter machine context, input or snapshots. The model there has none; whoever
- * makes the requests (a run's runtime, an Agent) keeps them by model and sends them with each
- * request, so a restored run gets them from the model it is given again.
+ * makes the requests (a run's runtime, an Agent) keeps them by model (api, provider, id, baseUrl)
+ * and sends them with each request, so a restored run gets them from the model it is given again.
  */
 import type { Model } from "./messages.js";
 
@@ -13,7 +13,7 @@ export interface HeadersHolder {
   modelHeaders: Map<string, Headers> | undefined;
 }
 
-const keyOf = (model: Model) => `${model.api}\u0000${model.provider}\u0000${model.id}`;
+const keyOf = (model: Model) => `${model.api}\u0000${model.provider}\u0000${model.id}\u0000${model.baseUrl ?? ""}`;
 
 /** `model` without its headers (the same object when it has none). */
 export function withoutHeaders(model: Model): Model {
@@ -22,9 +22,12 @@ export function withoutHeaders(model: Model): Model {
   return rest;
 }
 
-/** `model` without its headers, which `holder` keeps for `withHeaders`. */
+/** `model` without its headers, which `holder` keeps for `withHeaders` (a model given without headers has none: a key removed stays removed). */
 export function keepHeaders(holder: HeadersHolder, model: Model): Model {
-  if (model.headers === undefined) return model;
+  if (model.headers === undefined) {
+    holder.modelHeaders?.delete(keyOf(model));
+    return model;
+  }
   (holder.modelHeaders ??= new Map()).set(keyOf(model), model.headers);
   return withoutHeaders(model);
 }

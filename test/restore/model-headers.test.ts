@@ -86,4 +86,17 @@ describe("R14: a model's headers are sent, never kept in a machine", () => {
     await restored.prompt("more");
     expect(second.seen).toEqual([keyed.headers]);
   });
+
+  it("R14: a model set again without headers has none (a rotated key is not sent again); another baseUrl is another model", async () => {
+    const { seen, streamFn } = recording([{ content: [text("one")] }, { content: [text("two")] }, { content: [text("three")] }]);
+    const agent = new Agent({ streamFn, initialState: { model: keyed } });
+    await agent.prompt("one");
+    const { headers: _headers, ...bare } = keyed;
+    agent.state.model = bare;
+    await agent.prompt("two");
+    agent.state.model = { ...bare, baseUrl: "https://elsewhere.example" };
+    await agent.prompt("three");
+    expect(seen).toEqual([keyed.headers, undefined, undefined]);
+    expect(agent.state.model.headers).toBeUndefined();
+  });
 });
