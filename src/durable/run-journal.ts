@@ -362,7 +362,11 @@ export class RunJournal implements JobJournal {
           continue;
         }
         // (The run's own `end`, journaled before a crash: `end()` takes it when the run gets there.)
-        if (record.k === "end") break;
+        if (record.k === "end") {
+          // A step asked for that the records before the run's end do not answer: the replay diverged (R83).
+          if (this.waiting.some((job) => !job.cancelled)) this.fail(new JournalDivergedError(this.cursor, "the run asked for a step its journal does not hold before the run's end"));
+          break;
+        }
         if (record.k !== "job" && record.k !== "out" && record.k !== "response") {
           this.cursor++;
           continue;

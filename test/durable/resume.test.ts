@@ -160,6 +160,23 @@ describe("R81: resume after a crash at any record", () => {
     expect(twice).toBeGreaterThan(10);
   });
 
+  it("R83: a journal whose `end` follows fewer records than the run asks for is a JournalDivergedError, not a wait forever", async () => {
+    const full = await uninterrupted();
+    const kinds = full.records.map((record) => (record as { k: string }).k);
+    const lastJob = kinds.lastIndexOf("job");
+    // The run's last reply is gone, its `end` kept (a damaged or hand-edited journal).
+    const store = seeded([...full.records.slice(0, lastJob), ...full.records.slice(lastJob + 1)]);
+    const session = crashSession(() => {}, { fast: true });
+    const outcome = await Promise.race([
+      resumeAgentLoop({ store, sessionId: "s" }, { config: session.config, tools: session.tools, streamFn: session.streamFn, sink: () => {}, clock: fixedClock }).then(
+        () => "resolved",
+        (error: Error) => error.name,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5_000)),
+    ]);
+    expect(outcome).toBe("JournalDivergedError");
+  });
+
   it("R81: a finished session has nothing to resume; an unknown session is a typed error; a second writer is refused (R84)", async () => {
     const full = await uninterrupted();
     const session = crashSession(() => {}, { fast: true });

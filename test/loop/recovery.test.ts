@@ -390,7 +390,7 @@ describe("R62: context overflow", () => {
     expect((output.at(-1) as { errorMessage?: string }).errorMessage).toBe("summary model unavailable");
   });
 
-  it("R62, R29: an abort during compaction ends the run aborted, as one during a backoff does (the compactor rejecting, or its typed aborted failure)", async () => {
+  it("R62, R29: an abort during compaction ends the run aborted, as one during a backoff does; a compactor's own aborted failure while the run was not is a failure (R56)", async () => {
     const controller = new AbortController();
     const rejectsOnAbort: Compactor = (_request, signal) => {
       queueMicrotask(() => controller.abort());
@@ -408,7 +408,7 @@ describe("R62: context overflow", () => {
     }
     expect(ends).toEqual([
       "message_end:assistant(aborted) turn_end:assistant(aborted) agent_end:aborted",
-      "message_end:assistant(aborted) turn_end:assistant(aborted) agent_end:aborted",
+      "message_end:assistant(error) turn_end:assistant(error) agent_end:error",
     ]);
   });
 

@@ -30,14 +30,13 @@ function abandonedStepOf(event: { type: string }): StepAbandonedError | undefine
 }
 
 /**
- * R29, R62: a compaction that failed because the run was aborted (or whose requests were: the
- * compactor's typed `CompactionError` of kind `aborted`) ends the run aborted, as an abort during
- * R60's backoff does, not as a failure (R56).
+ * R29, R62: a compaction that failed because the run was aborted ends the run aborted, as an abort
+ * during R60's backoff does, not as a failure (R56). (The run knows: its abort reaches the machine
+ * before the compactor's failure does. A summary request a provider reports aborted while the run
+ * was not is a failure like any other.)
  */
 function abortedCompaction(context: RunContext, event: { type: string }): boolean {
-  if (event.type !== "step.failed" || (event as StepFailed).job !== "compact") return false;
-  const error = (event as StepFailed).error as { name?: unknown; kind?: unknown } | null;
-  return context.aborted || (typeof error === "object" && error !== null && error.name === "CompactionError" && error.kind === "aborted");
+  return event.type === "step.failed" && (event as StepFailed).job === "compact" && context.aborted;
 }
 
 export const turnActions = {
