@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { copyFileSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, SCHEMA_VERSION, StoreCorruptError, StoreSchemaError } from "../../src/sqlite.js";
@@ -187,6 +187,17 @@ for (const engine of availableEngines()) {
         const file = crashImage(engine, writeStore(engine), (connection) => connection.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`), withShm);
         expectRefused(engine, file, StoreSchemaError, new RegExp(`schema version ${SCHEMA_VERSION + 1}; this build reads up to ${SCHEMA_VERSION}`));
       }
+    });
+
+    it("R84: the same through a symbolic link to the store (SQLite's -wal is beside the link's target): StoreSchemaError, the target's files byte-identical", () => {
+      const file = crashImage(engine, writeStore(engine), (connection) => connection.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`));
+      const link = join(temp(), "linked.db");
+      symlinkSync(file, link);
+      const before = directoryContents(dirname(file));
+      expect(() => openSqliteStore(link, { engine }).close()).toThrow(StoreSchemaError);
+      const after = directoryContents(dirname(file));
+      expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+      for (const [name, bytes] of before) expect(after.get(name)!.equals(bytes), `${name} is unchanged`).toBe(true);
     });
 
     it("R84: another program's WAL-mode database, its tables still in its WAL: StoreCorruptError, the file, -wal and -shm byte-identical", () => {

@@ -4,7 +4,7 @@
  * anything is written, from the file's bytes first, then on a connection that only reads: a file
  * refused (corrupt, truncated, not a store, a newer schema) is left byte for byte as it was (R84).
  */
-import { openSync, readSync, closeSync, statSync } from "node:fs";
+import { openSync, readSync, closeSync, realpathSync, statSync } from "node:fs";
 import { StoreCorruptError, StoreSchemaError } from "../errors.js";
 import { type Connection, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteCode } from "./engine.js";
 import { rowChecksum } from "./checksum.js";
@@ -246,7 +246,8 @@ export function checkFileHeader(path: string): "new" | "sqlite" {
     throw new StoreCorruptError(path, `${size} bytes, the header says ${pages * pageSize} (truncated)`);
   }
   // user_version and application_id live in the header too: a newer or foreign file is refused before SQLite opens it.
-  const page = committedPageOne(`${path}-wal`) ?? header;
+  // (SQLite names the WAL after the file a link points to.)
+  const page = committedPageOne(`${realFile(path)}-wal`) ?? header;
   checkFacts(path, { applicationId: page.readInt32BE(68), version: page.readInt32BE(60), tables: schemaIsEmpty(page) ? 0 : 1 });
   return "sqlite";
 }
@@ -350,5 +351,14 @@ export function rollbackQuietly(connection: Connection): void {
     connection.exec("ROLLBACK");
   } catch {
     // No transaction was active: nothing to undo.
+  }
+}
+
+/** The file `path` names, links followed (SQLite puts its `-wal` and `-shm` beside that file); `path` itself when it cannot be resolved. */
+export function realFile(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }

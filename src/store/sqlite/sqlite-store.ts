@@ -13,7 +13,7 @@ import { rowChecksum } from "./checksum.js";
 import { checkSeq, checkSessionId, decodeJson, encodeJson } from "../json-codec.js";
 import type { Json, OpenSessionOptions, RunStore, SessionInfo, SessionReader, SessionWriter, SizeReport, StoredRecord, StoredSnapshot } from "../run-store.js";
 import { type Connection, type Connector, type EngineLoaders, type Row, type SqliteEngineName, SQLITE_CANTOPEN, SQLITE_READONLY, loadEngine, sqliteCode } from "./engine.js";
-import { checkFileHeader, guardCorruption, prepareSchema, rollbackQuietly, verifyExistingStore } from "./schema.js";
+import { checkFileHeader, guardCorruption, prepareSchema, realFile, rollbackQuietly, verifyExistingStore } from "./schema.js";
 import { type SessionLock, acquireSessionLock } from "./session-lock.js";
 
 export interface SqliteStoreOptions {
@@ -73,7 +73,7 @@ function openStoreFile(file: string, connect: Connector, options: SqliteStoreOpt
   // R84: a WAL beside the file (its last writer died, or another process has the store open) is
   // read on a read-only connection: a read-write one's close would checkpoint it into the file,
   // rewriting a file the checks refuse.
-  const walBeside = lstatSync(`${file}-wal`, { throwIfNoEntry: false }) !== undefined;
+  const walBeside = lstatSync(`${realFile(file)}-wal`, { throwIfNoEntry: false }) !== undefined;
   if (walBeside) {
     const reader = guardCorruption(file, () => connect(file, { readOnly: true }));
     try {
