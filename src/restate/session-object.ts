@@ -148,6 +148,10 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         ctx.resolveAwakeable<ApprovalDecision>(request.awakeableId, request.decision);
         return true;
       },
+      /** The run that waited on these calls ended: their decisions are kept no longer (the object's state does not grow per approval). */
+      forget: async (ctx: restate.ObjectContext, request: { awakeableIds: string[] }): Promise<void> => {
+        for (const id of request?.awakeableIds ?? []) ctx.clear(`decided:${id}`);
+      },
     },
   });
 
@@ -200,6 +204,8 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     // (Its failure is read from its snapshot below: this observer keeps XState from rethrowing it.)
     actor.subscribe({ error: () => {} });
     const approvals = new Map<string, PendingApproval>();
+    /** Every wait this run made (their decisions, kept by the inbox, are forgotten at its end). */
+    const waited: string[] = [];
     const saveApprovals = () => (approvals.size ? ctx.set(APPROVALS, Object.fromEntries(approvals)) : ctx.clear(APPROVALS));
     const numbering = () => delivery;
     steps.numbering = numbering;
@@ -214,6 +220,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
         const { type: _type, ...request } = event;
         const awakeable = ctx.awakeable<ApprovalDecision>();
         approvals.set(request.approvalId, { awakeableId: awakeable.id, request });
+        waited.push(awakeable.id);
         saveApprovals();
         steps.watch(awakeable.promise, (decision) => {
           const at = steps.clock.now();
@@ -241,6 +248,7 @@ export function agentSessionObjects(options: AgentSessionObjectOptions) {
     if (kept.length) ctx.set(APPROVAL_RULES, kept);
     ctx.clear(ABORT);
     ctx.clear(APPROVALS);
+    if (waited.length) ctx.objectSendClient(inbox, ctx.key).forget({ awakeableIds: waited });
     return { messages: added, lastEventId };
   };
 

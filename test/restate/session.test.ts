@@ -3,7 +3,7 @@
  * killed mid-run is replaced and the run continues from the journal, running no completed step
  * again (R81's invariants, counted outside the worker).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AgentMessage, ToolResultMessage } from "../../src/types.js";
 import { startLocalRestateServer, type LocalRestateServer } from "../../src/restate/local-server.js";
 import { freePort, startBalancer, startWorker, type Worker } from "./support.js";
@@ -297,6 +297,16 @@ describe("R90, R82: approvals as awakeables, across worker restarts", () => {
           expect(worker.executed, key).not.toContain(`${key}:t0-1`);
         }
       }
+      // The decisions are forgotten once their runs ended: the inboxes' state does not grow per approval.
+      const decided = async () => {
+        const response = await fetch(`${server.adminUrl}/query`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify({ query: "SELECT key FROM state WHERE service_name = 'agentSessionInbox' AND key LIKE 'decided:%'" }),
+        });
+        return ((await response.json()) as { rows: unknown[] }).rows.length;
+      };
+      await vi.waitFor(async () => expect(await decided()).toBe(0), { timeout: 10_000 });
     });
   }, 120_000);
 
