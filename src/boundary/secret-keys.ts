@@ -53,3 +53,8 @@ export const SECRET_LITERALS: readonly string[] = ["sk-", "Bearer", "AIza"];
 export function mayMatchSecretPattern(text: string): boolean {
   return text.includes(SECRET_LITERALS[0]!) || text.includes(SECRET_LITERALS[1]!) || text.includes(SECRET_LITERALS[2]!);
 }
+
+/** `text` with anything shaped like a credential replaced by `[redacted]` (an error message a client or an exporter gets). */
+export function redactCredentials(text: string): string {
+  return mayMatchSecretPattern(text) ? SECRET_PATTERNS.reduce((out, pattern) => out.replace(pattern, "[redacted]"), text) : text;
+}

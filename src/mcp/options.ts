@@ -1,7 +1,8 @@
 /**
- * `connectMcp`'s options checked before anything connects: every documented field, so a typo or a
- * wrong type (`args: "server.js"`, `toolTimeoutMs: "30s"`, `limits.resultChars: 0`) is an
- * `AgentInputError` naming the field, not a server that fails later for a reason nobody can see.
+ * `connectMcp`'s options checked before anything connects: every documented field, so a wrong type
+ * (`args: "server.js"`, `toolTimeoutMs: "30s"`, `limits.resultChars: 0`) is an `AgentInputError`
+ * naming the field, not a server that fails later for a reason nobody can see. (Unknown keys pass:
+ * an app may share one config object with its own settings.)
  * Only checked: the app's own objects (an `authProvider`, a `fetch`) are used as given.
  */
 import { z } from "zod";

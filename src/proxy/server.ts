@@ -9,7 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { AssistantMessageEvent, Message, Model, StreamFn, StreamOptions } from "../types.js";
 import { emptyUsage } from "../providers/assistant-stream.js";
 import { PROXY_OPTION_KEYS, toProxyEvent, type ProxyAssistantMessageEvent } from "./wire.js";
-import { SECRET_PATTERNS } from "../boundary/secret-keys.js";
+import { redactCredentials } from "../boundary/secret-keys.js";
 
 export interface StreamProxyHandlerOptions {
   /**
@@ -96,7 +96,7 @@ export function createStreamProxyHandler(streamFn: StreamFn, options: StreamProx
       // The stream function broke its never-throw contract; the client still gets a terminal event.
       // (Its text may quote a key: the client gets it without anything shaped like one.)
       const text = error instanceof Error ? error.message : String(error);
-      send({ type: "error", reason: controller.signal.aborted ? "aborted" : "error", errorMessage: withoutCredentials(text), usage: emptyUsage() });
+      send({ type: "error", reason: controller.signal.aborted ? "aborted" : "error", errorMessage: redactCredentials(text), usage: emptyUsage() });
     }
     response.end();
   };
@@ -169,9 +169,4 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
     request.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.once("error", reject);
   });
-}
-
-/** `text` with anything shaped like a credential (an `sk-` key, a bearer token, a Google API key) replaced. */
-function withoutCredentials(text: string): string {
-  return SECRET_PATTERNS.reduce((out, pattern) => out.replace(pattern, "[redacted]"), text);
 }

@@ -10,6 +10,7 @@
  * - failure before streaming: a non-2xx status with a JSON body `{ "error": "<message>" }`.
  */
 import type { AssistantMessageEvent, LoopStreamOptions, StopReason, ToolCall, Usage } from "../types.js";
+import { redactCredentials } from "../boundary/secret-keys.js";
 
 /** The path the client posts to, under `proxyUrl`. */
 export const PROXY_STREAM_PATH = "/api/stream";
@@ -88,7 +89,8 @@ export function toProxyEvent(event: AssistantMessageEvent): ProxyAssistantMessag
         type: "error",
         reason: event.reason,
         usage: event.error.usage,
-        ...(event.error.errorMessage !== undefined ? { errorMessage: event.error.errorMessage } : {}),
+        // (A provider's text may quote what it was sent: the client gets nothing shaped like a key.)
+        ...(event.error.errorMessage !== undefined ? { errorMessage: redactCredentials(event.error.errorMessage) } : {}),
       };
   }
 }

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Agent, runAgentLoop, scriptedModel, scriptedStreamFn, pause, text, toolCall } from "../../src/index.js";
 import type { AgentEvent, AgentTool, AnyAgentEvent, ScriptedStreamFn } from "../../src/index.js";
 import { connectMcp, type McpClient } from "../../src/mcp/node.js";
@@ -277,7 +277,7 @@ describe("MCP tools run by the loop (real servers)", () => {
 
   it("a server that failed in connectMcp is tried again at a turn boundary (after its backoff): its tools come in at the next one", async () => {
     const failFirst = path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "failed");
-    const mcp = await connect({ servers: { late: fixtureServer({ env: { FIXTURE_FAIL_FIRST: failFirst } }) }, reconnect: { baseDelayMs: 1 } });
+    const mcp = await connect({ servers: { late: fixtureServer({ env: { FIXTURE_FAIL_FIRST: failFirst } }) }, reconnect: { baseDelayMs: 0 } });
     expect(mcp.status()[0]).toMatchObject({ state: "failed", tools: [] });
     const connected = new Promise<void>((resolve) => mcp.onToolsChanged(() => resolve()));
     // Turn 2's tool waits until the retry started at the end of turn 1 has listed the server's tools.
@@ -323,8 +323,7 @@ describe("MCP tools run by the loop (real servers)", () => {
     const { mcp, lookup } = await crashedServer(60_000);
     const pending = lookup.execute("l", { key: "a" });
     // The restarted server never answers initialize: the call waits for its reconnection.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(mcp.status()[0]!.state).toBe("connecting");
+    await vi.waitFor(() => expect(mcp.status()[0]!.state).toBe("connecting"));
     const closing = mcp.close();
     const outcome = await Promise.race([closing.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 30_000))]);
     expect(outcome).toBe("closed");

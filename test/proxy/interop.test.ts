@@ -77,6 +77,12 @@ describe("issue 16: the reference's streamProxy against our server (createStream
     expect(result.events.at(-1)).toEqual({ type: "error", reason: "error" });
     expect(result.message).toMatchObject({ stopReason: "error", errorMessage: "overloaded", content: [{ type: "text", text: "partial answer" }] });
   });
+
+  it("a provider failure quoting a key reaches the client without it", async () => {
+    const server = await proxyServer(scriptedStreamFn([{ content: [], stopReason: "error", errorMessage: "invalid x-api-key sk-ant-api03-abcdefghijklmnop" }]));
+    const result = await drain(referenceStreamProxy(scriptedModel, context, { proxyUrl: server.url, authToken: TOKEN }));
+    expect(result.message.errorMessage).toBe("invalid x-api-key [redacted]");
+  });
 });
 
 const USAGE = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };

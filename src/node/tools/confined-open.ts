@@ -222,13 +222,13 @@ export function kindOf(stats: Stats): string {
   return "not a regular file";
 }
 
-/** Reads at most `maxBytes` (one more tells that the file is longer), checking `signal` between chunks. */
 /** Why a file that opened could not be read, for the model: the error's code (procfs's EINVAL, a disk's EIO), not the system's raw message. */
 export function readFailure(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return `could not be read: ${code ?? (error instanceof Error ? error.message : String(error))}`;
 }
 
+/** Reads at most `maxBytes` (one more tells that the file is longer), checking `signal` between chunks. */
 export async function readBounded(handle: FileHandle, maxBytes: number, signal?: AbortSignal, sizeHint = 0): Promise<{ buffer: Buffer; exceeded: boolean }> {
   const chunks: Buffer[] = [];
   let length = 0;
