@@ -224,6 +224,8 @@ export class Agent {
   private declare writer: SessionWriter | undefined;
   /** R14: the headers of the session's models, which its context's models do not carry. */
   private declare headers: HeadersHolder | undefined;
+  /** The model as the app reads it (`state.model`): the object it gave, while the session keeps its headerless copy. */
+  private declare modelView: { kept: Model; full: Model } | undefined;
   static {
     Object.assign(this.prototype, agentDefaults);
   }
@@ -907,12 +909,18 @@ export class Agent {
   /** R14: `model` as the session keeps it: without its headers, which this Agent keeps. */
   private plainModel(model: Model): Model {
     if (model.headers === undefined && this.headers === undefined) return model;
-    return keepHeaders((this.headers ??= { modelHeaders: undefined }), model);
+    const kept = keepHeaders((this.headers ??= { modelHeaders: undefined }), model);
+    this.modelView = { kept, full: model };
+    return kept;
   }
 
-  /** The session's `model` with the headers this Agent keeps for it. */
+  /** The session's `model` with the headers this Agent keeps for it: one object per model (as the reference's `state.model`). */
   private fullModel(model: Model): Model {
-    return this.headers === undefined ? model : withHeaders(this.headers, model);
+    if (this.headers === undefined) return model;
+    if (this.modelView?.kept === model) return this.modelView.full;
+    const full = withHeaders(this.headers, model);
+    this.modelView = { kept: model, full };
+    return full;
   }
 
   /** `state.thinkingLevel = …` */

@@ -69,8 +69,9 @@ describe("R14: a model's headers are sent, never kept in a machine", () => {
     agent.subscribe(() => void persisted.push(JSON.stringify(agent.getPersistedSnapshot())));
     await agent.prompt("go");
     expect(first.seen).toEqual([keyed.headers, keyed.headers]);
-    // The app reads back the model it set.
-    expect(agent.state.model.headers).toEqual(keyed.headers);
+    // The app reads back the model it set: the same object, as the reference's `state.model`.
+    expect(agent.state.model).toBe(keyed);
+    expect(agent.state.model).toBe(agent.state.model);
     persisted.push(JSON.stringify(agent.getPersistedSnapshot()));
     for (const snapshot of persisted) expect(snapshot).not.toContain(CANARY);
     const stored = store.readSession("s");
@@ -79,7 +80,7 @@ describe("R14: a model's headers are sent, never kept in a machine", () => {
     // A model set later is kept the same way.
     agent.state.model = other;
     expect(JSON.stringify(agent.getPersistedSnapshot())).not.toContain(CANARY);
-    expect(agent.state.model.headers).toEqual(other.headers);
+    expect(agent.state.model).toBe(other);
     // Restored with the model given again: its headers go with the next request.
     const second = recording([{ content: [text("again")] }]);
     const restored = Agent.restore(JSON.parse(persisted.at(-1)!), { streamFn: second.streamFn, initialState: { model: keyed, tools: [echo] } });
