@@ -140,6 +140,8 @@ interface PathPlan {
   followUp?: boolean;
   /** R82: reject the path's calls that wait for approval (every other request is approved). */
   reject?: boolean;
+  /** The call waits for approval and is approved (the plan is carried out only if it waited). */
+  approve?: boolean;
 }
 
 export function createAgentTestModel(options: AgentTestModelOptions): AgentTestModel {
@@ -168,7 +170,7 @@ export function createAgentTestModel(options: AgentTestModelOptions): AgentTestM
     );
     if (tool.needsApproval !== undefined && tool.needsApproval !== false) {
       plans.push(
-        one({ kind: "tool-approved", description: `${name} waits for approval and is approved`, outcome: "success" }),
+        one({ kind: "tool-approved", description: `${name} waits for approval and is approved`, outcome: "success", approve: true }),
         one({ kind: "tool-rejected", description: `${name} waits for approval and is rejected`, outcome: "success", reject: true }),
       );
     }
@@ -206,7 +208,7 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
   const controller = new AbortController();
   const callIds = plan.calls.map((name, i) => `test_call_${i}_${name}`);
   // What of the plan happened, for `realized`.
-  const seen = { requested: false, executed: new Set<string>(), blocked: false, finished: false, steered: false, followedUp: false, abortedStreaming: false, rejected: false };
+  const seen = { requested: false, executed: new Set<string>(), blocked: false, finished: false, steered: false, followedUp: false, abortedStreaming: false, rejected: false, approved: false };
 
   // Tools: the app's, with `execute` replaced by the path's outcome (or kept, with execute "real").
   const tools = options.tools.map((tool): AgentTool => {
@@ -303,7 +305,10 @@ async function runPath(options: AgentTestModelOptions, plan: PathPlan): Promise<
       if (plan.reject && callIds.includes(event.toolCallId)) {
         rejectToolCall(run, event.approvalId, "Rejected (test model)");
         seen.rejected = true;
-      } else approveToolCall(run, event.approvalId);
+      } else {
+        approveToolCall(run, event.approvalId);
+        if (callIds.includes(event.toolCallId)) seen.approved = true;
+      }
     } catch (error) {
       // The app's own listener decided already.
       if (!(error instanceof ApprovalError)) throw error;
@@ -350,6 +355,7 @@ interface Seen {
   followedUp: boolean;
   abortedStreaming: boolean;
   rejected: boolean;
+  approved: boolean;
 }
 
 /** Why the plan was not carried out, or undefined when everything it says happened. */
@@ -359,6 +365,7 @@ function whyNotRealized(plan: PathPlan, seen: Seen, events: AgentEvent[]): strin
   // A truncated response's calls are not run (R28), a blocked or rejected call never runs: those plans need only their decision.
   if (plan.block) return seen.blocked ? undefined : `beforeToolCall was never asked about ${plan.tool}${endedAs(plan.tool, events)}`;
   if (plan.reject) return seen.rejected ? undefined : `${plan.tool} never waited for approval${endedAs(plan.tool, events)}`;
+  if (plan.approve && !seen.approved) return `${plan.tool} never waited for approval${endedAs(plan.tool, events)}`;
   if (plan.stopReason !== "length") {
     const missing = plan.calls.find((name) => !seen.executed.has(name));
     if (missing) return `${missing} never ran${endedAs(missing, events)}`;

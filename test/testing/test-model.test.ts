@@ -169,5 +169,12 @@ describe("createAgentTestModel", () => {
       expect(run.realized).toBe(false);
       expect(run.unrealized).toMatch(/^read never ran: its call ended "Validation failed/);
     });
+
+    it("a needsApproval predicate that lets the test's call through: the approved path says the call never waited", async () => {
+      const [approved] = reads({ tools: [tool("read", { needsApproval: () => false })], arguments: { read: { path: "a" } } }).filter((p) => p.kind === "tool-approved");
+      const run = await approved!.run({ allowUnrealized: true });
+      expect(run.realized).toBe(false);
+      expect(run.unrealized).toBe(`read never waited for approval: its call ended "read done (test model)"`);
+    });
   });
 });
