@@ -3,12 +3,13 @@
  * returns into plain data for the machine (R13: converted where it enters). Executable tools stay
  * in the runtime's registry.
  */
-import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, CompactRequest, Usage } from "../types.js";
+import type { AgentContext, AgentLoopTurnUpdate, AgentMessage, AssistantMessage, CompactRequest } from "../types.js";
 import { streamCompletion } from "../recovery/stream-completion.js";
 import { compactedTranscript } from "../recovery/compaction-result.js";
 import type { Clock } from "../loop/clock.js";
 import type { StateUpdate, TurnSnapshot, TurnUpdate } from "../../machines/run.types.js";
 import type { SteeringPoll, StepJobs } from "../../machines/steps.js";
+import { spendOf } from "../../machines/run/helpers.js";
 import { checkConverted } from "../loop/normalize.js";
 import { toPlainData } from "../loop/plain-data.js";
 import { checkApiKey, checkPolledMessages, checkRequestUpdate, checkTransformedMessages, checkTurnUpdate } from "../boundary/index.js";
@@ -72,21 +73,19 @@ export const runJobs = {
   waitForRetry: (runtime: RunRuntime, { until }: Input<"waitForRetry">, { signal }: JobScope) => waitUntil(runtime.clock, until, signal),
   async compact(runtime: RunRuntime, request: Input<"compact">, { signal }: JobScope): Promise<StepJobs["compact"]["output"]> {
     // R63: what the compaction's model requests spent counts towards the run's budget.
-    const spent = { tokens: 0, cost: 0 };
+    const responses: AssistantMessage[] = [];
     // R62: one plain request with the run's stream function, key and options (no reasoning: a summary
     // needs none); the key is resolved per request, as for the run's own (R40).
     const complete: CompactRequest["complete"] = async (messages, options) => {
       const apiKey = (runtime.config.getApiKey ? checkApiKey(await runtime.config.getApiKey(request.model.provider)) : undefined) ?? runtime.config.apiKey;
       const response = await streamCompletion(runtime.streamFn, withHeaders(runtime, request.model), { ...runtime.streamOptions, ...(apiKey !== undefined ? { apiKey } : {}), signal })(messages, options);
-      const usage: Partial<Usage> | undefined = response.usage;
-      spent.tokens += (usage?.input ?? 0) + (usage?.output ?? 0);
-      spent.cost += usage?.cost?.total ?? 0;
+      responses.push(response);
       return response;
     };
     const messages = await runtime.config.compact!.compactor({ ...request, complete }, signal);
     // R62: nothing to compact (the transcript as it was), a replacement, or a typed failure.
     const replacement = messages === request.messages ? null : compactedTranscript(request.messages, checkTransformedMessages(messages, "compact.compactor"));
-    return { messages: replacement === null ? null : plainMessages(replacement), spent };
+    return { messages: replacement === null ? null : plainMessages(replacement), spent: spendOf(responses) };
   },
   async finishTurn(runtime: RunRuntime, turn: Input<"finishTurn">, { signal }: JobScope): Promise<"continue" | "end" | null> {
     const decision = await runtime.config.finishTurn!(turnContext(runtime, turn), signal);
