@@ -19,7 +19,7 @@ import { toolRules } from "./annotations.js";
 import { checkOptions } from "./options.js";
 import { mcpToolName } from "./names.js";
 import { errorResult, toToolResult, type ResultLimits } from "./result.js";
-import { McpCallError, ServerConnection, type RejectedTool, type TransportFactory } from "./server-connection.js";
+import { McpCallError, messageOf, ServerConnection, type RejectedTool, type TransportFactory } from "./server-connection.js";
 import type { McpClientOptions, McpServerConfig, McpServerStatus, McpToolDetails, McpToolStatus } from "./types.js";
 
 /** Makes a server's transport; the Node entry adds stdio servers. */
@@ -315,7 +315,6 @@ export async function connectMcpWith(options: McpClientOptions, resolveTransport
   return client;
 }
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const redactSecrets = (text: string, secrets: readonly string[]): string =>
   secrets.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join("[redacted]") : out), text);

@@ -273,7 +273,8 @@ function isConnectionLoss(error: unknown): boolean {
   return /fetch failed|terminated|socket hang up|ECONNRESET|ECONNREFUSED|SSE stream disconnected|Not connected/i.test(error.message);
 }
 
-function messageOf(error: unknown): string {
+/** An error's message (a thrown non-Error as text). */
+export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
