@@ -588,10 +588,14 @@ export const runMachine = setup({
       always: { target: "turn.openingNextTurn" },
     },
     // R56: a hook or the stream function threw; close the turn with a failure message (R72: streamed calls aborted).
-    // R67: or it was abandoned after the abort grace; the run then ends aborted.
     failing: {
-      entry: ["abortStreamedCalls", "emitFailure"],
-      always: { target: "done" },
+      entry: "abortStreamedCalls",
+      always: [
+        // R29, R67: a step that failed once the run was aborted (abandoned after the grace, or a hook,
+        // compactor or stream that rejected on its signal) ends the run aborted, as the reference's Agent does.
+        { guard: "isAborted", target: "done", actions: { type: "emitFailure", params: { ending: "aborted" } } },
+        { target: "done", actions: { type: "emitFailure", params: { ending: "error" } } },
+      ],
     },
     // R12: agent_end with every message this run added.
     done: {

@@ -1580,6 +1580,67 @@ describe("differential (more): pi-agent-core 1.6 Agent vs ours", () => {
     }
   });
 
+  // pi's Agent ends a run whose step failed after abort() as `aborted` (its failure message's
+  // stopReason), whatever threw: a hook or a stream function that rejects when its signal aborts.
+  describe("R29/R54/R56: a step that fails because the run was aborted", () => {
+    /** Rejects when `signal` aborts; never settles otherwise. */
+    const rejectOnAbort = async (signal: AbortSignal | undefined) => {
+      await untilAborted(signal);
+      throw new Error("This operation was aborted");
+    };
+    const abortWhileWaiting: Drive = async (agent, note) => {
+      const run = settle(note, "prompt", agent.prompt("p"));
+      await wait(5);
+      agent.abort();
+      await run;
+      note(`after: ${stateView(agent)}`);
+      await settle(note, "next prompt", agent.prompt("q"));
+    };
+    const firstEnd = (log: string[]) => log.find((e) => e.startsWith("agent_end:"));
+    const withoutAgentEnds = (log: string[]) => log.filter((e) => !e.startsWith("agent_end:"));
+
+    it("R56/R54: transformContext rejecting on abort(): the failure message is `aborted`, as the reference's", async () => {
+      const { reference, ours } = await both(() => [answer("never"), answer("fresh")], {
+        extra: () => ({
+          transformContext: async (messages: unknown[], signal?: AbortSignal) => {
+            if (messages.length === 1) await rejectOnAbort(signal);
+            return messages;
+          },
+        }),
+      }, abortWhileWaiting);
+      expect(withoutAgentEnds(ours.log)).toEqual(withoutAgentEnds(reference.log));
+      expect(ours.log).toContain("turn_end:assistant(aborted)+0");
+      // Intentional (R12/R56): our agent_end lists the prompt too.
+      expect([firstEnd(reference.log), firstEnd(ours.log)]).toEqual(["agent_end:1", "agent_end:2"]);
+      expect({ transcript: ours.transcript, requests: ours.requests }).toEqual({ transcript: reference.transcript, requests: reference.requests });
+    });
+
+    it("R56/R54: a stream function rejecting on abort(): the failure message is `aborted`, as the reference's", async () => {
+      const script = () => [answer("never"), answer("fresh")];
+      const run = async (kind: "reference" | "ours") => {
+        const scripted = scriptedStreamFn(script());
+        let first = true;
+        const stream = ((...args: Parameters<ScriptedStreamFn>) => {
+          if (!first) return scripted(...args);
+          first = false;
+          return rejectOnAbort((args[2] as { signal?: AbortSignal } | undefined)?.signal);
+        }) as unknown as ScriptedStreamFn;
+        const log: string[] = [];
+        const agent = makeAgent(kind, stream, {}, (entry) => void log.push(entry));
+        agent.subscribe((event: AgentEvent) => {
+          if (event.type !== "message_update") log.push(logEntry(event));
+        });
+        await abortWhileWaiting(agent, (entry) => void log.push(entry));
+        return { log, transcript: agent.state.messages.map((m: unknown) => summary(m as never)) };
+      };
+      const reference = await run("reference");
+      const ours = await run("ours");
+      expect(withoutAgentEnds(ours.log)).toEqual(withoutAgentEnds(reference.log));
+      expect(ours.log).toContain("turn_end:assistant(aborted)+0");
+      expect(ours.transcript).toEqual(reference.transcript);
+    });
+  });
+
   describe("R40: stream options", () => {
     /** The plain-data options of each request (functions, `model` and `identity` left out). */
     const optionsOf = async (kind: "reference" | "ours", agentOptions: Record<string, unknown>, between?: (agent: Driver) => void) => {

@@ -16,7 +16,7 @@ import {
   type ScriptedResponse,
   type StreamFn,
 } from "../../src/index.js";
-import { assistantMessage, baseConfig, entries, handStream, recorder, resultText, runScenario, structureProblems, summary, tool, toolResultsOf, user } from "./helpers.js";
+import { assistantMessage, baseConfig, entries, handStream, recorder, resultText, runScenario, structureProblems, summary, tool, toolResultsOf, untilAborted, user } from "./helpers.js";
 
 const answer = (value: string) => ({ content: [text(value)] });
 const readCall = { content: [toolCall("read")] };
@@ -167,6 +167,33 @@ describe("failures", () => {
     expect(last).not.toHaveProperty("thinkingLevel");
     const turnEnd = run.events[run.events.length - 2];
     expect(turnEnd).toEqual({ type: "turn_end", message: last, toolResults: [] });
+  });
+
+  it.each(["transformContext", "convertToLlm", "prepareRequest"] as const)("R29, R56: a %s that rejects once the run is aborted ends the run aborted, not as a failure", async (hook) => {
+    const controller = new AbortController();
+    const rejectOnAbort = async (...args: unknown[]) => {
+      const signal = args.find((a): a is AbortSignal => a instanceof AbortSignal) ?? controller.signal;
+      setTimeout(() => controller.abort(), 1);
+      await untilAborted(signal);
+      throw new Error("This operation was aborted");
+    };
+    const run = await runScenario({ script: [answer("never")], config: { [hook]: rejectOnAbort }, signal: controller.signal });
+    expect(structureProblems(run.events)).toEqual([]);
+    expect(run.messages.map(summary)).toEqual(["user(hi)", "assistant(aborted)[]:This operation was aborted"]);
+    expect(run.events[run.events.length - 1]).toMatchObject({ type: "agent_end", reason: "aborted" });
+  });
+
+  it("R56: a hook that fails while the run is not aborted ends it `error`, even with an abort-like error", async () => {
+    const run = await runScenario({
+      script: [answer("never")],
+      config: {
+        transformContext: async () => {
+          throw Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
+        },
+      },
+    });
+    expect(run.messages.map(summary)).toEqual(["user(hi)", failed("This operation was aborted")]);
+    expect(run.events[run.events.length - 1]).toMatchObject({ type: "agent_end", reason: "error" });
   });
 
   it("R56: a hook that throws a non-Error still ends the run, with its text as errorMessage", async () => {

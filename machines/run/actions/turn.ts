@@ -8,7 +8,7 @@ import type { AgentEndReason, AssistantMessage } from "../../../src/protocol/ind
 import { declareToolChanges, applySystemMessages } from "../../../src/protocol/transcript/index.js";
 import { errorText } from "../../../src/protocol/tool-results.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../../../src/protocol/abort-grace.js";
-import { polledMessages, replyOutput, timeOf, type StepFailed } from "../../steps.js";
+import { polledMessages, replyOutput, timeOf } from "../../steps.js";
 import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
@@ -27,16 +27,6 @@ export function budgetExceeded({ settings: { budget }, spent }: RunContext): Age
 function abandonedStepOf(event: { type: string }): StepAbandonedError | undefined {
   const error = event.type === "step.failed" ? (event as { error?: unknown }).error : undefined;
   return isStepAbandoned(error) ? error : undefined;
-}
-
-/**
- * R29, R62: a compaction that failed because the run was aborted ends the run aborted, as an abort
- * during R60's backoff does, not as a failure (R56). (The run knows: its abort reaches the machine
- * before the compactor's failure does. A summary request a provider reports aborted while the run
- * was not is a failure like any other.)
- */
-function abortedCompaction(context: RunContext, event: { type: string }): boolean {
-  return event.type === "step.failed" && (event as StepFailed).job === "compact" && context.aborted;
 }
 
 export const turnActions = {
@@ -124,15 +114,14 @@ export const turnActions = {
     const partial = error && typeof error === "object" && "partial" in error ? (error.partial as AssistantMessage) : undefined;
     return { failure: errorText(error), ...(partial ? appended(context, [partial]) : {}) };
   }),
-  // R56: an assistant failure message, then turn_end (opening a turn first if none is open).
-  // R67: an abandoned step ends the run aborted, after a result for each call it had started (R55).
-  emitFailure: runEnqueue(({ context, event, enqueue }) => {
+  // R56: an assistant failure message, then turn_end (opening a turn first if none is open); its
+  // stopReason is how the run ends. R67: an abandoned step first gives each call it had started a result (R55).
+  emitFailure: runEnqueue<{ ending: "error" | "aborted" }>(({ context, event, enqueue }, { ending }) => {
     const at = timeOf(event, runStartedAt(context));
     const abandoned = abandonedStepOf(event);
     const answered = abandoned ? answerStartedCalls(context.turn, abandoned, at) : { events: [], messages: [] };
     for (const answer of answered.events) enqueue.emit(answer);
     if (!context.turn.open) enqueue.emit({ type: "turn_start" });
-    const ending = abandoned || abortedCompaction(context, event) ? "aborted" : "error";
     const message = failureMessage(context, context.failure ?? "Unknown failure", at, ending);
     announce(enqueue, [message]);
     enqueue.emit({ type: "turn_end", message, toolResults: [] });
