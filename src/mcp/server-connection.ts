@@ -10,6 +10,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, ToolSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { redact } from "../trace/json.js";
+import { listedChecks, NO_CHECKS, structuredContentProblem, type ListedChecks } from "./listed-checks.js";
 import type { McpCallResult } from "./result.js";
 import type { McpCallErrorKind } from "./types.js";
 
@@ -69,6 +70,8 @@ export class ServerConnection {
   private nextAttemptAt = 0;
   /** tools/list refreshes in flight (list_changed): `settled()` waits for them. */
   private refreshing = new Set<Promise<void>>();
+  /** What the last tools/list says about calls: output schemas, task-only tools. */
+  private checks: ListedChecks = NO_CHECKS;
 
   constructor(private readonly settings: ConnectionSettings) {}
 
@@ -141,8 +144,12 @@ export class ServerConnection {
     // A reconnection may take up to the connect timeout: the call settles when aborted, and the
     // reconnection goes on for later calls.
     const client = await untilAborted(this.ready(), signal);
+    if (this.checks.taskRequired.has(tool)) {
+      throw new McpCallError("protocol", `MCP server "${this.name}": tool "${tool}" requires task-based execution, which this client does not support`);
+    }
+    let result: McpCallResult;
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, {
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         ...(signal ? { signal } : {}),
         timeout: NO_SDK_TIMEOUT,
         onprogress: (progress) => onProgress(progress.progress, progress.total, progress.message),
@@ -161,6 +168,10 @@ export class ServerConnection {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new McpCallError("timeout", this.describe(messageOf(error)));
       throw new McpCallError("protocol", `MCP server "${this.name}" refused the call to ${tool}: ${this.describe(messageOf(error))}`);
     }
+    const problem = structuredContentProblem(tool, this.checks.outputSchemas.get(tool), result);
+    // A problem may quote the result: the config's secrets are kept out of it as out of results.
+    if (problem) throw new McpCallError("protocol", redact(`MCP server "${this.name}": ${problem}`, this.settings.secrets).slice(0, 2_000));
+    return result;
   }
 
   /** The connected client, reconnecting if need be (not before the backoff allows). */
@@ -231,9 +242,12 @@ export class ServerConnection {
       cursor = result.nextCursor;
       if (!cursor) break;
     }
-    rejected.push(...cacheOutputSchemas(client, tools));
+    const { checks, rejected: unusable } = listedChecks(tools);
+    rejected.push(...unusable);
     const usable = tools.filter((tool) => !rejected.some((entry) => entry.tool === tool.name));
-    if (this.client === client) this.settings.onTools(usable, rejected);
+    if (this.client !== client) return;
+    this.checks = checks;
+    this.settings.onTools(usable, rejected);
   }
 
   private track(refresh: Promise<void>): void {
@@ -291,32 +305,6 @@ function issueText(issue: z.core.$ZodIssue | undefined): string {
   if (!issue) return "malformed";
   const path = issue.path.map(String).join(".");
   return path ? `${path}: ${issue.message}` : issue.message;
-}
-
-/**
- * Hands the tools' output schemas to the SDK, which checks `structuredContent` against them
- * (`listTools` did this; its method is private, so it is reached by name and skipped if it is
- * gone). A tool whose output schema the SDK cannot compile would stop it for every tool after it,
- * so such tools are found one by one, rejected, and the others cached.
- */
-function cacheOutputSchemas(client: Client, tools: Tool[]): RejectedTool[] {
-  const cache = (client as unknown as { cacheToolMetadata?: (tools: Tool[]) => void }).cacheToolMetadata?.bind(client);
-  if (!cache) return [];
-  try {
-    cache(tools);
-    return [];
-  } catch {
-    const rejected: RejectedTool[] = [];
-    for (const tool of tools) {
-      try {
-        cache([tool]);
-      } catch (error) {
-        rejected.push({ tool: tool.name, reason: `its output schema is unusable: ${messageOf(error)}` });
-      }
-    }
-    cache(tools.filter((tool) => !rejected.some((entry) => entry.tool === tool.name)));
-    return rejected;
-  }
 }
 
 /** `promise`, or an `aborted` McpCallError as soon as `signal` aborts (`promise` goes on). */

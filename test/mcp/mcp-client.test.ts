@@ -233,7 +233,7 @@ describe("malformed tool lists", () => {
     expect((await call(mcp, "raw__ref-cycle", { root: { next: {} } })).content).toEqual([{ type: "text", text: 'called ref-cycle {"root":{"next":{}}}' }]);
   });
 
-  it("output schemas still reach the SDK (it checks structuredContent); one it cannot compile leaves only its tool out", async () => {
+  it("an output schema the validator cannot use leaves only its tool out, naming the keyword's place", async () => {
     const mcp = await connect({
       servers: {
         raw: rawServer([
@@ -242,9 +242,50 @@ describe("malformed tool lists", () => {
         ]),
       },
     });
-    expect(mcp.status()[0]!.skipped).toEqual([{ tool: "bad-output", reason: expect.stringMatching(/^its output schema is unusable: /) }]);
-    // The raw server answers with text only: the SDK refuses a result without the structured content the schema asks for.
-    expect((await call(mcp, "raw__typed")).details.mcp.error).toEqual({ kind: "protocol", message: expect.stringContaining("has an output schema but did not return structured content") });
+    expect(mcp.status()[0]!.skipped).toEqual([
+      { tool: "bad-output", reason: 'its output schema is unusable: outputSchema.properties.n.type must be a JSON Schema type (array, boolean, integer, null, number, object, string) or an array of them, got "bogus"' },
+    ]);
+    expect(mcp.tools.map((entry) => entry.name)).toEqual(["raw__typed"]);
+  });
+});
+
+describe("structured results are checked against the tool's output schema", () => {
+  const object = { type: "object" };
+  const outputSchema = { type: "object", properties: { n: { type: "number" }, unit: { type: "string" } }, required: ["n"] };
+  const tools = [
+    { name: "typed", inputSchema: object, outputSchema },
+    { name: "plain", inputSchema: object },
+  ];
+  const structured = (value: unknown, extra: object = {}) => ({ content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value, ...extra });
+
+  it("a result that matches is kept as it is", async () => {
+    const mcp = await connect({ servers: { raw: rawServer(tools, { typed: structured({ n: 3, unit: "m" }) }) } });
+    expect(await call(mcp, "raw__typed")).toEqual({ content: [{ type: "text", text: '{"n":3,"unit":"m"}' }], details: { mcp: { server: "raw", tool: "typed" } }, structuredContent: { n: 3, unit: "m" } });
+  });
+
+  it("a result that does not match is an error result naming the tool and the first problem", async () => {
+    const mcp = await connect({ servers: { raw: rawServer(tools, { typed: structured({ n: "three", unit: 1 }) }) } });
+    const message = 'MCP server "raw": the structured content of tool "typed" does not match its output schema: n: expected number, got string (and 1 more problem)';
+    expect(await call(mcp, "raw__typed")).toEqual({ content: [{ type: "text", text: message }], details: { mcp: { server: "raw", tool: "typed", error: { kind: "protocol", message } } }, isError: true });
+  });
+
+  it("a result without structured content is an error result; the raw server answers with text only", async () => {
+    const mcp = await connect({ servers: { raw: rawServer(tools) } });
+    const message = 'MCP server "raw": tool "typed" has an output schema but did not return structured content';
+    expect((await call(mcp, "raw__typed")).details.mcp.error).toEqual({ kind: "protocol", message });
+    // A tool without an output schema is not checked.
+    expect((await call(mcp, "raw__plain")).content).toEqual([{ type: "text", text: "called plain {}" }]);
+  });
+
+  it("an error result needs no structured content, but one it carries is checked", async () => {
+    const mcp = await connect({ servers: { raw: rawServer([...tools, { name: "typed2", inputSchema: object, outputSchema }], { typed: { content: [{ type: "text", text: "it broke" }], isError: true }, typed2: structured({ n: "x" }, { isError: true }) }) } });
+    expect(await call(mcp, "raw__typed")).toEqual({ content: [{ type: "text", text: "it broke" }], details: { mcp: { server: "raw", tool: "typed" } }, isError: true });
+    expect((await call(mcp, "raw__typed2")).details.mcp.error).toEqual({ kind: "protocol", message: 'MCP server "raw": the structured content of tool "typed2" does not match its output schema: n: expected number, got string' });
+  });
+
+  it("a tool that requires task-based execution is refused before the call (the server is not asked)", async () => {
+    const mcp = await connect({ servers: { raw: rawServer([{ name: "task-only", inputSchema: object, execution: { taskSupport: "required" } }]) } });
+    expect((await call(mcp, "raw__task-only")).details.mcp.error).toEqual({ kind: "protocol", message: expect.stringContaining("requires task-based execution") });
   });
 });
 
