@@ -128,10 +128,12 @@ export function unsettledCalls(batch: ToolBatch): number {
 export const isFailedResponse = (message: AssistantMessage | null): boolean =>
   message !== null && (message.stopReason === "error" || message.stopReason === "aborted");
 
-/** R27: a batch whose every finalized result says `terminate` does not itself ask for another request. */
-export function batchTerminates(batch: ToolBatch | null): boolean {
+/** R27: a batch whose every finalized result (of the calls its message asks for, R71) says `terminate` does not itself ask for another request. */
+export function batchTerminates(turn: TurnState): boolean {
+  const batch = turn.batch;
   if (batch === null || batch.outcomes.length === 0) return false;
-  return batch.outcomes.every((outcome) => outcome?.result.terminate === true);
+  const answered = answeredCalls(turn);
+  return answered.length > 0 && answered.every((index) => batch.outcomes[index]?.result.terminate === true);
 }
 
 /** R20: sequential when configured, or when any call targets a sequential tool. */
@@ -217,6 +219,41 @@ export function withStreamedCalls(batch: ToolBatch, calls: ToolCall[]): ToolBatc
     outcomes: batch.outcomes.concat(calls.map(() => null)),
     streamed: { ...streamed, safe: streamed.safe.concat(calls.map(() => null)), started: streamed.started.concat(calls.map(() => false)) },
   };
+}
+
+/**
+ * R70–R72: the call of the batch that answers each of the final message's calls, matched by id,
+ * never by position (a provider's final message may order, replace or drop the calls it reported
+ * while streaming): the first call of the batch with that id not yet matched; `null` for a call
+ * that did not stream. Outside streaming mode the batch is the message's calls, each its own.
+ */
+export function answeringCalls(batch: ToolBatch, finalCalls: readonly ToolCall[]): (number | null)[] {
+  const unmatched = new Map<string, number[]>();
+  batch.calls.forEach((call, index) => {
+    const same = unmatched.get(call.id);
+    if (same) same.push(index);
+    else unmatched.set(call.id, [index]);
+  });
+  return finalCalls.map((call) => unmatched.get(call.id)?.shift() ?? null);
+}
+
+/** R72: the streamed calls the final message does not list (by id): they are not answered. */
+export function droppedCalls(batch: ToolBatch, finalCalls: readonly ToolCall[]): number[] {
+  const answering = new Set(answeringCalls(batch, finalCalls));
+  const dropped: number[] = [];
+  for (let index = 0; index < batch.calls.length; index++) if (!answering.has(index)) dropped.push(index);
+  return dropped;
+}
+
+/**
+ * R25, R71: the calls of the turn's batch whose results are appended, in the order of the message's
+ * calls: in streaming mode the calls matched to the final message's (once its batch is closed,
+ * each of them has one); otherwise every call of the batch, which is the message's.
+ */
+export function answeredCalls(turn: TurnState): number[] {
+  const batch = turn.batch!;
+  if (!batch.streamed || turn.assistant === null) return batch.calls.map((_, index) => index);
+  return answeringCalls(batch, toolCallsOf(turn.assistant)).filter((index): index is number => index !== null);
 }
 
 /** The batch with `outcome` recorded for a call that settled without its actor (R72, R73): it counts as started. */

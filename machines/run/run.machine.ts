@@ -25,7 +25,7 @@ import type { AnyAgentEvent } from "../../src/protocol/index.js";
 import { placeholderActor } from "../placeholders.js";
 import { forwardStep, isRequesterActive, stepActions, stepState, type StepWorkerLogic } from "../steps.js";
 import { toolCallMachine } from "../tool-call.machine.js";
-import { endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, hasToolCalls, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf, unsettledCalls } from "./helpers.js";
+import { droppedCalls, endedTruncated, escalatedLimit, estimatedTokens, hasMessagesToInject, hasToolCalls, initialRunContext, batchTerminates, isFailedResponse, runsSequentially, toolCallsOf, unsettledCalls } from "./helpers.js";
 import { runStepInputs, type RunStepName } from "./step-inputs.js";
 import type { RunContext, RunInput, RunOutput } from "./types.js";
 import type { RunEvent, ToolDoneEvent } from "./setup.js";
@@ -138,6 +138,11 @@ export const runMachine = setup({
     streamsTools: ({ context }) => context.settings.streamingTools !== null,
     // R72: calls were reported while the response streamed (a toolcall_end arrived).
     hasStreamedCalls: ({ context }) => context.turn.batch?.streamed !== undefined,
+    // R72: a streamed call not settled yet that the final message does not list (matched by id, never by place).
+    dropsStreamedCalls: ({ context }) => {
+      const batch = context.turn.batch;
+      return batch?.streamed !== undefined && droppedCalls(batch, toolCallsOf(context.turn.assistant!)).some((index) => batch.outcomes[index] === null);
+    },
     // R71: every call of the streamed batch settled (results follow in source order).
     settledEveryCall: ({ context }) => context.turn.batch!.outcomes.every((outcome) => outcome !== null),
     // R24: does a sequential batch have a call after the one in progress?
@@ -155,7 +160,7 @@ export const runMachine = setup({
     // R9, R27: tool results to answer (unless every finalized result says `terminate`) or pending
     // messages. (One guard, not a composite of five: it is evaluated after every turn.)
     continuesInnerLoop: ({ context }) =>
-      (context.turn.toolResults.length > 0 && !batchTerminates(context.turn.batch)) || context.pending.length > 0,
+      (context.turn.toolResults.length > 0 && !batchTerminates(context.turn)) || context.pending.length > 0,
     // R10: the steering poll just taken (this macrostep's event: nothing was emitted and no app code
     // ran since) said the Agent's follow-up queue was empty, so a follow-up poll now would take nothing.
     // Only the Agent's own queues say so; a run with an app's hooks always polls (SteeringPoll).
@@ -419,6 +424,10 @@ export const runMachine = setup({
             // R6: an error or aborted response: no tools run (R60, R62: a withheld failure is emitted after all).
             { guard: and(["isErrorOrAborted", "hasStreamedCalls"]), target: "abortingStreamedCalls", actions: "surfaceWithheld" },
             { guard: "isErrorOrAborted", target: "closingTurn", actions: "surfaceWithheld" },
+            // R72: a streamed call the final message (which asks for calls) does not list by id is
+            // aborted as after an error response, no result message; the calls it lists keep their
+            // execution, matched by id (then as below).
+            { guard: and(["callsTools", "dropsStreamedCalls"]), actions: "abortDroppedCalls" },
             // R28: a truncated response's calls get error results, not execution: each its start,
             // R28's result, its end and its message. R72: in streaming mode, a call started while the
             // response streamed is aborted with R28's text (no second start).

@@ -3,8 +3,8 @@
  * scripted model pausing between blocks on that clock, and tools that take scripted time, so
  * every interleaving is decided by time that only the test moves (no sleeps).
  */
-import type { AgentEvent, AgentLoopConfig, AgentTool, ScriptedResponse } from "../../src/index.js";
-import { runAgentLoop, scriptedStreamFn } from "../../src/index.js";
+import type { AgentEvent, AgentLoopConfig, AgentTool, AssistantMessage, ScriptedResponse, StreamFn, ToolCall } from "../../src/index.js";
+import { PushAssistantStream, runAgentLoop, scriptedStreamFn } from "../../src/index.js";
 import { manualClock, ticks } from "../support/manual-clock.js";
 import { baseConfig, ok, project, tool, user } from "./helpers.js";
 
@@ -23,6 +23,30 @@ export function timedTool(clock: ManualClock, name: string, ms: number, extra: P
   );
 }
 
+/**
+ * The final message's content rewritten from the streamed calls (a provider whose `done` message
+ * differs from what it streamed: calls in another order, replaced or dropped), for the first response.
+ */
+export type FinalCalls = (streamed: ToolCall[]) => AssistantMessage["content"];
+
+/** `streamFn` with the first response's `done` message given `final`'s content; every other event as played. */
+function withFinalCalls(streamFn: StreamFn, final: FinalCalls): StreamFn {
+  let request = 0;
+  return (model, context, options) => {
+    const first = request++ === 0;
+    const inner = streamFn(model, context, options);
+    if (!first) return inner;
+    const stream = new PushAssistantStream();
+    void (async () => {
+      for await (const event of await inner) {
+        if (event.type !== "done") stream.push(event);
+        else stream.push({ ...event, message: { ...event.message, content: final(event.message.content.filter((block): block is ToolCall => block.type === "toolCall")) } });
+      }
+    })();
+    return stream;
+  };
+}
+
 export interface TimedRun {
   /** `t=<ms since start> <event>`, deltas left out. */
   log: string[];
@@ -38,10 +62,11 @@ export async function timedRun(
   responses: ScriptedResponse[],
   tools: (clock: ManualClock) => AgentTool[],
   config: Partial<AgentLoopConfig> = {},
-  options: { stepMs?: number; act?: (t: number, controller: AbortController) => void; streaming?: boolean } = {},
+  options: { stepMs?: number; act?: (t: number, controller: AbortController) => void; streaming?: boolean; finalCalls?: FinalCalls } = {},
 ): Promise<TimedRun> {
   const clock = manualClock(0);
-  const stream = scriptedStreamFn(responses, { clock: clock.clock });
+  const scripted = scriptedStreamFn(responses, { clock: clock.clock });
+  const stream = options.finalCalls ? withFinalCalls(scripted, options.finalCalls) : scripted;
   const log: string[] = [];
   const events: AgentEvent[] = [];
   const controller = new AbortController();

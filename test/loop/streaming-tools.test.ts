@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { emptyUsage, pause, PushAssistantStream, runAgentLoop, text, toolCall } from "../../src/index.js";
-import type { AgentEvent, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn } from "../../src/index.js";
+import type { AgentEvent, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn, ToolCall } from "../../src/index.js";
 import { timedRun, timedTool, type ManualClock } from "./streaming-tools.helpers.js";
 import { baseConfig, project, tool, user } from "./helpers.js";
 import { truncatedCallResult } from "../../src/loop/tool-results.js";
@@ -296,6 +296,107 @@ describe("R72: a response that does not end well", () => {
     expect(endOf(events, "w")).toBe(r28("write"));
     expect(resultTexts(output).slice(1)).toEqual([`run1:${r28("slowread")}`, `w:${r28("write")}`]);
     expect(resultTexts(output)[0]).toBe("done1:read done");
+  });
+});
+
+describe("R70–R72: a final message that differs from what streamed (calls matched by id)", () => {
+  const startsOf = (events: AgentEvent[]) => events.flatMap((event) => (event.type === "tool_execution_start" ? [event.toolCallId] : []));
+  const newCall = (id: string, name: string): ToolCall => ({ type: "toolCall", id, name, arguments: {} });
+  const byId = (calls: ToolCall[], id: string) => calls.find((call) => call.id === id)!;
+
+  it("R71: the final message lists the streamed calls in another order: each keeps its one execution; results follow the final message's order", async () => {
+    const { log, events, output } = await timedRun(
+      [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "read", 300), timedTool(clock, "grep", 100)],
+      {},
+      { finalCalls: (calls) => [byId(calls, "b"), byId(calls, "a")] },
+    );
+    expect(log.slice(6)).toEqual([
+      "t=0 message_start:assistant(stop)",
+      "t=0 tool_start:read",
+      "t=0 tool_start:grep",
+      "t=100 tool_end:grep",
+      "t=300 tool_end:read",
+      "t=500 message_end:assistant(toolUse)",
+      "t=500 message_start:toolResult(grep)",
+      "t=500 message_end:toolResult(grep)",
+      "t=500 message_start:toolResult(read)",
+      "t=500 message_end:toolResult(read)",
+      "t=500 turn_end:assistant(toolUse)+2",
+      ...finalAnswer(500),
+      "t=500 agent_end:6",
+    ]);
+    expect(startsOf(events)).toEqual(["a", "b"]);
+    expect(resultTexts(output)).toEqual(["b:grep done", "a:read done"]);
+  });
+
+  it("R72: a streamed call the final message replaces is aborted (Operation aborted, no result message); the new call runs after the response ends", async () => {
+    const { log, events, output } = await timedRun(
+      [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "read", 300), timedTool(clock, "grep", 1000), timedTool(clock, "write", 100)],
+      {},
+      { finalCalls: (calls) => [byId(calls, "a"), newCall("c", "write")] },
+    );
+    expect(log.slice(6)).toEqual([
+      "t=0 message_start:assistant(stop)",
+      "t=0 tool_start:read",
+      "t=0 tool_start:grep",
+      "t=300 tool_end:read",
+      "t=500 message_end:assistant(toolUse)",
+      "t=500 tool_end:grep!",
+      "t=500 tool_start:write",
+      "t=600 tool_end:write",
+      "t=600 message_start:toolResult(read)",
+      "t=600 message_end:toolResult(read)",
+      "t=600 message_start:toolResult(write)",
+      "t=600 message_end:toolResult(write)",
+      "t=600 turn_end:assistant(toolUse)+2",
+      ...finalAnswer(600),
+      "t=600 agent_end:6",
+    ]);
+    expect(endOf(events, "b")).toBe("Operation aborted");
+    expect(startsOf(events)).toEqual(["a", "b", "c"]);
+    expect(resultTexts(output)).toEqual(["a:read done", "c:write done"]);
+  });
+
+  it("R72: streamed calls the final message drops (it keeps another): a running one ends Operation aborted, a finished one keeps its end; neither gets a result message", async () => {
+    const { log, events, output } = await timedRun(
+      [{ content: [toolCall("grep", {}, "a"), toolCall("read", {}, "b"), toolCall("write", {}, "c"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "grep", 100), timedTool(clock, "read", 1000), timedTool(clock, "write", 200)],
+      {},
+      { finalCalls: (calls) => [byId(calls, "c")] },
+    );
+    expect(log.slice(6)).toEqual([
+      "t=0 message_start:assistant(stop)",
+      "t=0 tool_start:grep",
+      "t=0 tool_start:read",
+      "t=0 tool_start:write",
+      "t=100 tool_end:grep",
+      "t=200 tool_end:write",
+      "t=500 message_end:assistant(toolUse)",
+      "t=500 tool_end:read!",
+      "t=500 message_start:toolResult(write)",
+      "t=500 message_end:toolResult(write)",
+      "t=500 turn_end:assistant(toolUse)+1",
+      ...finalAnswer(500),
+      "t=500 agent_end:5",
+    ]);
+    expect(endOf(events, "a")).toBe("grep done");
+    expect(endOf(events, "b")).toBe("Operation aborted");
+    expect(resultTexts(output)).toEqual(["c:write done"]);
+  });
+
+  it("R72: a length response whose final message reorders its calls: each call's R28 result or kept result goes to its own id, in the final message's order", async () => {
+    const { events, output } = await timedRun(
+      [{ stopReason: "length", content: [toolCall("read", {}, "a"), toolCall("slowread", {}, "b"), pause(500)] }, answer],
+      (clock) => [timedTool(clock, "read", 100), timedTool(clock, "slowread", 1000)],
+      {},
+      { finalCalls: (calls) => [byId(calls, "b"), byId(calls, "a")] },
+    );
+    const r28 = (truncatedCallResult({ type: "toolCall", id: "", name: "slowread", arguments: {} }).content[0] as { text: string }).text;
+    expect(startsOf(events)).toEqual(["a", "b"]);
+    expect(endOf(events, "b")).toBe(r28);
+    expect(resultTexts(output)).toEqual([`b:${r28}`, "a:read done"]);
   });
 });
 

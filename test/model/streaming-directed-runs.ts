@@ -224,6 +224,47 @@ export const streamingDirectedRuns: Record<string, Directed> = {
     );
   },
 
+  // R72 (a provider's inconsistency): a final message whose calls replace one it reported while
+  // streaming (matched by id, never by place): the replaced call, still running, is aborted as
+  // after an error response (no result message); the new call runs after the response ended.
+  async "R72: a final message that replaces a call it reported while streaming"(coverage) {
+    const slow = runningSlowCall(base, { finalContent: [call("x", "late")] });
+    const tools = [...slow.context.tools!, mk("late", async () => ok("late"))];
+    return checked(
+      coverage,
+      { ...slow, context: { ...slow.context, tools } },
+      (run) => {
+        const problems = runningCallAborted({ ...run, messages: run.messages.filter((m) => m.role !== "toolResult" || m.toolCallId !== "x") }, "for a call the final message replaced");
+        if (resultOf(run.messages, "x") !== "late") problems.push(`R70: the new call's result is ${resultOf(run.messages, "x")}`);
+        return problems;
+      },
+      // R70's "the calls started are the response's calls": s was reported and started, then replaced.
+      /tool starts \["s","x"\] are not (calls of|every call) \["x"\]/,
+    );
+  },
+
+  // R71 (a provider's inconsistency): a final message that lists the streamed calls in another
+  // order: each keeps its one execution (matched by id); results in the final message's order.
+  async "R71: a final message that reorders the calls it reported while streaming"(coverage) {
+    const tools = [mk("read", async () => ok("read"), safe), mk("grep", async () => ok("grep"), safe)];
+    return checked(
+      coverage,
+      {
+        prompts: [user("hi")],
+        context: { messages: [], tools },
+        config: base,
+        streamFn: handStream([{ steps: [{ call: call("a", "read") }, { call: call("b", "grep") }], finalContent: [call("b", "grep"), call("a", "read")] }]),
+      },
+      (run) => {
+        const starts = run.events.filter((event) => event.type === "tool_execution_start").map((event) => event.toolCallId);
+        const results = run.messages.filter((m) => m.role === "toolResult").map((m) => `${(m as { toolCallId: string }).toolCallId}:${resultOf(run.messages, (m as { toolCallId: string }).toolCallId)}`);
+        return starts.join() === "a,b" && results.join() === "b:grep,a:read" ? [] : [`R71: starts ${starts.join()}, results ${results.join()}`];
+      },
+      // R70's "calls start in source order": they started in the streamed order, which the final message changed.
+      /tool starts \["a","b"\] are not (calls of \["b","a"\] in source order|every call \["b","a"\])/,
+    );
+  },
+
   // R72, R29: aborted while the response streams: the running call settles `Operation aborted`
   // (and cancels nothing), a call reported afterwards is checked but never starts.
   async "R72: the run is aborted while the response streams"(coverage) {

@@ -9,12 +9,13 @@
 import type { UserMessage } from "../../../src/protocol/index.js";
 import { runAssign } from "../setup.js";
 import type { OutputState, RunContext, ToolCallOutcome } from "../types.js";
-import { runStartedAt, toolCallsOf } from "../helpers.js";
+import { answeringCalls, runStartedAt, toolCallsOf } from "../helpers.js";
 
 /**
- * The outcomes of this turn's calls of the final-answer tool (none when R100 is off). Only calls
- * the final message holds (same id at the same place) count: in streaming mode (R70) the batch
- * also holds calls reported while the response streamed, which a provider may drop from it.
+ * The outcomes of this turn's calls of the final-answer tool (none when R100 is off), in the final
+ * message's order. Only calls the final message holds count, matched by id (and of the answer tool
+ * there too): in streaming mode (R70) the batch also holds calls reported while the response
+ * streamed, which a provider may reorder, replace or drop in it.
  */
 function answerOutcomes(context: RunContext): (ToolCallOutcome | null)[] {
   const output = context.settings.output;
@@ -22,8 +23,8 @@ function answerOutcomes(context: RunContext): (ToolCallOutcome | null)[] {
   if (output === null || batch === null) return [];
   const finalCalls = context.turn.assistant === null ? [] : toolCallsOf(context.turn.assistant);
   const outcomes: (ToolCallOutcome | null)[] = [];
-  batch.calls.forEach((call, index) => {
-    if (call.name === output.toolName && finalCalls[index]?.id === call.id && finalCalls[index].name === call.name) outcomes.push(batch.outcomes[index]);
+  answeringCalls(batch, finalCalls).forEach((index, k) => {
+    if (index !== null && batch.calls[index].name === output.toolName && finalCalls[k].name === output.toolName) outcomes.push(batch.outcomes[index]);
   });
   return outcomes;
 }

@@ -3,17 +3,19 @@
  * `toolcall_end` arrived gets its actor (it checks and preflights itself), calls start in source
  * order (an unsafe one alone), settle in completion order, and are answered on every route the
  * response takes: results once every call settled (R71), aborted with a failed response (R72),
- * R28's texts with a truncated one (R72), cancelled by a failing sibling (R73).
+ * R28's texts with a truncated one (R72), cancelled by a failing sibling (R73). The final message's
+ * calls are matched to the streamed ones by id (`answeringCalls`): one it does not list is aborted (R72).
  */
 import { assertEvent, type AnyActorRef } from "xstate";
-import type { AssistantMessage, ToolCall, ToolResultMessage } from "../../../src/protocol/index.js";
+import type { AnyAgentEvent, AssistantMessage, ToolCall, ToolResultMessage } from "../../../src/protocol/index.js";
 import { abortedResult, errorResult, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
 import { abandonedText, isStepAbandoned } from "../../../src/protocol/abort-grace.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { currentStep, timeOf, type StepFailed } from "../../steps.js";
-import { appended, callsToStart, emptyStreamedBatch, runStartedAt, settledStreamed, toolCallsOf, withStreamedCalls } from "../helpers.js";
+import { answeringCalls, appended, callsToStart, droppedCalls, emptyStreamedBatch, runStartedAt, settledStreamed, toolCallsOf, withStreamedCalls } from "../helpers.js";
 import { announce, indexOfChild, runAssign, runEnqueue, toolChildId, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
+import type { RunApprovals } from "../../approval.helpers.js";
 import { closeApproval } from "./approval.js";
 import { emitNotRun, outcomeOf, toolEnd } from "./tool-batch.js";
 import { ABORTED_TEXT } from "../../../src/protocol/tool-results.js";
@@ -64,6 +66,49 @@ function abortedCallResult(event: { type: string }, self: AnyActorRef, index: nu
   return errorResult(abandonedText((child && currentStep(child)) || "executeToolCall", error.graceMs));
 }
 
+/** The slice of `enqueueActions`' `enqueue` that aborts calls. */
+interface AbortEnqueue extends DiscardEnqueue {
+  emit(event: AnyAgentEvent): void;
+}
+
+/**
+ * R72: the streamed calls `indices` that have not settled are aborted: each job cancelled and its
+ * actor stopped; a started call's tool_execution_end carries `Operation aborted` (R67: with the
+ * grace's words when the run was abandoned at it) and it settles so; a waiting approval is resolved
+ * as rejected (R82). A call that had not started has no events; `settleUnstarted`: it settles too
+ * (silently: it never runs, and nothing waits for it).
+ */
+function abortCalls(
+  context: RunContext,
+  event: { type: string },
+  self: AnyActorRef,
+  enqueue: AbortEnqueue,
+  indices: readonly number[],
+  settleUnstarted: boolean,
+): { batch: ToolBatch; approval: RunApprovals } {
+  const batch = context.turn.batch!;
+  const at = timeOf(event, runStartedAt(context));
+  let next = batch;
+  const discarded = new Set<number>();
+  for (const index of indices) {
+    if (batch.outcomes[index] !== null) continue;
+    const started = batch.streamed!.started[index];
+    const result = started ? abortedCallResult(event, self, index) : abortedResult();
+    discardCall(enqueue, self, index);
+    discarded.add(index);
+    if (!started && !settleUnstarted) continue;
+    const call = batch.calls[index];
+    if (started) enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+    next = settledStreamed(next, { index, result, isError: true, settledAt: at });
+  }
+  const closed = context.approval.pending.filter((pending) => discarded.has(pending.index));
+  for (const pending of closed) {
+    enqueue.emit({ type: "tool_approval_resolved", approvalId: pending.approvalId, toolCallId: pending.toolCallId, decision: "rejected", reason: ABORTED_TEXT });
+  }
+  const approval = closed.length ? { ...context.approval, pending: context.approval.pending.filter((pending) => !closed.includes(pending)) } : context.approval;
+  return { batch: next, approval };
+}
+
 /** R72: the run was aborted while its response still streams. */
 export const abortedWhileStreaming = (context: RunContext): boolean => context.aborted && context.turn.batch?.streamed?.ended === false;
 
@@ -85,21 +130,25 @@ export const streamingToolActions = {
     enqueue.assign({ turn: { ...context.turn, batch: next } });
     enqueue.spawnChild("toolCall", { id: toolChildId(event.index), input: streamedCallInput(context, event.toolCall, event.index, event.partialMessage, event.at) });
   }),
-  // R70: the response ended: its calls not yet known get their actors; every call is known now.
+  // R70: the response ended: the final message's calls that did not stream (matched by id, not by
+  // place) join the batch after the streamed ones and get their actors; every call is known now.
   closeStreamedBatch: runEnqueue(({ context, event, enqueue }) => {
     const message = context.turn.assistant!;
     const calls = toolCallsOf(message);
     const batch = streamedBatchOf(context);
     const known = batch.calls.length;
-    let closed = withStreamedCalls(batch, calls.slice(known));
+    const answering = answeringCalls(batch, calls);
+    const unreported = calls.filter((_, k) => answering[k] === null);
+    let closed = withStreamedCalls(batch, unreported);
     const at = timeOf(event, runStartedAt(context));
-    for (let index = known; index < calls.length; index++) {
+    unreported.forEach((call, k) => {
+      const index = known + k;
       const cancelled = cancelledOutcome(closed, index, at);
       if (cancelled) {
-        emitNotRun(enqueue, calls[index], cancelled);
+        emitNotRun(enqueue, call, cancelled);
         closed = settledStreamed(closed, cancelled);
-      } else enqueue.spawnChild("toolCall", { id: toolChildId(index), input: streamedCallInput(context, calls[index], index, message, at) });
-    }
+      } else enqueue.spawnChild("toolCall", { id: toolChildId(index), input: streamedCallInput(context, call, index, message, at) });
+    });
     enqueue.assign({ turn: { ...context.turn, batch: { ...closed, streamed: { ...closed.streamed!, ended: true } } } });
   }),
   // R70: a call's check (`isConcurrencySafe`).
@@ -170,34 +219,31 @@ export const streamingToolActions = {
   abortStreamedCalls: runEnqueue(({ context, event, self, enqueue }) => {
     const batch = context.turn.batch;
     if (!batch?.streamed) return;
-    const at = timeOf(event, runStartedAt(context));
-    let next = batch;
-    const discarded = new Set<number>();
-    batch.outcomes.forEach((outcome, index) => {
-      if (outcome !== null) return;
-      const result = batch.streamed!.started[index] ? abortedCallResult(event, self, index) : null;
-      discardCall(enqueue, self, index);
-      discarded.add(index);
-      if (result === null) return;
-      const call = batch.calls[index];
-      enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
-      next = settledStreamed(next, { index, result, isError: true, settledAt: at });
-    });
-    const closed = context.approval.pending.filter((pending) => discarded.has(pending.index));
-    for (const pending of closed) {
-      enqueue.emit({ type: "tool_approval_resolved", approvalId: pending.approvalId, toolCallId: pending.toolCallId, decision: "rejected", reason: ABORTED_TEXT });
-    }
-    if (closed.length) enqueue.assign({ approval: { ...context.approval, pending: context.approval.pending.filter((pending) => !closed.includes(pending)) } });
-    enqueue.assign({ turn: { ...context.turn, batch: { ...next, streamed: { ...next.streamed!, ended: true } } } });
+    const aborted = abortCalls(context, event, self, enqueue, batch.calls.map((_, index) => index), false);
+    if (aborted.approval !== context.approval) enqueue.assign({ approval: aborted.approval });
+    enqueue.assign({ turn: { ...context.turn, batch: { ...aborted.batch, streamed: { ...aborted.batch.streamed!, ended: true } } } });
   }),
-  // R72: a `length` response's calls: started ones are aborted with R28's text (no second start),
-  // the others get R28's events; a call that already settled keeps its outcome (it ran).
+  // R72: a streamed call the final message does not list (by id) is not answered: aborted as after
+  // an error response (a started one ends `Operation aborted`, one not started never starts), no
+  // result message; a call that finished keeps its tool_execution_end. The listed calls go on.
+  abortDroppedCalls: runEnqueue(({ context, event, self, enqueue }) => {
+    const dropped = droppedCalls(context.turn.batch!, toolCallsOf(context.turn.assistant!));
+    const aborted = abortCalls(context, event, self, enqueue, dropped, true);
+    enqueue.assign({ ...(aborted.approval !== context.approval ? { approval: aborted.approval } : {}), turn: { ...context.turn, batch: aborted.batch } });
+  }),
+  // R72: a `length` response's calls (matched to the streamed ones by id, R71: in its order):
+  // started ones are aborted with R28's text (no second start), the others get R28's events; a
+  // call that already settled keeps its outcome (it ran).
   rejectTruncatedStreamedCalls: runEnqueue(({ context, event, self, enqueue }) => {
     const at = timeOf(event, runStartedAt(context));
     const batch = context.turn.batch!;
+    const calls = toolCallsOf(context.turn.assistant!);
+    const answering = answeringCalls(batch, calls);
     const results: ToolResultMessage[] = [];
-    for (const [index, call] of toolCallsOf(context.turn.assistant!).entries()) {
-      const settled = batch.outcomes[index];
+    for (const [k, finalCall] of calls.entries()) {
+      const index = answering[k];
+      const call = index === null ? finalCall : batch.calls[index];
+      const settled = index === null ? null : batch.outcomes[index];
       if (settled) {
         const message = toolResultMessage(call, settled.result, settled.isError, settled.durationMs, settled.settledAt);
         announce(enqueue, [message]);
@@ -205,8 +251,8 @@ export const streamingToolActions = {
         continue;
       }
       const result = truncatedCallResult(call);
-      if (index < batch.calls.length) discardCall(enqueue, self, index);
-      if (batch.streamed!.started[index] === true) enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
+      if (index !== null) discardCall(enqueue, self, index);
+      if (index !== null && batch.streamed!.started[index] === true) enqueue.emit({ type: "tool_execution_end", toolCallId: call.id, toolName: call.name, result, isError: true });
       else emitNotRun(enqueue, call, { result });
       const message = toolResultMessage(call, result, true, undefined, at);
       announce(enqueue, [message]);

@@ -9,7 +9,7 @@ import type { AgentToolResult, AnyAgentEvent, ToolCall, ToolResultMessage } from
 import { errorText, siblingCancelledResult, toolResultMessage, truncatedCallResult } from "../../../src/protocol/tool-results.js";
 import type { ToolCallInput } from "../../tool-call.machine.js";
 import { replyOutput, timeOf } from "../../steps.js";
-import { appended, runStartedAt, toolCallsOf } from "../helpers.js";
+import { answeredCalls, appended, runStartedAt, toolCallsOf } from "../helpers.js";
 import { announce, indexOfChild, runAssign, runEmit, runEnqueue, runStopChild, toolChildId, type RunEvent, type ToolDoneEvent, type ToolErrorEvent } from "../setup.js";
 import type { RunContext, ToolBatch, ToolCallOutcome } from "../types.js";
 import { closeApproval, issueApproval } from "./approval.js";
@@ -167,7 +167,8 @@ export const toolBatchActions = {
   // R25, R71: the result messages in source order, once every call settled.
   appendResults: runEnqueue(({ context, enqueue }) => {
     const batch = context.turn.batch!;
-    const messages = batch.calls.map((call, index) => resultMessage(call, batch.outcomes[index]!));
+    // R71: in streaming mode, the calls the final message asks for (matched by id), in its order.
+    const messages = answeredCalls(context.turn).map((index) => resultMessage(batch.calls[index], batch.outcomes[index]!));
     announce(enqueue, messages);
     enqueue.assign({ turn: { ...context.turn, toolResults: context.turn.toolResults.concat(messages) }, ...appended(context, messages) });
   }),
