@@ -179,6 +179,7 @@ describe("R13: restore at any point", () => {
       "turn.requesting.routingResponse",
       "turn.handlingResponse",
       "turn.abortingStreamedCalls",
+      "turn.abortingDroppedCalls",
       "turn.rejectingTruncatedCalls",
       "turn.closingTurn",
       "turn.endingTurn",
