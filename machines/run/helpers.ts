@@ -256,6 +256,18 @@ export function answeredCalls(turn: TurnState): number[] {
   return answeringCalls(batch, toolCallsOf(turn.assistant)).filter((index): index is number => index !== null);
 }
 
+/**
+ * R55, R67, R72: the turn's batch as a failure answers it: the calls whose results the turn appends,
+ * in that order (a streamed call the final message dropped never gets a result message).
+ */
+export function answerableBatch(turn: TurnState): Pick<ToolBatch, "calls" | "outcomes"> | null {
+  const batch = turn.batch;
+  if (!batch) return null;
+  const indices = answeredCalls(turn);
+  if (indices.length === batch.calls.length && indices.every((index, k) => index === k)) return batch;
+  return { calls: indices.map((index) => batch.calls[index]!), outcomes: indices.map((index) => batch.outcomes[index]!) };
+}
+
 /** The batch with `outcome` recorded for a call that settled without its actor (R72, R73): it counts as started. */
 export function settledStreamed(batch: ToolBatch, outcome: ToolCallOutcome): ToolBatch {
   const outcomes = batch.outcomes.slice();

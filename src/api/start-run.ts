@@ -9,7 +9,7 @@ import { createActor, type Actor } from "xstate";
 import type { AgentContext, AgentEvent, AgentEventSink, AgentLoopConfig, AgentMessage, StreamFn } from "../types.js";
 import { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
-import { failureMessage } from "../../machines/run.helpers.js";
+import { answerableBatch, failureMessage } from "../../machines/run.helpers.js";
 import { errorText, abortedResult, toolResultMessage } from "../loop/tool-results.js";
 import { answerToolOf } from "../loop/output-tool.js";
 import { ToolRegistry } from "../loop/tool-registry.js";
@@ -211,7 +211,7 @@ export interface DeliveredView {
 export function failureEvents(context: RunContext, error: unknown, at: number, seen: DeliveredView): { events: AgentEvent[]; messages: AgentMessage[] } {
   const events: AgentEvent[] = [];
   const added: AgentMessage[] = [];
-  const batch = seen.turnOpen ? context.turn.batch : null;
+  const batch = seen.turnOpen ? answerableBatch(context.turn) : null;
   if (batch) {
     const answered = seen.answered ?? new Set(context.turn.toolResults.map((message) => message.toolCallId));
     batch.calls.forEach((call, index) => {

@@ -30,7 +30,7 @@ export function timedTool(clock: ManualClock, name: string, ms: number, extra: P
 export type FinalCalls = (streamed: ToolCall[]) => AssistantMessage["content"];
 
 /** `streamFn` with the first response's `done` message given `final`'s content; every other event as played. */
-function withFinalCalls(streamFn: StreamFn, final: FinalCalls): StreamFn {
+export function withFinalCalls(streamFn: StreamFn, final: FinalCalls): StreamFn {
   let request = 0;
   return (model, context, options) => {
     const first = request++ === 0;

@@ -4,10 +4,10 @@
  * each tool takes scripted time, so the log's times are exact (`t=<ms> <event>`, deltas left out).
  */
 import { describe, expect, it } from "vitest";
-import { emptyUsage, pause, PushAssistantStream, runAgentLoop, text, toolCall } from "../../src/index.js";
+import { Agent, emptyUsage, pause, PushAssistantStream, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
 import type { AgentEvent, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn, ToolCall } from "../../src/index.js";
-import { timedRun, timedTool, type ManualClock } from "./streaming-tools.helpers.js";
-import { baseConfig, project, tool, user } from "./helpers.js";
+import { timedRun, timedTool, withFinalCalls, type ManualClock } from "./streaming-tools.helpers.js";
+import { baseConfig, project, structureProblems, tool, user } from "./helpers.js";
 import { truncatedCallResult } from "../../src/loop/tool-results.js";
 
 const head = ["t=0 agent_start", "t=0 turn_start", "t=0 message_start:system", "t=0 message_end:system", "t=0 message_start:user(go)", "t=0 message_end:user(go)"];
@@ -384,6 +384,55 @@ describe("R70–R72: a final message that differs from what streamed (calls matc
     expect(endOf(events, "a")).toBe("grep done");
     expect(endOf(events, "b")).toBe("Operation aborted");
     expect(resultTexts(output)).toEqual(["c:write done"]);
+  });
+
+  it("R67, R72: a run abandoned after the final message dropped a call answers only the calls that message lists (no orphaned result)", async () => {
+    // `read` ignores its signal, so the abort grace runs out while it still runs.
+    const stubborn = (clock: ManualClock): AgentTool => tool("read", () => new Promise((resolve) => clock.clock.setTimer(5_000, () => resolve({ content: [{ type: "text", text: "late" }], details: {} }))), { isConcurrencySafe: () => true });
+    const { events, output } = await timedRun(
+      [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
+      (clock) => [stubborn(clock), timedTool(clock, "grep", 1000)],
+      { abortGraceMs: 200 },
+      { finalCalls: (calls) => [byId(calls, "a")], act: (t, controller) => t === 600 && controller.abort() },
+    );
+    expect(endOf(events, "b")).toBe("Operation aborted");
+    const results = (output as { role: string; toolCallId?: string }[]).filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
+    expect(results).toEqual(["a"]);
+    expect((output[output.length - 1] as AssistantMessage).stopReason).toBe("aborted");
+  });
+
+  it("R67, R72: a finishTurn abandoned after the final message dropped a call: the dropped call gets no result message", async () => {
+    const { events, output } = await timedRun(
+      [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "read", 100), timedTool(clock, "grep", 1000)],
+      { abortGraceMs: 200, finishTurn: () => new Promise(() => {}) },
+      { finalCalls: (calls) => [byId(calls, "a")], act: (t, controller) => t === 600 && controller.abort() },
+    );
+    expect(endOf(events, "b")).toBe("Operation aborted");
+    const results = (output as { role: string; toolCallId?: string }[]).filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
+    expect(results).toEqual(["a"]);
+    expect((output[output.length - 1] as AssistantMessage).stopReason).toBe("aborted");
+  });
+
+  it("R55, R72: an Agent listener that throws after the final message dropped a call: the failure answers only the listed calls", async () => {
+    const slow = (name: string, ms: number) =>
+      tool(name, (_id, _args, signal) => new Promise((resolve) => {
+        const timer = setTimeout(() => resolve({ content: [{ type: "text", text: `${name} done` }], details: {} }), ms);
+        signal?.addEventListener("abort", () => (clearTimeout(timer), resolve({ content: [{ type: "text", text: `${name} stopped` }], details: {} })), { once: true });
+      }), { isConcurrencySafe: () => true });
+    const streamFn = withFinalCalls(scriptedStreamFn([{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), text("done")] }, answer]), (calls) => [byId(calls, "a")]);
+    const agent = new Agent({ initialState: { model: scriptedModel, tools: [slow("read", 30), slow("grep", 5_000)] }, streamFn, streamingToolExecution: true });
+    const events: AgentEvent[] = [];
+    agent.subscribe((event) => {
+      events.push(event);
+      // b's `Operation aborted` end (the final message dropped it): the listener fails the run (R55).
+      if (event.type === "tool_execution_end" && event.toolCallId === "b") throw new Error("listener bug");
+    });
+    await agent.prompt("go");
+    const results = agent.state.messages.filter((m) => m.role === "toolResult").map((m) => (m as { toolCallId: string }).toolCallId);
+    expect(endOf(events, "b")).toBe("Operation aborted");
+    expect(results).not.toContain("b");
+    expect(structureProblems(events)).toEqual([]);
   });
 
   it("R72: a length response whose final message reorders its calls: each call's R28 result or kept result goes to its own id, in the final message's order", async () => {

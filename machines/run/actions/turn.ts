@@ -9,7 +9,7 @@ import { declareToolChanges, applySystemMessages } from "../../../src/protocol/t
 import { errorText } from "../../../src/protocol/tool-results.js";
 import { answerStartedCalls, isStepAbandoned, type StepAbandonedError } from "../../../src/protocol/abort-grace.js";
 import { polledMessages, replyOutput, timeOf } from "../../steps.js";
-import { appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
+import { answerableBatch, appended, closedTurn, failureMessage, runStartedAt, turnSpend } from "../helpers.js";
 import { announce, runAssign, runEmit, runEnqueue } from "../setup.js";
 import type { RunContext, TurnUpdate } from "../types.js";
 import { truncationsCounted } from "./request.js";
@@ -119,7 +119,7 @@ export const turnActions = {
   emitFailure: runEnqueue<{ ending: "error" | "aborted" }>(({ context, event, enqueue }, { ending }) => {
     const at = timeOf(event, runStartedAt(context));
     const abandoned = abandonedStepOf(event);
-    const answered = abandoned ? answerStartedCalls(context.turn, abandoned, at) : { events: [], messages: [] };
+    const answered = abandoned ? answerStartedCalls({ ...context.turn, batch: answerableBatch(context.turn) }, abandoned, at) : { events: [], messages: [] };
     for (const answer of answered.events) enqueue.emit(answer);
     if (!context.turn.open) enqueue.emit({ type: "turn_start" });
     const message = failureMessage(context, context.failure ?? "Unknown failure", at, ending);
