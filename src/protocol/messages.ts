@@ -33,7 +33,8 @@ export interface ToolCall {
   type: "toolCall";
   id: string;
   name: string;
-  arguments: Record<string, unknown>;
+  /** Plain JSON: what the model sent, parsed (R13 keeps every value that enters a run JSON). */
+  arguments: JsonObject;
   /** Set when the model's argument text was not a JSON object; `arguments` is then `{}` (R21). */
   argumentsError?: string;
 }
@@ -84,7 +85,13 @@ export interface UserMessage {
   recovery?: "output_limit";
 }
 
-export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+/**
+ * pi-ai's stop reasons. The loop treats `error` and `aborted` as failures (R6), `length` as
+ * truncation (R61) and every other reason as a completed response: `pending` (the reason a
+ * provider's partial message carries while it streams) and `deferred` (the response continues
+ * asynchronously behind a provider handle) end a turn as `stop` does, as in pi-agent-core.
+ */
+export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
 
 export interface AssistantMessage {
   role: "assistant";
@@ -109,7 +116,8 @@ export interface AssistantMessage {
   thinkingLevel?: ThinkingLevel;
 }
 
-export interface ToolResultMessage<TDetails = unknown> {
+/** `details` is plain JSON: a tool's result is converted when it enters the run (R13). */
+export interface ToolResultMessage<TDetails = JsonValue> {
   role: "toolResult";
   toolCallId: string;
   toolName: string;
@@ -207,7 +215,7 @@ export type AssistantMessageEvent =
   | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
   | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
   | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
-  | { type: "done"; reason: "stop" | "length" | "toolUse"; message: AssistantMessage }
+  | { type: "done"; reason: "stop" | "length" | "toolUse" | "deferred"; message: AssistantMessage }
   | { type: "error"; reason: "error" | "aborted"; error: AssistantMessage };
 
 /** An async iterable of provider events whose `result()` resolves to the final message. */

@@ -3,7 +3,7 @@
  * machines' actions and the actor implementations so every path words its errors the same way.
  */
 import type { AfterToolCallResult } from "./config.js";
-import type { ToolCall, ToolResultMessage } from "./messages.js";
+import type { JsonValue, ToolCall, ToolResultMessage } from "./messages.js";
 import type { AgentToolResult } from "./tools.js";
 
 export const ABORTED_TEXT = "Operation aborted";
@@ -92,7 +92,8 @@ export function toolResultMessage(
     toolName: toolCall.name,
     // (A result without content has none: see `toolResultProblem`.)
     content: result.content ?? [],
-    details: result.details,
+    // R13: plain JSON by here (a result is converted with `toPlainData` where it enters the run).
+    details: result.details as JsonValue,
     isError,
     timestamp,
   };

@@ -38,6 +38,7 @@ import { emptyUsage, monotonicNow, PushAssistantStream } from "./assistant-strea
 import type { Clock } from "../loop/clock.js";
 import { modelProblem } from "../boundary/model.js";
 import { problemText } from "../boundary/problem.js";
+import { parseToolArguments } from "./tool-arguments.js";
 
 export type ScriptedBlock =
   | { type: "text"; text: string }
@@ -52,8 +53,8 @@ export type ScriptedFailureKind = TransientFailureKind | "prompt_too_long";
 export interface ScriptedResponse {
   /** Content blocks, in order. */
   content?: ScriptedBlock[];
-  /** Defaults to `toolUse` when there are tool calls, else `stop`. */
-  stopReason?: StopReason;
+  /** Defaults to `toolUse` when there are tool calls, else `stop`. (`pending` is a partial message's reason, never a response's.) */
+  stopReason?: Exclude<StopReason, "pending">;
   /** With `stopReason: "error"`, or to override the wording of a `failure`. */
   errorMessage?: string;
   /**
@@ -261,7 +262,8 @@ async function play(
         const json = JSON.stringify(block.arguments ?? {});
         if (!(await send(() => ({ type: "toolcall_delta", contentIndex: index, delta: json, partial: message })))) return;
         const ended = await send(() => {
-          call.arguments = block.argumentsError ? {} : { ...(block.arguments ?? {}) };
+          // What the model sent is the JSON text of the deltas, as a provider's arguments are.
+          call.arguments = block.argumentsError ? {} : parseToolArguments(json).arguments;
           if (block.argumentsError) call.argumentsError = block.argumentsError;
           return { type: "toolcall_end", contentIndex: index, toolCall: call, partial: message };
         });

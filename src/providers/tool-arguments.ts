@@ -1,4 +1,4 @@
-import type { ToolCall } from "../types.js";
+import type { JsonObject, ToolCall } from "../types.js";
 
 /** Longest raw argument text quoted in an `argumentsError`. */
 const MAX_QUOTED_ARGUMENTS = 2000;
@@ -25,7 +25,8 @@ export function parseToolArguments(raw: string): Pick<ToolCall, "arguments" | "a
     const reason = error instanceof Error ? error.message : String(error);
     return { arguments: {}, argumentsError: `Tool arguments are not valid JSON (${reason}). Raw arguments: ${quote(raw)}` };
   }
-  if (isObject(value)) return { arguments: value };
+  // What JSON.parse returns is JSON.
+  if (isObject(value)) return { arguments: value as JsonObject };
   const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
   return { arguments: {}, argumentsError: `Tool arguments must be a JSON object, got ${kind}. Raw arguments: ${quote(raw)}` };
 }

@@ -3,7 +3,7 @@
  * `AssistantMessage` grows with each event and rides along as `partial` (as a provider's does).
  */
 import { parse as parsePartialJson } from "partial-json";
-import type { AssistantMessage, AssistantMessageEvent, Model, ToolCall } from "../types.js";
+import type { AssistantMessage, AssistantMessageEvent, JsonObject, Model, ToolCall } from "../types.js";
 import { emptyUsage } from "../providers/assistant-stream.js";
 import type { ProxyAssistantMessageEvent } from "./wire.js";
 
@@ -116,10 +116,10 @@ export class ProxyMessageBuilder {
 }
 
 /** The arguments parsed so far from incomplete JSON text (`{"path":"ab` → `{ path: "ab" }`), as the reference shows them. */
-function partialArguments(text: string): Record<string, unknown> | undefined {
+function partialArguments(text: string): JsonObject | undefined {
   try {
     const value: unknown = parsePartialJson(text);
-    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as JsonObject) : undefined;
   } catch {
     return undefined;
   }

@@ -26,7 +26,8 @@ export type ProxyAssistantMessageEvent =
   | { type: "toolcall_start"; contentIndex: number; id: string; toolName: string }
   | { type: "toolcall_delta"; contentIndex: number; delta: string }
   | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall }
-  | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; usage: Usage }
+  /** `deferred` is not in the reference's wire (its type has no such reason); it crosses as sent, without the provider's handle. */
+  | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse" | "deferred">; usage: Usage }
   | { type: "error"; reason: Extract<StopReason, "error" | "aborted">; errorMessage?: string; usage: Usage };
 
 /** Stream options that cross the wire (JSON values); everything else stays on the client. */

@@ -32,6 +32,7 @@ import {
   type Model,
   type Script,
   type StreamFn,
+  type JsonObject,
   type ToolCall,
 } from "../../src/index.js";
 import { assistantMessage, baseConfig, logEntry, ok, summary, system, tool, user, wait } from "./helpers.js";
@@ -1588,6 +1589,14 @@ describe("reference differential, more (pi-agent-core 1.6.0 as a black box)", ()
       await same(edge([{ content: [toolCall("a", {}, "c1")], stopReason: "stop" }, answer("done"), answer("f")]));
     });
 
+    it("R6: deferred stopReason (pi-ai's: the response continues behind a provider handle) ends the turn as stop does", async () => {
+      await same(edge([{ content: [], stopReason: "deferred" }, answer("f")]));
+    });
+
+    it("R7: deferred stopReason with a tool call (tools still run)", async () => {
+      await same(edge([{ content: [text("later"), toolCall("a", {}, "c1")], stopReason: "deferred" }, answer("done"), answer("f")]));
+    });
+
     it("R41: a hand-made stream with content events before start and no terminal event", async () => {
       const final = assistantMessage([{ type: "text", text: "final" }]);
       const partial = assistantMessage([{ type: "text", text: "p" }]);
@@ -1616,7 +1625,7 @@ describe("reference differential, more (pi-agent-core 1.6.0 as a black box)", ()
   });
 
   describe("runToolCall", () => {
-    const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({ type: "toolCall", id: "c1", name, arguments: args });
+    const call = (name: string, args: JsonObject = {}): ToolCall => ({ type: "toolCall", id: "c1", name, arguments: args });
     const base = { assistantMessage: assistantMessage([], "toolUse"), context: { messages: [] } };
     /** The outcome, normalized; `result.isError` is dropped unless `raw` (it differs, see below). */
     const outcome = async (impl: Impl, c: ToolCall, options: Record<string, unknown>, raw = false) => {

@@ -14,6 +14,7 @@ import {
   type RunActor,
   type StreamFn,
   type AssistantMessageEvent,
+  type JsonObject,
 } from "../../src/index.js";
 import { assistantMessage, baseConfig, handStream, logEntry, logged, recorder, runScenario, summary, tool, user } from "./helpers.js";
 import { runAgentLoop } from "../../src/index.js";
@@ -192,7 +193,7 @@ describe("request boundary", () => {
       return {
         async *[Symbol.asyncIterator]() {
           yield { type: "start", partial: live } as AssistantMessageEvent;
-          const call = { type: "toolCall" as const, id: "c1", name: "read", arguments: {} as Record<string, unknown> };
+          const call = { type: "toolCall" as const, id: "c1", name: "read", arguments: {} as JsonObject };
           live.content.push({ type: "text", text: "a" }, call);
           yield { type: "text_delta", contentIndex: 0, delta: "a", partial: live } as AssistantMessageEvent;
           call.arguments = { path: "x" };

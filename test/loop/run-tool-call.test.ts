@@ -3,10 +3,10 @@
  * (R21–R26), with no events and no messages; it never rejects.
  */
 import { describe, expect, it } from "vitest";
-import { runToolCall, type AgentToolResult, type ToolCall } from "../../src/index.js";
+import { runToolCall, type AgentToolResult, type JsonObject, type ToolCall } from "../../src/index.js";
 import { assistantMessage, ok, tool } from "./helpers.js";
 
-const call = (name: string, args: Record<string, unknown> = {}): ToolCall => ({ type: "toolCall", id: "c1", name, arguments: args });
+const call = (name: string, args: JsonObject = {}): ToolCall => ({ type: "toolCall", id: "c1", name, arguments: args });
 const textOf = (result: AgentToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 const schema = { type: "object", properties: { count: { type: "number" } }, required: ["count"] };
 

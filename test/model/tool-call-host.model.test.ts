@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, toPromise, type InspectionEvent } from "xstate";
-import { runToolCall, type AgentTool, type AgentToolCallOutcome, type AssistantMessage, type RunToolCallOptions, type ToolCall } from "../../src/index.js";
+import { runToolCall, type AgentTool, type AgentToolCallOutcome, type AssistantMessage, type RunToolCallOptions, type JsonObject, type ToolCall } from "../../src/index.js";
 import { toolCallHostMachine } from "../../machines/tool-call-host.machine.js";
 import { toolCallMachine } from "../../machines/tool-call.machine.js";
 import { provideToolCallHost } from "../../src/actors/implementations.js";
@@ -72,7 +72,7 @@ const echo: AgentTool = {
 };
 
 const assistantMessage = { role: "assistant", content: [], stopReason: "toolUse" } as unknown as AssistantMessage;
-const call = (name: string, args: Record<string, unknown>): ToolCall => ({ type: "toolCall", id: `c-${name}`, name, arguments: args });
+const call = (name: string, args: JsonObject): ToolCall => ({ type: "toolCall", id: `c-${name}`, name, arguments: args });
 
 /** Each call, and what its outcome must show (R21–R23). */
 const cases: Record<string, { toolCall: ToolCall; options: RunToolCallOptions; expected: { isError: boolean; text: RegExp; details?: unknown } }> = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AgentMessage, AssistantMessage, CompactRequest, Message, SystemMessage, ToolResultMessage, UserMessage } from "../../src/types.js";
+import type { AgentMessage, JsonObject, AssistantMessage, CompactRequest, Message, SystemMessage, ToolResultMessage, UserMessage } from "../../src/types.js";
 import { AgentInputError } from "../../src/boundary/errors.js";
 import { replayTranscript } from "../../src/transcript/index.js";
 import { scriptedModel, scriptedStreamFn, text } from "../../src/providers/scripted.js";
@@ -29,7 +29,7 @@ const user = (content: string): UserMessage => ({ role: "user", content, timesta
 const system = (content: string, extra: Partial<SystemMessage> = {}): SystemMessage => ({ role: "system", content, ...extra, timestamp: tick() });
 const tool = (name: string) => ({ name, description: `the ${name} tool`, parameters: { type: "object", properties: {} } });
 
-function assistant(words: string, calls: { id: string; name: string; args?: Record<string, unknown> }[] = [], usage: Partial<AssistantMessage["usage"]> = {}): AssistantMessage {
+function assistant(words: string, calls: { id: string; name: string; args?: JsonObject }[] = [], usage: Partial<AssistantMessage["usage"]> = {}): AssistantMessage {
   return {
     role: "assistant",
     content: [

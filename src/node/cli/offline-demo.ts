@@ -194,14 +194,14 @@ function followUpAnswer(task: Task): Turn {
   const read = latest(task.since, "read_file");
   const search = latest(task.since, "search_text");
   if (read && !read.isError) {
-    const details = read.details as ReadFileDetails;
+    const details = detailsOf<ReadFileDetails>(read);
     const body = resultText(read).split("\n").slice(1).join("\n");
     return {
       content: [text(`\`${details.path}\` (lines ${details.startLine}-${details.endLine} of ${details.totalLines}):\n${body}\nThat is the first match in the file with the most of them.`)],
     };
   }
   if (search && !search.isError) {
-    const details = search.details as SearchTextDetails;
+    const details = detailsOf<SearchTextDetails>(search);
     const sample = details.matches.slice(0, 3).map((match) => `\`${match.path}:${match.line}\``).join(", ");
     return { content: [text(`"${details.pattern}" appears on ${plural(details.matches.length, "line")} in ${plural(details.files, "file")}${sample ? `, e.g. ${sample}` : ""}.`)] };
   }
@@ -215,7 +215,7 @@ function facts(task: Task): string[] {
   const out: string[] = [];
   const list = task.since.find((message): message is ToolResultMessage => message.role === "toolResult" && message.toolName === "list_files");
   if (list && !list.isError) {
-    const details = list.details as ListFilesDetails;
+    const details = detailsOf<ListFilesDetails>(list);
     const top = details.entries.filter((entry) => !entry.slice(0, -1).includes("/")).slice(0, 6);
     out.push(
       `The tree has ${plural(details.files, "file")} in ${plural(details.directories, "directory", "directories")} (node_modules and .git not counted)` +
@@ -272,11 +272,11 @@ function searchFact(search: ToolResultMessage): string {
 function steeringFact(result: ToolResultMessage): string {
   if (result.isError) return `that failed: ${firstLine(resultText(result))}`;
   if (result.toolName === "list_files") {
-    const details = result.details as ListFilesDetails;
+    const details = detailsOf<ListFilesDetails>(result);
     const sample = details.entries.filter((entry) => !entry.endsWith("/")).slice(0, 3).map((entry) => `\`${entry}\``);
     return `there ${details.files === 1 ? "is" : "are"} ${plural(details.files, "test file")}${sample.length ? `, e.g. ${sample.join(", ")}` : ""}.`;
   }
-  const details = result.details as SearchTextDetails;
+  const details = detailsOf<SearchTextDetails>(result);
   return `"${details.pattern}" appears on ${plural(details.matches.length, "line")} in ${plural(details.files, "file")}.`;
 }
 
@@ -290,6 +290,11 @@ function projectName(results: ToolResultMessage[]): string | undefined {
 }
 
 // -- helpers ------------------------------------------------------------------------------------
+
+/** A result's details as its tool (`../tools`) returned them: JSON in the transcript, typed by the tool's interface. */
+function detailsOf<T>(result: ToolResultMessage): T {
+  return result.details as unknown as T;
+}
 
 function latest(messages: Message[], toolName: string): ToolResultMessage | undefined {
   return [...messages].reverse().find((message): message is ToolResultMessage => message.role === "toolResult" && message.toolName === toolName);

@@ -1,5 +1,5 @@
 import type { RawMessageStreamEvent, RefusalStopDetails } from "@anthropic-ai/sdk/resources/messages";
-import type { AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage } from "../../types.js";
+import type { AssistantMessage, JsonObject, Model, TextContent, ThinkingContent, ToolCall, Usage } from "../../types.js";
 import { emptyUsage, monotonicNow, type PushAssistantStream } from "../assistant-stream.js";
 import { redact } from "./errors.js";
 import { notRetryable, type AnthropicFailure } from "./classify.js";
@@ -249,9 +249,10 @@ export class AnthropicTurn {
         this.stream.push({ type: "thinking_end", contentIndex, content: open.block.thinking, partial });
         return;
       case "toolCall": {
-        const parsed =
+        // The API's `input` object is parsed JSON.
+        const parsed: Pick<ToolCall, "arguments" | "argumentsError"> =
           open.json.length === 0 && isObject(open.initialInput) && Object.keys(open.initialInput).length > 0
-            ? { arguments: open.initialInput }
+            ? { arguments: open.initialInput as JsonObject }
             : parseToolArguments(open.json);
         open.block.arguments = parsed.arguments;
         if (parsed.argumentsError !== undefined) open.block.argumentsError = parsed.argumentsError;
