@@ -52,8 +52,8 @@ export interface Usage {
 export interface ToolDecl {
   name: string;
   description: string;
-  /** A JSON Schema object. */
-  parameters: Record<string, unknown>;
+  /** A JSON Schema object (`object`, as pi-ai's `Tool`: a TypeBox or pi-schema schema is one). */
+  parameters: object;
 }
 
 export interface ToolReference {

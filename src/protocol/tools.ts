@@ -25,8 +25,11 @@ export interface AgentToolResult<TDetails = unknown> {
 
 export type AgentToolUpdateCallback<TDetails = unknown> = (partialResult: AgentToolResult<TDetails>) => void;
 
-/** A JSON Schema object or a zod schema (converted with zod's JSON Schema export, validated with zod). */
-export type ToolParameters = Record<string, unknown> | z.ZodType;
+/**
+ * A JSON Schema object (any object type, as pi's `AgentTool`: a TypeBox or pi-schema schema is
+ * one) or a zod schema (converted with zod's JSON Schema export, validated with zod).
+ */
+export type ToolParameters = object | z.ZodType;
 
 export interface AgentTool<TParams = any, TDetails = any> extends ConcurrencySafeTool<TParams> {
   name: string;

@@ -10,11 +10,14 @@ import { isZodSchema, zodJsonSchema } from "./zod-schema.js";
 /** The fields a declaration is made of; any `AgentTool` has them. */
 export type DeclarableTool = Pick<AgentTool, "name" | "description" | "parameters">;
 
+/** A declaration whose schema is read field by field (any object is). */
+type SchemaDecl = ToolDecl & { parameters: Record<string, unknown> };
+
 interface Memo {
   readonly name: string;
   readonly description: string;
   readonly parameters: unknown;
-  readonly decl: ToolDecl;
+  readonly decl: SchemaDecl;
 }
 
 const memo = new WeakMap<object, Memo>();
@@ -25,11 +28,15 @@ const memo = new WeakMap<object, Memo>();
  * returned for the same tool while its fields are unchanged.
  */
 export function toolDeclaration(tool: DeclarableTool): ToolDecl {
+  return schemaDeclaration(tool);
+}
+
+function schemaDeclaration(tool: DeclarableTool): SchemaDecl {
   const cached = memo.get(tool);
   if (cached && cached.name === tool.name && cached.description === tool.description && cached.parameters === tool.parameters) {
     return cached.decl;
   }
-  const decl: ToolDecl = { name: tool.name, description: tool.description, parameters: jsonSchemaOf(tool.parameters) };
+  const decl: SchemaDecl = { name: tool.name, description: tool.description, parameters: jsonSchemaOf(tool.parameters) };
   memo.set(tool, { name: tool.name, description: tool.description, parameters: tool.parameters, decl });
   return decl;
 }
@@ -44,7 +51,7 @@ export function declarationKey(tool: DeclarableTool): string {
 
 /** The tool's parameters as JSON Schema (what coercion is guided by). */
 export function toolJsonSchema(tool: DeclarableTool): Record<string, unknown> {
-  return toolDeclaration(tool).parameters;
+  return schemaDeclaration(tool).parameters;
 }
 
 function jsonSchemaOf(parameters: unknown): Record<string, unknown> {

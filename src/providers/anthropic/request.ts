@@ -138,7 +138,7 @@ export function replaySystemMessages(messages: readonly Message[]): { systemText
   return { systemText: parts.join("\n\n"), tools: [...tools.values()] };
 }
 
-function toInputSchema(parameters: Record<string, unknown>): Tool.InputSchema {
+function toInputSchema(parameters: object): Tool.InputSchema {
   return { ...parameters, type: "object" };
 }
 
