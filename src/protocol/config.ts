@@ -127,9 +127,11 @@ export interface AgentLoopConfig extends LoopStreamOptions, StreamingToolSetting
   /**
    * Called before every request, the first included, with pending messages already appended (R4c).
    * The returned `context`, `model`, `thinkingLevel` replace the run's for this and later requests;
-   * `undefined` keeps them. Does not poll queues.
+   * `undefined` keeps them. Does not poll queues. (A method, so pi's hook type-checks: it types
+   * `request.model` as pi-ai's `Model`, whose `baseUrl` is required; it gets the run's model as
+   * the app gave it.)
    */
-  prepareRequest?: (request: PrepareRequestContext, signal?: AbortSignal) => MaybePromise<AgentRequestUpdate | undefined | void>;
+  prepareRequest?(request: PrepareRequestContext, signal?: AbortSignal): MaybePromise<AgentRequestUpdate | undefined | void>;
   /**
    * Called after a turn's messages, before `turn_end` (R8). `{action: "end"}` ends the run with no
    * queue poll and no further request; `{action: "continue"}` ensures one more request if nothing

@@ -295,10 +295,12 @@ export interface LoopStreamOptions extends CustomStreamOptions {
   fetch?: typeof globalThis.fetch;
   /** Provider-scoped environment values, over `process.env`. */
   env?: Record<string, string>;
+  // The three callbacks below are methods, so that pi's (typed with pi-ai's `Model`, whose
+  // `baseUrl` is required) type-check: they get the run's model as the app gave it.
   /** Inspect or replace the provider payload before it is sent; return undefined to keep it. */
-  onPayload?: (payload: unknown, model: Model) => unknown;
-  onResponse?: (response: { status: number; headers: Record<string, string> }, model: Model) => void | Promise<void>;
-  onProviderStreamEvent?: (data: unknown, model: Model) => void | Promise<void>;
+  onPayload?(payload: unknown, model: Model): unknown;
+  onResponse?(response: { status: number; headers: Record<string, string> }, model: Model): void | Promise<void>;
+  onProviderStreamEvent?(data: unknown, model: Model): void | Promise<void>;
   /** A telemetry span (pi-telemetry's `TelemetrySpan`) for providers that report one. */
   telemetry?: unknown;
 }
@@ -306,19 +308,30 @@ export interface LoopStreamOptions extends CustomStreamOptions {
 /**
  * What the stream function receives: the config's stream options plus the run's `signal`, the
  * resolved `apiKey` and the turn's `reasoning`. Open, so a stream function can read options another
- * layer added.
+ * layer added. `telemetry` arrives untouched too, read through the index signature (`unknown`):
+ * it is not declared here so that pi's stream functions, which type it as pi-telemetry's span,
+ * type-check (see `StreamFn`).
  */
-export interface StreamOptions extends LoopStreamOptions {
+export interface StreamOptions extends Omit<LoopStreamOptions, "telemetry"> {
+  /** The turn's thinking level; absent when it is off (the loop never sends `"off"`, as pi's does not). */
+  reasoning?: Exclude<ThinkingLevel, "off">;
   [option: string]: unknown;
 }
 
 /**
- * The provider seam. **Contract: never throws or rejects** for provider, network or model
- * failures; they are encoded as a final message with `stopReason: "error" | "aborted"` and
- * `errorMessage`. (A stream function that throws anyway ends the run cleanly, R56.)
+ * The provider seam: `(model: Model, context: TranscriptContext, options: StreamOptions) =>
+ * AssistantMessageEventStream | Promise<AssistantMessageEventStream>`. **Contract: never throws or
+ * rejects** for provider, network or model failures; they are encoded as a final message with
+ * `stopReason: "error" | "aborted"` and `errorMessage`. (A stream function that throws anyway ends
+ * the run cleanly, R56.)
+ *
+ * Declared as a method's type, so its parameters are compared both ways: pi's `StreamFn` (and
+ * pi-ai's stream functions) type-check as they are, though their parameters are narrower than
+ * what the loop declares. What the loop passes meets them: `context` is a normalized transcript
+ * (what pi-ai's branded `TranscriptContext` certifies: prompt and tools as system messages, R30),
+ * and `model` is the run's model as the app gave it (pi-ai's requires `baseUrl`, which a model
+ * from pi-ai's catalog has; ours may omit it).
  */
-export type StreamFn = (
-  model: Model,
-  context: TranscriptContext,
-  options: StreamOptions,
-) => AssistantMessageEventStream | Promise<AssistantMessageEventStream>;
+export type StreamFn = {
+  streamFn(model: Model, context: TranscriptContext, options: StreamOptions): AssistantMessageEventStream | Promise<AssistantMessageEventStream>;
+}["streamFn"];

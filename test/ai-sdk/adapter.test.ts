@@ -5,8 +5,11 @@
 import { describe, expect, it } from "vitest";
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { AI_SDK_MODELS, buildAiSdkRequest, fromAiSdkModel, UnknownAiSdkModelError, type AiSdkLanguageModel } from "../../src/providers/ai-sdk/index.js";
-import type { AssistantMessage, Message } from "../../src/types.js";
+import type { AssistantMessage, Message, StreamOptions } from "../../src/types.js";
 import { collect, project } from "../anthropic/helpers.js";
+
+/** `reasoning: "off"` as an untyped caller may send it (the loop never does: absent means off). */
+const UNTYPED_OFF = { reasoning: "off" } as unknown as StreamOptions;
 
 const FACTS = { facts: { contextWindow: 1000, maxTokens: 100 } };
 const usage = { inputTokens: { total: 3, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: undefined, reasoning: undefined } };
@@ -140,7 +143,7 @@ describe("fromAiSdkModel: stream parts", () => {
       toolChoice: "none",
       headers: { "x-a": "1", "x-b": null },
     }));
-    await collect(reasoning(reasoning.model, ctx(), { reasoning: "off", maxTokens: 7 }));
+    await collect(reasoning(reasoning.model, ctx(), { ...UNTYPED_OFF, maxTokens: 7 }));
     const plain = fromAiSdkModel(model, FACTS);
     await collect(plain(plain.model, ctx(), { reasoning: "high" }));
     const [first, second, third] = calls.map(({ abortSignal: _s, prompt: _p, ...rest }) => rest);

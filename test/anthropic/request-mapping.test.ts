@@ -4,6 +4,9 @@ import type { AssistantMessage, Message, Model, StreamOptions, ToolDecl } from "
 import { sse, startSseServer, textResponse, type SseServer } from "../support/sse-server.js";
 import { API_KEY, collectChecked, FIXTURE_MODEL_ID, haikuUsage, project, userText } from "./helpers.js";
 
+/** `reasoning: "off"` as an untyped caller may send it (the loop never does: absent means off). */
+const UNTYPED_OFF = { reasoning: "off" } as unknown as StreamOptions;
+
 let server: SseServer;
 beforeAll(async () => {
   server = await startSseServer();
@@ -273,7 +276,7 @@ describe("request mapping: thinking budget", () => {
   });
 
   it("sends no thinking for off, for no level, or for a model without reasoning", async () => {
-    expect(await thinkingOf(haiku, { reasoning: "off", maxTokens: 500 })).toEqual({ max_tokens: 500, thinking: undefined });
+    expect(await thinkingOf(haiku, { ...UNTYPED_OFF, maxTokens: 500 })).toEqual({ max_tokens: 500, thinking: undefined });
     server.clear();
     expect(await thinkingOf(haiku, {})).toEqual({ max_tokens: 64_000, thinking: undefined });
     server.clear();

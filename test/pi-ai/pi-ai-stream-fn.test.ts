@@ -2,17 +2,17 @@
  * pi-ai's stream functions run unchanged as the loop's `streamFn` (`@earendil-works/pi-ai` 1.6,
  * `streamSimple` from its `/compat` entry): an Agent runs a multi-turn tool session through pi-ai's
  * faux provider, and through its real OpenAI Chat Completions provider against a local server
- * speaking that wire. (pi-ai's types differ from ours in details — a `"pending"` stop reason, a
- * required `baseUrl` — so the function is cast once; at run time nothing is wrapped.)
+ * speaking that wire. Nothing is cast or wrapped: pi-ai's function and models type-check as ours
+ * (test/pi-ai/types-compat.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getModel, registerFauxProvider, streamSimple } from "@earendil-works/pi-ai/compat";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai/providers/faux";
-import { Agent, type AgentTool, type AssistantMessage, type Model, type StreamFn } from "../../src/index.js";
+import { Agent, type AgentTool, type AssistantMessage, type StreamFn } from "../../src/index.js";
 import { sseFrames, startWireServer, type WireServer } from "../support/wire-server.js";
 import { openaiChatWire, WIRE_API_KEY } from "../ai-sdk/wires.js";
 
-const piStreamFn = streamSimple as unknown as StreamFn;
+const piStreamFn: StreamFn = streamSimple;
 
 const tool = (name: string, reply: string): AgentTool => ({
   name,
@@ -52,7 +52,7 @@ describe("pi-ai's faux provider as streamFn", () => {
       ]);
       const agent = new Agent({
         streamFn: piStreamFn,
-        initialState: { model: faux.getModel() as unknown as Model, systemPrompt: "Be brief.", tools: [tool("read", "contents of"), tool("stat", "size of")] },
+        initialState: { model: faux.getModel(), systemPrompt: "Be brief.", tools: [tool("read", "contents of"), tool("stat", "size of")] },
       });
       const executions: string[] = [];
       agent.subscribe((event) => {
@@ -94,7 +94,7 @@ describe("pi-ai's OpenAI Chat Completions provider as streamFn, against the loca
       ])),
       sseFrames(openaiChatWire.text(["Both ", "exist."], { input: 30, output: 3 })),
     );
-    const model = { ...getModel("openai", "gpt-4o-mini"), api: "openai-completions", baseUrl: `${server.url}/v1` } as unknown as Model;
+    const model = { ...getModel("openai", "gpt-4o-mini"), api: "openai-completions", baseUrl: `${server.url}/v1` };
     const agent = new Agent({
       streamFn: piStreamFn,
       getApiKey: () => WIRE_API_KEY,

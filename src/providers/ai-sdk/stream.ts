@@ -174,7 +174,8 @@ function callOptions(
     if (options.toolChoice === "auto" || options.toolChoice === "none") call.toolChoice = { type: options.toolChoice };
   }
   if (typeof options.temperature === "number") call.temperature = options.temperature;
-  if (options.reasoning && options.reasoning !== "off" && model?.reasoning) call.reasoning = options.reasoning;
+  // The loop never sends "off" (absent means off), but a direct, untyped caller may.
+  if (options.reasoning && (options.reasoning as string) !== "off" && model?.reasoning) call.reasoning = options.reasoning;
   if (options.headers) {
     call.headers = Object.fromEntries(Object.entries(options.headers).map(([name, value]) => [name, value ?? undefined]));
   }
