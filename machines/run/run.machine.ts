@@ -424,8 +424,10 @@ export const runMachine = setup({
             // R6: an error or aborted response: no tools run (R60, R62: a withheld failure is emitted after all).
             { guard: and(["isErrorOrAborted", "hasStreamedCalls"]), target: "abortingStreamedCalls", actions: "surfaceWithheld" },
             { guard: "isErrorOrAborted", target: "closingTurn", actions: "surfaceWithheld" },
-            // R72: the final message (which asks for calls) does not list a streamed call by id.
-            { guard: and(["callsTools", "dropsStreamedCalls"]), target: "abortingDroppedCalls" },
+            // R72: a streamed call the final message (which asks for calls) does not list by id is
+            // aborted as after an error response, no result message; the calls it lists keep their
+            // execution, matched by id (then as below).
+            { guard: and(["callsTools", "dropsStreamedCalls"]), actions: "abortDroppedCalls" },
             // R28: a truncated response's calls get error results, not execution: each its start,
             // R28's result, its end and its message. R72: in streaming mode, a call started while the
             // response streamed is aborted with R28's text (no second start).
@@ -441,13 +443,6 @@ export const runMachine = setup({
             { guard: "hasStreamedCalls", target: "abortingStreamedCalls" },
             { target: "closingTurn" },
           ],
-        },
-        // R72: a streamed call the final message does not list is aborted as after an error response
-        // (no result message); the calls it lists keep their execution, matched by id, and the
-        // response is handled again without the dropped ones.
-        abortingDroppedCalls: {
-          entry: "abortDroppedCalls",
-          always: { target: "handlingResponse" },
         },
         // R72: a response not answered with its calls: calls started while it streamed are aborted
         // (tool_execution_end `Operation aborted`, no result message). Entered only when calls streamed.

@@ -179,7 +179,6 @@ describe("R13: restore at any point", () => {
       "turn.requesting.routingResponse",
       "turn.handlingResponse",
       "turn.abortingStreamedCalls",
-      "turn.abortingDroppedCalls",
       "turn.rejectingTruncatedCalls",
       "turn.closingTurn",
       "turn.endingTurn",
