@@ -207,6 +207,8 @@ export function fsError(error: unknown, requested: string, intermediate = false)
     case "EACCES":
     case "EPERM":
       return new ToolInputError(`Permission denied: ${requested}`);
+    case "ENAMETOOLONG":
+      return new ToolInputError(`The path is too long: ${requested.length > 200 ? `${requested.slice(0, 200)}…` : requested}`);
     default:
       return error instanceof Error ? error : new Error(String(error));
   }

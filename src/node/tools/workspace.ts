@@ -50,13 +50,20 @@ export function deniedPaths(paths: readonly string[] | undefined): DeniedPaths {
   };
 }
 
+/**
+ * The longest absolute path the system opens (Linux's PATH_MAX, 4,096 bytes with the NUL; macOS's
+ * is 1,024). A longer one cannot be resolved, so it is refused before any lookup: resolving a path
+ * through thousands of nested directories costs one lookup per component and prefix.
+ */
+export const MAX_PATH_BYTES = process.platform === "darwin" ? 1024 : 4096;
+
 /** Directories no tool walks into. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
 
 /**
  * The absolute path of `requested` (relative to `root`, or absolute) if it lies inside `root`,
  * following symlinks of the part that exists. Throws `ToolInputError` for `..` escapes, absolute
- * paths elsewhere, and symlinks that lead out.
+ * paths elsewhere, symlinks that lead out, and paths of `MAX_PATH_BYTES` or more.
  */
 export function resolveInWorkspace(root: string, requested: string): string {
   if (typeof requested !== "string" || requested.trim() === "") throw new ToolInputError("A path is required.");
@@ -67,6 +74,10 @@ export function resolveInWorkspace(root: string, requested: string): string {
     throw new ToolInputError(
       `Path "${requested}" is outside the working directory (${base}); only paths inside it are allowed.`,
     );
+  }
+  const bytes = Buffer.byteLength(absolute);
+  if (bytes >= MAX_PATH_BYTES) {
+    throw new ToolInputError(`The path is too long (its absolute path has ${bytes} bytes; the system's limit is ${MAX_PATH_BYTES}).`);
   }
   const realBase = realpathOrSelf(base);
   const realTarget = realpathOfExistingPart(absolute);
@@ -88,9 +99,12 @@ export function isInside(base: string, target: string): boolean {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
+/** The system's realpath: one call, where Node's JS `realpathSync` lstats every prefix (quadratic in the depth). */
+const realpathNow = realpathSync.native;
+
 export function realpathOrSelf(target: string): string {
   try {
-    return realpathSync(target);
+    return realpathNow(target);
   } catch {
     return target;
   }
@@ -102,7 +116,7 @@ export function realpathOfExistingPart(target: string): string {
   const rest: string[] = [];
   for (;;) {
     try {
-      return path.join(realpathSync(existing), ...rest.reverse());
+      return path.join(realpathNow(existing), ...rest.reverse());
     } catch {
       const parent = path.dirname(existing);
       if (parent === existing) return target;

@@ -1,0 +1,63 @@
+/**
+ * Hostile file-system layouts (audit of the workspace tools): paths longer than the system's limit
+ * through a deep tree, trees deeper than a walk enters, directories whose names are not UTF-8,
+ * listings of very long names, and files search_text cannot search. Each layout is made in a temp
+ * directory and removed with `rm -rf` (Node's rmSync cannot remove a tree deeper than PATH_MAX).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { listFilesTool, readFileTool, searchTextTool, ToolInputError, writeFileTool } from "../../src/node/index.js";
+import { run } from "./fixture.js";
+
+let bases: string[] = [];
+afterEach(() => {
+  for (const base of bases) execFileSync("rm", ["-rf", base]);
+  bases = [];
+});
+
+function workspace(): string {
+  const root = mkdtempSync(path.join(tmpdir(), "xal-hostile-"));
+  bases.push(root);
+  return root;
+}
+
+/** `levels` nested directories `name/name/…` under `root`, made from inside (a full path would pass PATH_MAX), with `file` at the bottom. */
+function nest(root: string, name: string, levels: number, file?: string): void {
+  const script = `const fs = require("fs"); process.chdir(${JSON.stringify(root)});
+    for (let i = 0; i < ${levels}; i++) { fs.mkdirSync(${JSON.stringify(name)}); process.chdir(${JSON.stringify(name)}); }
+    ${file ? `fs.writeFileSync(${JSON.stringify(file)}, "needle\\n");` : ""}`;
+  execFileSync(process.execPath, ["-e", script]);
+}
+
+describe.skipIf(process.platform !== "linux")("a path longer than the system's limit", () => {
+  it("is refused by every tool with a typed error before any lookup, not the system's ENAMETOOLONG", async () => {
+    const root = workspace();
+    // 20 components of 250 characters: 5,000 bytes, past Linux's PATH_MAX (4,096).
+    const name = "n".repeat(250);
+    nest(root, name, 20, "f.txt");
+    const requested = `${Array(20).fill(name).join("/")}/f.txt`;
+    const calls = [
+      run(readFileTool({ cwd: root }), { path: requested }),
+      run(listFilesTool({ cwd: root }), { path: path.dirname(requested) }),
+      run(searchTextTool({ cwd: root }), { pattern: "needle", path: requested }),
+      run(writeFileTool({ cwd: root }), { path: `${path.dirname(requested)}/g.txt`, content: "x" }),
+    ];
+    for (const outcome of await Promise.allSettled(calls)) {
+      expect(outcome.status).toBe("rejected");
+      const reason = (outcome as PromiseRejectedResult).reason as Error;
+      expect(reason).toBeInstanceOf(ToolInputError);
+      expect(reason.message).toMatch(/^The path is too long \(its absolute path has \d+ bytes; the system's limit is 4096\)\.$/);
+    }
+  });
+
+  it("through 2,100 nested directories (one component each), read_file answers with the same typed error", async () => {
+    // Before: resolving it called realpathSync once per missing component, each one lstat per
+    // prefix: the event loop was blocked for seconds (minutes at 3,000 levels), then a raw ENAMETOOLONG.
+    const root = workspace();
+    nest(root, "d", 2100, "f.txt");
+    await expect(run(readFileTool({ cwd: root }), { path: `${"d/".repeat(2100)}f.txt` })).rejects.toThrow(/^The path is too long/);
+  });
+});
