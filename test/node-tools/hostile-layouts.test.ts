@@ -9,8 +9,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { listFilesTool, readFileTool, searchTextTool, ToolInputError, writeFileTool } from "../../src/node/index.js";
-import { run } from "./fixture.js";
+import { listFilesTool, readFileTool, searchTextTool, ToolInputError, writeFileTool, type ListFilesDetails, type SearchTextDetails } from "../../src/node/index.js";
+import { MAX_WALK_DEPTH } from "../../src/node/tools/walk.js";
+import { run, textOf } from "./fixture.js";
 
 let bases: string[] = [];
 afterEach(() => {
@@ -59,5 +60,37 @@ describe.skipIf(process.platform !== "linux")("a path longer than the system's l
     const root = workspace();
     nest(root, "d", 2100, "f.txt");
     await expect(run(readFileTool({ cwd: root }), { path: `${"d/".repeat(2100)}f.txt` })).rejects.toThrow(/^The path is too long/);
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("a tree deeper than a walk enters", () => {
+  it(`list_files and search_text stop ${MAX_WALK_DEPTH} levels down with a note, not a stack overflow`, async () => {
+    // Before: each level was one more nested generator and open directory. The built package
+    // overflowed the stack at 2,500 levels (a raw RangeError, directories left to the garbage
+    // collector); past about 2,040, readlink of a directory failed and it was noted "changed during
+    // the walk".
+    const root = workspace();
+    nest(root, "d", 3000, "f.txt");
+    writeFileSync(path.join(root, "top.txt"), "needle\n");
+    const deepest = `${"d/".repeat(MAX_WALK_DEPTH - 1)}d`;
+    const note = { path: deepest, reason: `deeper than ${MAX_WALK_DEPTH} levels, not entered` };
+
+    const listed = await run<ListFilesDetails>(listFilesTool({ cwd: root }), { recursive: true });
+    expect(listed.details.entries).toEqual([...Array.from({ length: MAX_WALK_DEPTH }, (_, i) => `${"d/".repeat(i + 1)}`), "top.txt"]);
+    expect(listed.details.skipped).toEqual([note]);
+    expect(textOf(listed)).toContain(`(deeper than ${MAX_WALK_DEPTH} levels, not entered)`);
+
+    const searched = await run<SearchTextDetails>(searchTextTool({ cwd: root }), { pattern: "needle" });
+    expect(searched.details.matches).toEqual([{ path: "top.txt", line: 1, text: "needle" }]);
+    expect(searched.details.skipped).toEqual([note]);
+  });
+
+  it("a walk that starts deep counts its levels from where it starts", async () => {
+    const root = workspace();
+    nest(root, "d", MAX_WALK_DEPTH + 5, "f.txt");
+    const start = "d/".repeat(10).slice(0, -1);
+    const listed = await run<ListFilesDetails>(listFilesTool({ cwd: root }), { path: start, recursive: true });
+    expect(listed.details.skipped).toEqual([]);
+    expect(listed.details.entries.at(-1)).toBe(`${"d/".repeat(MAX_WALK_DEPTH + 5)}f.txt`);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Walking the workspace: names sorted, directories before their contents, `node_modules` and `.git`
- * not entered, symlinks listed but never followed, each subdirectory opened from its open parent
- * (see confined-open.ts), so that a directory swapped for a symlink mid-walk is not entered.
+ * not entered, symlinks listed but never followed, at most `MAX_WALK_DEPTH` levels entered, each
+ * subdirectory opened from its open parent (see confined-open.ts), so that a directory swapped for
+ * a symlink mid-walk is not entered.
  * Unreadable and special entries (FIFOs, sockets, devices) are skipped and reported, not fatal.
  */
 import type { Dirent } from "node:fs";
@@ -38,7 +39,7 @@ export interface WalkOptions {
 }
 
 /** Entries of the open directory `dir` (recursively when asked). */
-export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""): AsyncGenerator<WalkEntry> {
+export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = "", depth = 0): AsyncGenerator<WalkEntry> {
   const mode = options.mode ?? defaultConfinementMode();
   let entries: Dirent[];
   try {
@@ -69,6 +70,11 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
     if (options.recursive && SKIPPED_DIRECTORIES.has(entry.name)) continue;
     yield { relative, name: entry.name, parent: dir, kind: "directory", isDirectory: true };
     if (!options.recursive) continue;
+    // Bounded: every level is one more generator and one more open directory (thousands overflowed the stack).
+    if (depth + 1 >= MAX_WALK_DEPTH) {
+      options.skipped.push({ path: relative, reason: `deeper than ${MAX_WALK_DEPTH} levels, not entered` });
+      continue;
+    }
     let child: DirectoryRef;
     try {
       child = await openChildDirectory(dir, entry.name, options.realRoot, mode);
@@ -77,12 +83,18 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
       continue;
     }
     try {
-      yield* walk(child, options, relative);
+      yield* walk(child, options, relative, depth + 1);
     } finally {
       await child.close();
     }
   }
 }
+
+/**
+ * A recursive walk enters at most this many levels below where it starts; a deeper directory is
+ * listed and noted as skipped, not entered (each level holds its directory open).
+ */
+export const MAX_WALK_DEPTH = 100;
 
 /** At most this many skipped entries are kept in a result's details (the text shows fewer). */
 export const MAX_SKIPPED_DETAILS = 1000;
@@ -132,6 +144,11 @@ function reasonOf(error: unknown): string {
       return "changed during the walk, not entered";
     case "ENOENT":
       return "removed during the walk";
+    case "ENAMETOOLONG":
+      return "its path is too long, not entered";
+    case "EMFILE":
+    case "ENFILE":
+      return "too many open files, not entered";
     default:
       return (error as Error | undefined)?.message ?? String(error);
   }
