@@ -94,3 +94,21 @@ describe.skipIf(process.platform !== "linux")("a tree deeper than a walk enters"
     expect(listed.details.entries.at(-1)).toBe(`${"d/".repeat(MAX_WALK_DEPTH + 5)}f.txt`);
   });
 });
+
+describe("a file search_text cannot search, named by the call", () => {
+  it("is the call's error with the reason, not \"0 matches in 0 files\" (a sparse 5 GB file, a binary file)", async () => {
+    // Before: "0 matches in 0 files (0 searched)" and no note, so the model took it for a file
+    // without the text; read_file, refusing the same file, told it to use search_text.
+    const root = workspace();
+    execFileSync("truncate", ["-s", "5G", path.join(root, "huge.log")]);
+    writeFileSync(path.join(root, "blob.bin"), Buffer.from([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0, 1, 2]));
+    const search = searchTextTool({ cwd: root });
+    await expect(run(search, { pattern: "needle", path: "huge.log" })).rejects.toThrow(
+      new ToolInputError("huge.log is too large to search (5368709120 bytes): search_text reads at most 1048576 bytes of a file."),
+    );
+    await expect(run(search, { pattern: "needle", path: "blob.bin" })).rejects.toThrow(new ToolInputError("blob.bin looks like a binary file; only text files are searched."));
+    await expect(run(readFileTool({ cwd: root }), { path: "huge.log" })).rejects.toThrow(
+      new ToolInputError("huge.log is too large to read (5368709120 bytes): read_file reads at most 5242880 bytes of a file."),
+    );
+  });
+});

@@ -8,7 +8,7 @@ import { createPacer } from "./pace.js";
 import { reportProgress } from "./progress.js";
 import { deniedPaths, resolveInWorkspace, ToolInputError, workspaceRelative } from "./workspace.js";
 
-/** Files larger than this are refused (use search_text to find what you need). */
+/** Files larger than this are refused (search_text reads less: MAX_SEARCH_FILE_BYTES). */
 export const MAX_READ_BYTES = 5 * 1024 * 1024;
 /** At most this many lines per call. */
 export const MAX_READ_LINES = 2000;
@@ -51,10 +51,12 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
       const opened = await openFileForRead(root, params.path, options.confinement).catch((error: Error) =>
         Promise.reject(/^No such file/.test(error.message) ? new ToolInputError(`No such file: ${params.path}`) : error),
       );
+      // Not "use search_text": it reads less of a file (MAX_SEARCH_FILE_BYTES) and would refuse it too.
+      const tooLarge = (size: string) => new ToolInputError(`${params.path} is too large to read (${size} bytes): read_file reads at most ${MAX_READ_BYTES} bytes of a file.`);
       let buffer: Buffer;
       try {
         if (opened.stats.size > MAX_READ_BYTES) {
-          throw new ToolInputError(`${params.path} is too large to read (${opened.stats.size} bytes); use search_text to find the lines you need.`);
+          throw tooLarge(String(opened.stats.size));
         }
         // The size may change after fstat: the read itself is bounded too. A read that fails
         // (procfs's EINVAL, a disk's EIO) is the call's error, with its code.
@@ -62,7 +64,7 @@ export function readFileTool(options: WorkspaceToolOptions = {}): AgentTool<z.ou
           throw signal?.aborted ? error : new ToolInputError(`${shown} ${readFailure(error)}`);
         });
         if (read.exceeded) {
-          throw new ToolInputError(`${params.path} is too large to read (more than ${MAX_READ_BYTES} bytes); use search_text to find the lines you need.`);
+          throw tooLarge(`more than ${MAX_READ_BYTES}`);
         }
         buffer = read.buffer;
       } finally {

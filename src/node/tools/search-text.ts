@@ -199,9 +199,9 @@ export function compilePattern(pattern: string, literal: boolean, ignoreCase: bo
 
 /**
  * The file as read: its text, or no text for a binary file (read, nothing to match); undefined when
- * it was not read (oversized, or, when `skipped` is given (files found by a walk), a file that cannot
+ * it was not read (when `skipped` is given (files found by a walk): oversized, or a file that cannot
  * be opened or read: noted in `skipped`). A file named by the call throws instead, a `ToolInputError`
- * for a read that fails. Only an abort goes through as it is.
+ * for a read that fails, an oversized or a binary file. Only an abort goes through as it is.
  */
 async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<{ text?: string } | undefined> {
   let opened: OpenedFile;
@@ -214,9 +214,12 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
     skipped.push({ path: shown, reason: error instanceof ToolInputError ? error.message : readFailure(error) });
     return undefined;
   }
+  // A file named by the call and not searched is the call's error: "0 matches" would read as "not in it".
+  const tooLarge = (size: string) => new ToolInputError(`${shown} is too large to search (${size} bytes): search_text reads at most ${MAX_SEARCH_FILE_BYTES} bytes of a file.`);
   try {
     if (opened.stats.size > MAX_SEARCH_FILE_BYTES) {
-      skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
+      if (!skipped) throw tooLarge(String(opened.stats.size));
+      skipped.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
       return undefined;
     }
     let read: Awaited<ReturnType<typeof readBounded>>;
@@ -230,10 +233,13 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
       return undefined;
     }
     if (read.exceeded) {
-      skipped?.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
+      if (!skipped) throw tooLarge(`more than ${MAX_SEARCH_FILE_BYTES}`);
+      skipped.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
       return undefined;
     }
-    return read.buffer.subarray(0, 8000).includes(0) ? {} : { text: read.buffer.toString("utf8") };
+    const binary = read.buffer.subarray(0, 8000).includes(0);
+    if (binary && !skipped) throw new ToolInputError(`${shown} looks like a binary file; only text files are searched.`);
+    return binary ? {} : { text: read.buffer.toString("utf8") };
   } finally {
     await opened.handle.close();
   }
