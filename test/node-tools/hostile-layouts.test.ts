@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { listFilesTool, readFileTool, searchTextTool, ToolInputError, writeFileTool, type ListFilesDetails, type SearchTextDetails } from "../../src/node/index.js";
+import { listFilesTool, MAX_LIST_CHARS, readFileTool, searchTextTool, ToolInputError, writeFileTool, type ListFilesDetails, type SearchTextDetails } from "../../src/node/index.js";
 import { MAX_WALK_DEPTH } from "../../src/node/tools/walk.js";
 import { run, textOf } from "./fixture.js";
 
@@ -110,5 +110,20 @@ describe("a file search_text cannot search, named by the call", () => {
     await expect(run(readFileTool({ cwd: root }), { path: "huge.log" })).rejects.toThrow(
       new ToolInputError("huge.log is too large to read (5368709120 bytes): read_file reads at most 5242880 bytes of a file."),
     );
+  });
+});
+
+describe("a listing of very long names", () => {
+  it("stops at MAX_LIST_CHARS characters with a note, as read_file stops at MAX_READ_CHARS", async () => {
+    // Before: 3,000 names of 244 characters, limit 5000: 750,180 characters in one result.
+    const root = workspace();
+    for (let i = 0; i < 3000; i++) writeFileSync(path.join(root, `${String(i).padStart(4, "0")}${"n".repeat(240)}`), "");
+    const result = await run<ListFilesDetails>(listFilesTool({ cwd: root }), { limit: 5000 });
+    const text = textOf(result);
+    expect(text.length).toBeLessThanOrEqual(MAX_LIST_CHARS + 200);
+    const shown = Math.floor(MAX_LIST_CHARS / 245);
+    expect(result.details).toMatchObject({ files: shown, truncated: true });
+    expect(result.details.entries).toHaveLength(shown);
+    expect(text.split("\n")[0]).toBe(`.: ${shown} files, 0 directories (first ${shown} of 3000 entries, cut at ${MAX_LIST_CHARS} characters; narrow with path or glob)`);
   });
 });

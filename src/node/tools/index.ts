@@ -6,7 +6,7 @@ import { readFileTool } from "./read-file.js";
 import { searchTextTool } from "./search-text.js";
 import { writeFileTool } from "./write-file.js";
 
-export { listFilesTool, listFilesParameters, type ListFilesDetails } from "./list-files.js";
+export { listFilesTool, listFilesParameters, MAX_LIST_CHARS, type ListFilesDetails } from "./list-files.js";
 export { readFileTool, readFileParameters, MAX_READ_BYTES, MAX_READ_LINES, MAX_READ_LINE_CHARS, MAX_READ_CHARS, type ReadFileDetails } from "./read-file.js";
 export { searchTextTool, searchTextParameters, MAX_SEARCH_FILE_BYTES, MAX_SEARCH_LINE_CHARS, type SearchMatch, type SearchTextDetails } from "./search-text.js";
 export { writeFileTool, writeFileParameters, type WriteFileDetails } from "./write-file.js";

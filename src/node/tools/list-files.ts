@@ -17,6 +17,9 @@ export const listFilesParameters = z.object({
   limit: z.number().int().min(1).max(5000).default(500).describe("Maximum number of entries returned."),
 });
 
+/** The listing stops at about this many characters (as read_file's MAX_READ_CHARS): names can be long and paths deep. */
+export const MAX_LIST_CHARS = 100_000;
+
 export interface ListFilesDetails {
   path: string;
   /** The listing's lines: each path as `shownPath` shows it (JSON-quoted when it could be misread), `/` after a directory, `@` after a symlink. */
@@ -66,22 +69,29 @@ export function listFilesTool(options: WorkspaceToolOptions = {}): AgentTool<z.o
         await opened.close();
       }
       const selected = collected.filter((entry) => entry.isDirectory ? !matches : !matches || matches(prefix + entry.relative));
-      const truncated = selected.length > params.limit;
-      const kept = selected.slice(0, params.limit);
+      let kept = selected.slice(0, params.limit);
 
       const pacer = createPacer(options.minDurationMs ?? 0, signal);
       const report = throttle(40);
       const entries: string[] = [];
+      let chars = 0;
       for (const [index, entry] of kept.entries()) {
-        entries.push(shownPath(prefix + entry.relative) + (entry.isDirectory ? "/" : entry.kind === "symlink" ? "@" : ""));
+        const line = shownPath(prefix + entry.relative) + (entry.isDirectory ? "/" : entry.kind === "symlink" ? "@" : "");
+        // Always at least one entry; then no more than MAX_LIST_CHARS characters.
+        if (entries.length > 0 && chars + line.length > MAX_LIST_CHARS) break;
+        entries.push(line);
+        chars += line.length + 1;
         await pacer.step(index + 1, kept.length);
         report(() => reportProgress(onUpdate, `${entries.length}/${kept.length} entries`, { done: entries.length, total: kept.length, unit: "entries" }));
       }
+      const cutByChars = entries.length < kept.length;
+      kept = kept.slice(0, entries.length);
+      const truncated = selected.length > kept.length;
       const directories = kept.filter((entry) => entry.isDirectory).length;
       const files = kept.length - directories;
       const summary =
         `${shown}: ${files} file${files === 1 ? "" : "s"}, ${directories} director${directories === 1 ? "y" : "ies"}` +
-        (truncated ? ` (first ${params.limit} of ${selected.length} entries)` : "") +
+        (truncated ? ` (first ${kept.length} of ${selected.length} entries${cutByChars ? `, cut at ${MAX_LIST_CHARS} characters; narrow with path or glob` : ""})` : "") +
         (kept.some((entry) => entry.kind === "symlink") ? " (@ marks a symbolic link, not followed)" : "") +
         (entries.some((entry) => entry.startsWith('"')) ? " (a quoted path is a JSON string)" : "");
       const body = entries.length ? entries.join("\n") : "(empty)";
