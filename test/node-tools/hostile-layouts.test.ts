@@ -5,7 +5,7 @@
  * directory and removed with `rm -rf` (Node's rmSync cannot remove a tree deeper than PATH_MAX).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -125,5 +125,36 @@ describe("a listing of very long names", () => {
     expect(result.details).toMatchObject({ files: shown, truncated: true });
     expect(result.details.entries).toHaveLength(shown);
     expect(text.split("\n")[0]).toBe(`.: ${shown} files, 0 directories (first ${shown} of 3000 entries, cut at ${MAX_LIST_CHARS} characters; narrow with path or glob)`);
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("a directory whose name is not UTF-8", () => {
+  const at = (root: string, ...parts: (string | number[])[]) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((part) => Buffer.from(part))]);
+
+  it("is entered by a walk and opened by its listed name, like such a file", async () => {
+    // Before: the walk noted "caf\uFFFD (removed during the walk)", and read_file and list_files
+    // answered "No such file" / "No such directory" for the name list_files showed.
+    const root = workspace();
+    mkdirSync(at(root, "caf", [0xe9]));
+    writeFileSync(at(root, "caf", [0xe9], "/inner.txt"), "needle\n");
+    const listed = await run<ListFilesDetails>(listFilesTool({ cwd: root }), { recursive: true });
+    expect(listed.details).toMatchObject({ entries: ["caf\uFFFD/", "caf\uFFFD/inner.txt"], skipped: [] });
+    const searched = await run<SearchTextDetails>(searchTextTool({ cwd: root }), { pattern: "needle" });
+    expect(searched.details).toMatchObject({ matches: [{ path: "caf\uFFFD/inner.txt", line: 1, text: "needle" }], skipped: [] });
+    expect(textOf(await run(readFileTool({ cwd: root }), { path: "caf\uFFFD/inner.txt" }))).toBe("caf\uFFFD/inner.txt (1 line)\n1│ needle");
+    expect((await run<ListFilesDetails>(listFilesTool({ cwd: root }), { path: "caf\uFFFD" })).details.entries).toEqual(["caf\uFFFD/inner.txt"]);
+  });
+
+  it("two names shown alike are refused as ambiguous, not \"No such file\"", async () => {
+    const root = workspace();
+    writeFileSync(at(root, "x", [0xff], ".txt"), "one\n");
+    writeFileSync(at(root, "x", [0xfe], ".txt"), "two\n");
+    const ambiguous = 'x\uFFFD.txt: its name is not UTF-8 and more than one entry of its directory is shown as "x\uFFFD.txt"; it cannot be opened by that name.';
+    await expect(run(readFileTool({ cwd: root }), { path: "x\uFFFD.txt" })).rejects.toThrow(new ToolInputError(ambiguous));
+    const searched = await run<SearchTextDetails>(searchTextTool({ cwd: root }), { pattern: "one|two" });
+    expect(searched.details.skipped).toEqual([
+      { path: "x\uFFFD.txt", reason: ambiguous },
+      { path: "x\uFFFD.txt", reason: ambiguous },
+    ]);
   });
 });

@@ -18,7 +18,7 @@
 import { constants, existsSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { isInside, resolveInWorkspace, ToolInputError } from "./workspace.js";
+import { isInside, realpathOfExistingPart, resolveInWorkspace, ToolInputError } from "./workspace.js";
 
 export type ConfinementMode = "proc" | "path";
 
@@ -57,11 +57,10 @@ export async function locate(root: string, requested: string): Promise<{ realRoo
   try {
     real = await realpath(absolute);
   } catch (error) {
-    // A final name shown with U+FFFD (not UTF-8 on disk) does not exist as a string: locate its
-    // directory, and let the open find the entry by its bytes.
-    const base = path.basename(absolute);
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !base.includes("\uFFFD")) throw fsError(error, requested);
-    real = path.join(await realpath(path.dirname(absolute)).catch((again) => Promise.reject(fsError(again, requested))), base);
+    // A name shown with U+FFFD (not UTF-8 on disk) does not exist as a string: locate the deepest
+    // directory that does, and let the opens find the rest by their bytes (each checked as usual).
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !absolute.includes("\uFFFD")) throw fsError(error, requested);
+    real = realpathOfExistingPart(absolute);
   }
   if (!isInside(realRoot, real)) throw new ToolInputError(`Path "${requested}" leads outside the working directory through a symbolic link.`);
   const relative = path.relative(realRoot, real);
@@ -95,13 +94,7 @@ export async function openFileForRead(root: string, requested: string, mode = de
 /** The regular file `name` of the open directory `parent`, opened for reading and checked. */
 export async function openFileIn(parent: DirectoryRef, name: string, realRoot: string, requested: string, mode = defaultConfinementMode()): Promise<OpenedFile> {
   const target = mode === "proc" ? `${parent.path}/${name}` : path.join(parent.path, name);
-  const handle = await open(target, READ_FLAGS).catch(async (error: NodeJS.ErrnoException) => {
-    // A name list_files showed with U+FFFD (not UTF-8 on disk) is opened by its real bytes, with
-    // the same flags and checks (a symlink is still refused).
-    const lossy = error.code === "ENOENT" ? await lossyEntry(parent.path, name) : undefined;
-    if (lossy) return open(Buffer.concat([Buffer.from(`${parent.path}${path.sep}`), lossy]), READ_FLAGS).catch((again) => Promise.reject(fsError(again, requested)));
-    return Promise.reject(fsError(error, requested));
-  });
+  const handle = await openEntry(parent.path, name, target, READ_FLAGS, requested).catch((error) => Promise.reject(fsError(error, requested)));
   try {
     const stats = await handle.stat();
     if (stats.isDirectory()) throw new ToolInputError(`${requested} is a directory (use list_files)`);
@@ -119,7 +112,7 @@ export async function openDirectory(root: string, requested: string, mode = defa
   const { realRoot, components } = await locate(root, requested);
   if (mode === "path") {
     const real = path.join(realRoot, ...components);
-    const stats = await lstat(real);
+    const stats = await lstat(real).catch((error) => Promise.reject(fsError(error, requested)));
     if (!stats.isDirectory()) throw new ToolInputError(`Not a directory: ${requested} (use read_file for files)`);
     return { path: real, close: async () => {} };
   }
@@ -136,7 +129,7 @@ export async function openChildDirectory(parent: DirectoryRef, name: string, rea
     if (!(await lstat(child)).isDirectory()) throw Object.assign(new Error(`${child} is no longer a directory`), { code: "ENOTDIR" });
     return { path: child, close: async () => {} };
   }
-  const handle = await open(`${parent.path}/${name}`, DIRECTORY_FLAGS);
+  const handle = await openEntry(parent.path, name, `${parent.path}/${name}`, DIRECTORY_FLAGS, name);
   const ref = { path: fdPath(handle), close: () => handle.close() };
   if (!isInside(realRoot, await readlink(ref.path).catch(() => "/"))) {
     await ref.close();
@@ -158,7 +151,7 @@ export async function openDirectoryChain(realRoot: string, components: readonly 
     for (const component of components) {
       const child = `${fdPath(handle)}/${component}`;
       if (create) await mkdir(child).catch((error: NodeJS.ErrnoException) => (error.code === "EEXIST" ? undefined : Promise.reject(fsError(error, requested, true))));
-      const next = await open(child, DIRECTORY_FLAGS).catch((error) => Promise.reject(fsError(error, requested, true)));
+      const next = await openEntry(fdPath(handle), component, child, DIRECTORY_FLAGS, requested).catch((error) => Promise.reject(fsError(error, requested, true)));
       await handle.close();
       handle = next;
     }
@@ -250,10 +243,22 @@ export async function readBounded(handle: FileHandle, maxBytes: number, signal?:
   return { buffer: buffer.subarray(0, Math.min(length, maxBytes)), exceeded: length > maxBytes };
 }
 
-/** The one entry of `directory` whose name decodes (lossily, as `readdir` shows it) to `name`. */
-async function lossyEntry(directory: string, name: string): Promise<Buffer | undefined> {
-  if (!name.includes("\uFFFD")) return undefined;
-  const entries = await readdir(directory, { encoding: "buffer" }).catch(() => [] as Buffer[]);
-  const matches = entries.filter((entry) => entry.toString("utf8") === name);
-  return matches.length === 1 ? matches[0] : undefined;
+/**
+ * Opens the entry `name` of `directory` (`target` is its path) with `flags`. A name a listing showed
+ * with U+FFFD (not UTF-8 on disk) that does not exist as a string is opened by its real bytes, with
+ * the same flags and checks (a symlink is still refused); two entries shown alike are refused.
+ */
+async function openEntry(directory: string, name: string, target: string, flags: number, requested: string): Promise<FileHandle> {
+  try {
+    return await open(target, flags);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !name.includes("\uFFFD")) throw error;
+    const entries = await readdir(directory, { encoding: "buffer" }).catch(() => [] as Buffer[]);
+    const matches = entries.filter((entry) => entry.toString("utf8") === name);
+    if (matches.length === 0) throw error;
+    if (matches.length > 1) {
+      throw new ToolInputError(`${requested}: its name is not UTF-8 and more than one entry of its directory is shown as "${name}"; it cannot be opened by that name.`);
+    }
+    return open(Buffer.concat([Buffer.from(`${directory}${path.sep}`), matches[0]]), flags);
+  }
 }
