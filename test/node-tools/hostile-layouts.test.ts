@@ -5,7 +5,7 @@
  * directory and removed with `rm -rf` (Node's rmSync cannot remove a tree deeper than PATH_MAX).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -156,5 +156,22 @@ describe.skipIf(process.platform !== "linux")("a directory whose name is not UTF
       { path: "x\uFFFD.txt", reason: ambiguous },
       { path: "x\uFFFD.txt", reason: ambiguous },
     ]);
+  });
+});
+
+describe("a symbolic link loop named by the call", () => {
+  it("is refused as a loop, not as \"links are not followed here\" (links inside are followed when named)", async () => {
+    // Before: "loop1 is a symbolic link; links are not followed here (use the path of its target)",
+    // and the same for "loop1/x", which is no link; the loop has no target to use.
+    const root = workspace();
+    symlinkSync("loop2", path.join(root, "loop1"));
+    symlinkSync("loop1", path.join(root, "loop2"));
+    for (const requested of ["loop1", "loop1/x"]) {
+      const loop = new ToolInputError(`Path "${requested}" goes through a symbolic link loop (too many levels of links); nothing was read or written.`);
+      await expect(run(readFileTool({ cwd: root }), { path: requested })).rejects.toThrow(loop);
+      await expect(run(listFilesTool({ cwd: root }), { path: requested })).rejects.toThrow(loop);
+      await expect(run(searchTextTool({ cwd: root }), { pattern: "x", path: requested })).rejects.toThrow(loop);
+    }
+    await expect(run(writeFileTool({ cwd: root }), { path: "loop1/x", content: "x" })).rejects.toThrow(ToolInputError);
   });
 });

@@ -59,6 +59,10 @@ export async function locate(root: string, requested: string): Promise<{ realRoo
   } catch (error) {
     // A name shown with U+FFFD (not UTF-8 on disk) does not exist as a string: locate the deepest
     // directory that does, and let the opens find the rest by their bytes (each checked as usual).
+    // A link named in a call is followed when it stays inside: ELOOP here is a loop, not a link refused.
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") {
+      throw new ToolInputError(`Path "${requested}" goes through a symbolic link loop (too many levels of links); nothing was read or written.`);
+    }
     if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !absolute.includes("\uFFFD")) throw fsError(error, requested);
     real = realpathOfExistingPart(absolute);
   }
