@@ -87,8 +87,8 @@ export interface RunRuntimeArgs extends Omit<AgentRunOptions, "config"> {
   sink: AgentEventSink;
   /** Where the loop's own events go (R66), after `config.onRuntimeEvent`: the Agent's opted-in listeners, an embedded run's channel. */
   runtimeSink?: RuntimeEventSink;
-  /** The sink threw (R56): the run's signal is already aborted. */
-  onSinkFailure(error: unknown): void;
+  /** The sink threw (R56): the run's signal is already aborted; `abortedBefore`: it was before the throw (R29). */
+  onSinkFailure(error: unknown, abortedBefore: boolean): void;
   /** A caller's signal the run follows. */
   signal?: AbortSignal;
   /** What a tool's `context.runSubAgent` starts (src/api/sub-agents.ts). */
@@ -155,8 +155,9 @@ class HostedRuntime implements RunRuntime {
       if (!resolvesAs(tools, names)) tools.restore(names, args.tools ?? []);
     }
     const events = (this.events = new EventQueue(routeEvents(args.sink, runtimeSinkOf(config, args.runtimeSink)), (error) => {
+      const abortedBefore = this.signal?.aborted === true;
       this.abort(error);
-      args.onSinkFailure(error);
+      args.onSinkFailure(error, abortedBefore);
     }));
     const { startedCalls } = this;
     // The machine's own events join the steps' events in the one ordered queue. A start the machine

@@ -287,7 +287,7 @@ export class SessionRuntime<O = unknown> implements SessionServices {
         return this.dispatch(event, runtime.signal, durable?.delivery());
       },
       runtimeSink: (event) => this.dispatch(event, runtime.signal, durable?.delivery()),
-      onSinkFailure: (error) => this.sinkFailed(run, error),
+      onSinkFailure: (error, abortedBefore) => this.sinkFailed(run, error, abortedBefore),
     });
     run.runtime = runtime;
     durable?.attach(runtime, owner, undefined, run.plan.tools, (error) => this.crash(error));
@@ -389,14 +389,15 @@ export class SessionRuntime<O = unknown> implements SessionServices {
    * whose `message_end` the listeners were given (the run's context may not have appended the last
    * one yet), plus the failure message.
    */
-  private sinkFailed(run: ActiveRun, error: unknown): void {
+  private sinkFailed(run: ActiveRun, error: unknown, abortedBefore: boolean): void {
     if (run !== this.active) return;
     // The run's context may be ahead of them (a turn closed, results appended, not yet delivered).
     const context = contextOf(run);
     // (A run restored mid-turn whose listeners got no turn event here yet: its context says.)
     const turnOpen = run.seen.turnOpen ?? context.turn.open;
     this.recordEnds();
-    const { events } = failureEvents({ ...context, newMessages: run.ended }, error, this.clock.now(), { ...run.seen, turnOpen });
+    // R29: the run ends aborted only if the app had aborted it before the listener threw (the throw aborts it too).
+    const { events } = failureEvents({ ...context, newMessages: run.ended }, error, this.clock.now(), { ...run.seen, turnOpen }, abortedBefore ? "aborted" : "error");
     sendToSession(this.session, { type: "sink.failed", events: toPlainData(events) });
   }
 }

@@ -208,7 +208,14 @@ export interface DeliveredView {
  * `Operation aborted` result when it has no outcome) and its result message; `turn_start` if no
  * turn is open; the assistant failure message, `turn_end`, and `agent_end` with every message of the run.
  */
-export function failureEvents(context: RunContext, error: unknown, at: number, seen: DeliveredView): { events: AgentEvent[]; messages: AgentMessage[] } {
+export function failureEvents(
+  context: RunContext,
+  error: unknown,
+  at: number,
+  seen: DeliveredView,
+  // R29: a run aborted before it failed ends aborted, as the machine's `failing` decides.
+  ending: "error" | "aborted" = context.aborted ? "aborted" : "error",
+): { events: AgentEvent[]; messages: AgentMessage[] } {
   const events: AgentEvent[] = [];
   const added: AgentMessage[] = [];
   const batch = seen.turnOpen ? answerableBatch(context.turn) : null;
@@ -225,12 +232,12 @@ export function failureEvents(context: RunContext, error: unknown, at: number, s
       added.push(message);
     });
   }
-  const message = failureMessage(context, errorText(error), at);
+  const message = failureMessage(context, errorText(error), at, ending);
   const messages = context.newMessages.concat(added, message);
   if (!seen.turnOpen) events.push({ type: "turn_start" });
   events.push({ type: "message_start", message }, { type: "message_end", message });
   events.push({ type: "turn_end", message, toolResults: [] });
-  events.push({ type: "agent_end", messages, reason: "error" });
+  events.push({ type: "agent_end", messages, reason: ending });
   return { events, messages };
 }
 

@@ -1615,6 +1615,26 @@ describe("differential (more): pi-agent-core 1.6 Agent vs ours", () => {
       expect({ transcript: ours.transcript, requests: ours.requests }).toEqual({ transcript: reference.transcript, requests: reference.requests });
     });
 
+    it("R55/R54: a listener that calls abort() and then throws: the failure message is `aborted`, as the reference's", async () => {
+      const { reference, ours } = await both(() => [calls("read"), answer("never"), answer("fresh")], { tools: () => [tool("read")] }, async (agent, note) => {
+        let thrown = false;
+        agent.subscribe((e: AgentEvent) => {
+          if (!thrown && e.type === "tool_execution_end") {
+            thrown = true;
+            agent.abort();
+            throw new Error("listener bug");
+          }
+        });
+        await settle(note, "prompt", agent.prompt("p"));
+        note(`after: ${stateView(agent)}`);
+        await settle(note, "next prompt", agent.prompt("q"));
+      });
+      const failureEnd = (log: string[]) => log.filter((e) => e.startsWith("message_end:assistant(") && !e.includes("(toolUse)") && !e.includes("(stop)"));
+      expect(failureEnd(ours.log)).toEqual(failureEnd(reference.log));
+      expect(failureEnd(ours.log)).toEqual(["message_end:assistant(aborted)"]);
+      expect(ours.transcript.filter((m) => m.startsWith("assistant("))).toEqual(reference.transcript.filter((m) => m.startsWith("assistant(")));
+    });
+
     it("R56/R54: a stream function rejecting on abort(): the failure message is `aborted`, as the reference's", async () => {
       const script = () => [answer("never"), answer("fresh")];
       const run = async (kind: "reference" | "ours") => {
