@@ -222,19 +222,21 @@ export function withStreamedCalls(batch: ToolBatch, calls: ToolCall[]): ToolBatc
 }
 
 /**
- * R70–R72: the call of the batch that answers each of the final message's calls, matched by id,
- * never by position (a provider's final message may order, replace or drop the calls it reported
- * while streaming): the first call of the batch with that id not yet matched; `null` for a call
- * that did not stream. Outside streaming mode the batch is the message's calls, each its own.
+ * R70–R72: the call of the batch that answers each of the final message's calls, matched by id and
+ * tool name, never by position (a provider's final message may order, replace or drop the calls it
+ * reported while streaming): the first call of the batch with that id and name not yet matched;
+ * `null` for a call that did not stream (or streamed as another tool: a replacement, which runs).
+ * Outside streaming mode the batch is the message's calls, each its own.
  */
 export function answeringCalls(batch: ToolBatch, finalCalls: readonly ToolCall[]): (number | null)[] {
+  const key = (call: ToolCall) => `${call.id}\u0000${call.name}`;
   const unmatched = new Map<string, number[]>();
   batch.calls.forEach((call, index) => {
-    const same = unmatched.get(call.id);
+    const same = unmatched.get(key(call));
     if (same) same.push(index);
-    else unmatched.set(call.id, [index]);
+    else unmatched.set(key(call), [index]);
   });
-  return finalCalls.map((call) => unmatched.get(call.id)?.shift() ?? null);
+  return finalCalls.map((call) => unmatched.get(key(call))?.shift() ?? null);
 }
 
 /** R72: the streamed calls the final message does not list (by id): they are not answered. */

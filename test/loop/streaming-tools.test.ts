@@ -435,6 +435,19 @@ describe("R70–R72: a final message that differs from what streamed (calls matc
     expect(structureProblems(events)).toEqual([]);
   });
 
+  it("R72: the final message lists a streamed call's id as another tool: a replacement (the streamed one aborted, the listed one runs and is answered)", async () => {
+    const { events, output } = await timedRun(
+      [{ content: [toolCall("read", {}, "a"), pause(500), text("done")] }, answer],
+      (clock) => [timedTool(clock, "read", 1000), timedTool(clock, "write", 100)],
+      {},
+      { finalCalls: () => [newCall("a", "write")] },
+    );
+    const ends = events.flatMap((event) => (event.type === "tool_execution_end" ? [`${event.toolName}:${(event.result.content[0] as { text: string }).text}`] : []));
+    expect(ends).toEqual(["read:Operation aborted", "write:write done"]);
+    expect(resultTexts(output)).toEqual(["a:write done"]);
+    expect((output as { role: string; toolName?: string }[]).filter((m) => m.role === "toolResult").map((m) => m.toolName)).toEqual(["write"]);
+  });
+
   it("R72: a length response whose final message reorders its calls: each call's R28 result or kept result goes to its own id, in the final message's order", async () => {
     const { events, output } = await timedRun(
       [{ stopReason: "length", content: [toolCall("read", {}, "a"), toolCall("slowread", {}, "b"), pause(500)] }, answer],
