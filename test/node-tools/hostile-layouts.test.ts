@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { listFilesTool, MAX_LIST_CHARS, readFileTool, searchTextTool, ToolInputError, writeFileTool, type ListFilesDetails, type SearchTextDetails } from "../../src/node/index.js";
 import { MAX_WALK_DEPTH } from "../../src/node/tools/walk.js";
+import { MAX_PATH_DEPTH, realpathOfExistingPart } from "../../src/node/tools/workspace.js";
 import { run, textOf } from "./fixture.js";
 
 let bases: string[] = [];
@@ -60,6 +61,53 @@ describe.skipIf(process.platform !== "linux")("a path longer than the system's l
     const root = workspace();
     nest(root, "d", 2100, "f.txt");
     await expect(run(readFileTool({ cwd: root }), { path: `${"d/".repeat(2100)}f.txt` })).rejects.toThrow(/^The path is too long/);
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("a path deeper than MAX_PATH_DEPTH, under the byte limit", () => {
+  it("is refused by every tool with a typed error before any lookup (resolving it was quadratic in the depth, synchronous)", async () => {
+    // Before: 1,300 levels (which write_file itself can build) plus missing names below them kept
+    // the event loop blocked for seconds per call: one system realpath per missing name.
+    const root = workspace();
+    nest(root, "d", 1300);
+    const requested = `${"d/".repeat(1300)}${"q/".repeat(50)}f.txt`;
+    const calls = [
+      run(readFileTool({ cwd: root }), { path: requested }),
+      run(listFilesTool({ cwd: root }), { path: path.dirname(requested) }),
+      run(writeFileTool({ cwd: root }), { path: requested, content: "x" }),
+    ];
+    for (const outcome of await Promise.allSettled(calls)) {
+      expect(outcome.status).toBe("rejected");
+      const reason = (outcome as PromiseRejectedResult).reason as Error;
+      expect(reason).toBeInstanceOf(ToolInputError);
+      expect(reason.message).toMatch(new RegExp(`^The path is too deep \\(135[01] levels below the working directory; at most ${MAX_PATH_DEPTH}\\)\\.$`));
+    }
+  });
+
+  it(`a path of ${MAX_PATH_DEPTH} levels, most of them missing, is looked up as before: no such file; written, it is created`, async () => {
+    const root = workspace();
+    nest(root, "d", 100);
+    const requested = `${"d/".repeat(100)}${"q/".repeat(MAX_PATH_DEPTH - 101)}f.txt`;
+    await expect(run(readFileTool({ cwd: root }), { path: requested })).rejects.toThrow(/^No such file/);
+    await run(writeFileTool({ cwd: root }), { path: requested, content: "deep\n" });
+    expect(textOf(await run(readFileTool({ cwd: root }), { path: requested }))).toContain("deep");
+  });
+});
+
+describe("realpathOfExistingPart", () => {
+  it("resolves the deepest existing ancestor, through links, past a file, a dangling link and missing names", () => {
+    const root = workspace();
+    const real = realpathOfExistingPart(root);
+    mkdirSync(path.join(root, "a/b/c"), { recursive: true });
+    writeFileSync(path.join(root, "a/file"), "x");
+    symlinkSync(path.join(root, "a/b"), path.join(root, "link"));
+    symlinkSync(path.join(root, "nowhere"), path.join(root, "dangling"));
+    expect(realpathOfExistingPart(path.join(root, "a/b/c/x/y/z"))).toBe(path.join(real, "a/b/c/x/y/z"));
+    expect(realpathOfExistingPart(path.join(root, "link/c/x"))).toBe(path.join(real, "a/b/c/x"));
+    expect(realpathOfExistingPart(path.join(root, "a/file/x/y"))).toBe(path.join(real, "a/file/x/y"));
+    expect(realpathOfExistingPart(path.join(root, "dangling/x"))).toBe(path.join(real, "dangling/x"));
+    expect(realpathOfExistingPart(path.join(root, "a/b/c"))).toBe(path.join(real, "a/b/c"));
+    expect(realpathOfExistingPart("/")).toBe("/");
   });
 });
 

@@ -57,13 +57,21 @@ export function deniedPaths(paths: readonly string[] | undefined): DeniedPaths {
  */
 export const MAX_PATH_BYTES = process.platform === "darwin" ? 1024 : 4096;
 
+/**
+ * At most this many directories below the workspace root in a path. Resolving a path costs the
+ * system a lookup per component and prefix (quadratic in the depth, synchronous here): a model that
+ * built a tree thousands of levels deep could otherwise stall the process on one call.
+ */
+export const MAX_PATH_DEPTH = 256;
+
 /** Directories no tool walks into. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(["node_modules", ".git"]);
 
 /**
  * The absolute path of `requested` (relative to `root`, or absolute) if it lies inside `root`,
  * following symlinks of the part that exists. Throws `ToolInputError` for `..` escapes, absolute
- * paths elsewhere, symlinks that lead out, and paths of `MAX_PATH_BYTES` or more.
+ * paths elsewhere, symlinks that lead out, paths of `MAX_PATH_BYTES` or more, and paths more than
+ * `MAX_PATH_DEPTH` levels below `root`.
  */
 export function resolveInWorkspace(root: string, requested: string): string {
   if (typeof requested !== "string" || requested.trim() === "") throw new ToolInputError("A path is required.");
@@ -78,6 +86,10 @@ export function resolveInWorkspace(root: string, requested: string): string {
   const bytes = Buffer.byteLength(absolute);
   if (bytes >= MAX_PATH_BYTES) {
     throw new ToolInputError(`The path is too long (its absolute path has ${bytes} bytes; the system's limit is ${MAX_PATH_BYTES}).`);
+  }
+  const depth = absolute === base ? 0 : path.relative(base, absolute).split(path.sep).length;
+  if (depth > MAX_PATH_DEPTH) {
+    throw new ToolInputError(`The path is too deep (${depth} levels below the working directory; at most ${MAX_PATH_DEPTH}).`);
   }
   const realBase = realpathOrSelf(base);
   const realTarget = realpathOfExistingPart(absolute);
@@ -110,18 +122,33 @@ export function realpathOrSelf(target: string): string {
   }
 }
 
-/** The real path of the deepest existing ancestor, with the rest appended. */
+/**
+ * The real path of the deepest existing ancestor, with the rest appended. Whether a prefix resolves
+ * only turns false once along the path (a missing, non-directory or dangling component fails every
+ * longer prefix too), so that ancestor is found by bisection: a few lookups, not one per missing name.
+ */
 export function realpathOfExistingPart(target: string): string {
-  let existing = target;
-  const rest: string[] = [];
-  for (;;) {
+  const { root } = path.parse(target);
+  const names = target.slice(root.length).split(path.sep).filter((name) => name !== "");
+  const prefix = (count: number) => path.join(root, ...names.slice(0, count));
+  const resolve = (count: number): string | undefined => {
     try {
-      return path.join(realpathNow(existing), ...rest.reverse());
+      return realpathNow(prefix(count));
     } catch {
-      const parent = path.dirname(existing);
-      if (parent === existing) return target;
-      rest.push(path.basename(existing));
-      existing = parent;
+      return undefined;
     }
+  };
+  // Invariant: `low` names resolve (the root always does); more than `high` do not.
+  let low = 0;
+  let high = names.length;
+  let real = resolve(high);
+  if (real !== undefined) return real;
+  high--;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (resolve(middle) !== undefined) low = middle;
+    else high = middle - 1;
   }
+  real = resolve(low);
+  return real === undefined ? target : path.join(real, ...names.slice(low));
 }
