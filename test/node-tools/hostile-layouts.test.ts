@@ -5,7 +5,7 @@
  * directory and removed with `rm -rf` (Node's rmSync cannot remove a tree deeper than PATH_MAX).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -204,6 +204,28 @@ describe.skipIf(process.platform !== "linux")("a directory whose name is not UTF
       { path: "x\uFFFD.txt", reason: ambiguous },
       { path: "x\uFFFD.txt", reason: ambiguous },
     ]);
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("a name shown with U+FFFD beside a real entry of that name", () => {
+  const at = (root: string, ...parts: (string | number[])[]) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((part) => Buffer.from(part))]);
+
+  it("write_file refuses to write through it (it made a lookalike directory that hid the real one)", async () => {
+    const root = workspace();
+    mkdirSync(at(root, "caf", [0xe9]));
+    writeFileSync(at(root, "caf", [0xe9], "/inner.txt"), "needle\n");
+    await expect(run(writeFileTool({ cwd: root }), { path: "caf\uFFFD/new.txt", content: "x" })).rejects.toThrow(/cannot be written through; nothing was written\.$/);
+    // Nothing was made, and the real directory is still what the tools see.
+    expect(readdirSync(root, { encoding: "buffer" }).map((name) => name.toString("hex"))).toEqual(["636166e9"]);
+    expect((await run<ListFilesDetails>(listFilesTool({ cwd: root }), { recursive: true })).details.entries).toEqual(["caf\uFFFD/", "caf\uFFFD/inner.txt"]);
+    expect(textOf(await run(readFileTool({ cwd: root }), { path: "caf\uFFFD/inner.txt" }))).toContain("needle");
+  });
+
+  it("a non-UTF-8 name and a literal U+FFFD name shown alike are ambiguous: neither is picked", async () => {
+    const root = workspace();
+    writeFileSync(at(root, "x", [0xff], ".txt"), "bytes\n");
+    writeFileSync(path.join(root, "x\uFFFD.txt"), "literal\n");
+    await expect(run(readFileTool({ cwd: root }), { path: "x\uFFFD.txt" })).rejects.toThrow(/more than one entry of its directory is shown as/);
   });
 });
 

@@ -248,21 +248,17 @@ export async function readBounded(handle: FileHandle, maxBytes: number, signal?:
 }
 
 /**
- * Opens the entry `name` of `directory` (`target` is its path) with `flags`. A name a listing showed
- * with U+FFFD (not UTF-8 on disk) that does not exist as a string is opened by its real bytes, with
- * the same flags and checks (a symlink is still refused); two entries shown alike are refused.
+ * Opens the entry `name` of `directory` (`target` is its path) with `flags`. A name with U+FFFD (a
+ * listing shows bytes that are not UTF-8 so) is looked up among the entries' bytes: the one entry
+ * shown as `name` (a literal U+FFFD name included) is opened by its real bytes, with the same flags
+ * and checks (a symlink is still refused); two entries shown alike are refused, never one picked.
  */
 async function openEntry(directory: string, name: string, target: string, flags: number, requested: string): Promise<FileHandle> {
-  try {
-    return await open(target, flags);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT" || !name.includes("\uFFFD")) throw error;
-    const entries = await readdir(directory, { encoding: "buffer" }).catch(() => [] as Buffer[]);
-    const matches = entries.filter((entry) => entry.toString("utf8") === name);
-    if (matches.length === 0) throw error;
-    if (matches.length > 1) {
-      throw new ToolInputError(`${requested}: its name is not UTF-8 and more than one entry of its directory is shown as "${name}"; it cannot be opened by that name.`);
-    }
-    return open(Buffer.concat([Buffer.from(`${directory}${path.sep}`), matches[0]]), flags);
+  if (!name.includes("\uFFFD")) return open(target, flags);
+  const entries = await readdir(directory, { encoding: "buffer" }).catch(() => [] as Buffer[]);
+  const matches = entries.filter((entry) => entry.toString("utf8") === name);
+  if (matches.length > 1) {
+    throw new ToolInputError(`${requested}: its name is not UTF-8 and more than one entry of its directory is shown as "${name}"; it cannot be opened by that name.`);
   }
+  return matches.length === 1 ? open(Buffer.concat([Buffer.from(`${directory}${path.sep}`), matches[0]!]), flags) : open(target, flags);
 }
