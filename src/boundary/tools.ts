@@ -15,6 +15,14 @@ import { fieldPath, problemText, type Problem } from "./problem.js";
 export function schemaProblem(schema: unknown, path = "parameters"): Problem | undefined {
   if (isZodSchema(schema)) return undefined;
   if (!isRecord(schema)) return { field: path, problem: `must be a JSON Schema object or a zod schema, got ${describeValue(schema)}` };
+  // A zod 3 schema is an object too (its own bound methods would be named as the problem).
+  const zod3 = (key: string) => {
+    const read = readField(schema, key);
+    return "value" in read ? read.value : undefined;
+  };
+  if (zod3("_def") !== undefined && typeof zod3("safeParse") === "function") {
+    return { field: path, problem: 'is a zod 3 schema: tools take zod 4 schemas (`import { z } from "zod"`, zod 4) or JSON Schema' };
+  }
   // Depth-first with an explicit stack: deep schemas cannot overflow the call stack.
   // Three-colour DFS: `onPath` (grey) finds cycles, `done` (black) keeps shared subschemas linear.
   const onPath = new Set<object>();

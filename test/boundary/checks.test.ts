@@ -1,6 +1,7 @@
 /** Issue 15: the boundary's pure checks, one describe per concern. */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { z as z3 } from "zod/v3";
 import {
   AgentInputError,
   HookResultError,
@@ -142,6 +143,12 @@ describe("issue 15 item 13: checkTools / checkToolSchema", () => {
     expect(error).toBeInstanceOf(AgentInputError);
     expect(error).toMatchObject({ field: "parameters.properties.self" });
     expect(error.message).toContain("a cycle");
+  });
+  it("refuses a zod 3 schema by name (its own bound methods were named as the problem) and an array", () => {
+    const error = thrown(() => checkTools([{ ...tool, parameters: z3.object({ path: z3.string() }) }], "context.tools"));
+    expect(error).toBeInstanceOf(AgentInputError);
+    expect(error.message).toBe('context.tools[0].parameters is a zod 3 schema: tools take zod 4 schemas (`import { z } from "zod"`, zod 4) or JSON Schema');
+    expect(thrown(() => checkToolSchema([{ type: "string" }], "parameters")).message).toMatch(/^parameters must be a JSON Schema object or a zod schema, got an array/);
   });
   it("handles a schema 10,000 levels deep without overflowing", () => {
     let schema: Record<string, unknown> = { type: "string" };
