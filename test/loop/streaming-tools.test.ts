@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Agent, emptyUsage, pause, PushAssistantStream, runAgentLoop, scriptedModel, scriptedStreamFn, text, toolCall } from "../../src/index.js";
-import type { AgentEvent, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn, ToolCall } from "../../src/index.js";
+import type { AgentEvent, AgentLoopConfig, AgentTool, AssistantMessage, BeforeToolCallContext, StreamFn, ToolCall } from "../../src/index.js";
 import { timedRun, timedTool, withFinalCalls, type ManualClock } from "./streaming-tools.helpers.js";
 import { baseConfig, project, structureProblems, tool, user } from "./helpers.js";
 import { truncatedCallResult } from "../../src/loop/tool-results.js";
@@ -386,32 +386,31 @@ describe("R70–R72: a final message that differs from what streamed (calls matc
     expect(resultTexts(output)).toEqual(["c:write done"]);
   });
 
-  it("R67, R72: a run abandoned after the final message dropped a call answers only the calls that message lists (no orphaned result)", async () => {
-    // `read` ignores its signal, so the abort grace runs out while it still runs.
-    const stubborn = (clock: ManualClock): AgentTool => tool("read", () => new Promise((resolve) => clock.clock.setTimer(5_000, () => resolve({ content: [{ type: "text", text: "late" }], details: {} }))), { isConcurrencySafe: () => true });
+  /**
+   * Streams calls a (`read`) and b (`grep`, 1 s), the final message lists only a, and the run is
+   * aborted at t=600 with a 200 ms grace that something outlives: b ends `Operation aborted`, only
+   * a gets a result message, the run ends aborted.
+   */
+  async function abandonedAfterDrop(read: (clock: ManualClock) => AgentTool, config: Partial<AgentLoopConfig> = {}) {
     const { events, output } = await timedRun(
       [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
-      (clock) => [stubborn(clock), timedTool(clock, "grep", 1000)],
-      { abortGraceMs: 200 },
+      (clock) => [read(clock), timedTool(clock, "grep", 1000)],
+      { abortGraceMs: 200, ...config },
       { finalCalls: (calls) => [byId(calls, "a")], act: (t, controller) => t === 600 && controller.abort() },
     );
     expect(endOf(events, "b")).toBe("Operation aborted");
     const results = (output as { role: string; toolCallId?: string }[]).filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
     expect(results).toEqual(["a"]);
     expect((output[output.length - 1] as AssistantMessage).stopReason).toBe("aborted");
+  }
+
+  it("R67, R72: a run abandoned after the final message dropped a call answers only the calls that message lists (no orphaned result)", async () => {
+    // `read` ignores its signal, so the abort grace runs out while it still runs.
+    await abandonedAfterDrop((clock) => tool("read", () => new Promise((resolve) => clock.clock.setTimer(5_000, () => resolve({ content: [{ type: "text", text: "late" }], details: {} }))), { isConcurrencySafe: () => true }));
   });
 
   it("R67, R72: a finishTurn abandoned after the final message dropped a call: the dropped call gets no result message", async () => {
-    const { events, output } = await timedRun(
-      [{ content: [toolCall("read", {}, "a"), toolCall("grep", {}, "b"), pause(500), text("done")] }, answer],
-      (clock) => [timedTool(clock, "read", 100), timedTool(clock, "grep", 1000)],
-      { abortGraceMs: 200, finishTurn: () => new Promise(() => {}) },
-      { finalCalls: (calls) => [byId(calls, "a")], act: (t, controller) => t === 600 && controller.abort() },
-    );
-    expect(endOf(events, "b")).toBe("Operation aborted");
-    const results = (output as { role: string; toolCallId?: string }[]).filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
-    expect(results).toEqual(["a"]);
-    expect((output[output.length - 1] as AssistantMessage).stopReason).toBe("aborted");
+    await abandonedAfterDrop((clock) => timedTool(clock, "read", 100), { finishTurn: () => new Promise(() => {}) });
   });
 
   it("R55, R72: an Agent listener that throws after the final message dropped a call: the failure answers only the listed calls", async () => {

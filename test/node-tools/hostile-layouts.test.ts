@@ -26,6 +26,9 @@ function workspace(): string {
   return root;
 }
 
+/** The path `root/` + `parts` as bytes (a part given as numbers is raw bytes: a name that is not UTF-8). */
+const at = (root: string, ...parts: (string | number[])[]) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((part) => Buffer.from(part))]);
+
 /** `levels` nested directories `name/name/…` under `root`, made from inside (a full path would pass PATH_MAX), with `file` at the bottom. */
 function nest(root: string, name: string, levels: number, file?: string): void {
   const script = `const fs = require("fs"); process.chdir(${JSON.stringify(root)});
@@ -177,8 +180,6 @@ describe("a listing of very long names", () => {
 });
 
 describe.skipIf(process.platform !== "linux")("a directory whose name is not UTF-8", () => {
-  const at = (root: string, ...parts: (string | number[])[]) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((part) => Buffer.from(part))]);
-
   it("is entered by a walk and opened by its listed name, like such a file", async () => {
     // Before: the walk noted "caf\uFFFD (removed during the walk)", and read_file and list_files
     // answered "No such file" / "No such directory" for the name list_files showed.
@@ -208,8 +209,6 @@ describe.skipIf(process.platform !== "linux")("a directory whose name is not UTF
 });
 
 describe.skipIf(process.platform !== "linux")("a name shown with U+FFFD beside a real entry of that name", () => {
-  const at = (root: string, ...parts: (string | number[])[]) => Buffer.concat([Buffer.from(`${root}/`), ...parts.map((part) => Buffer.from(part))]);
-
   it("write_file refuses to write through it (it made a lookalike directory that hid the real one)", async () => {
     const root = workspace();
     mkdirSync(at(root, "caf", [0xe9]));
