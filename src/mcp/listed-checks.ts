@@ -21,15 +21,22 @@ export interface ListedChecks {
 export const NO_CHECKS: ListedChecks = { outputSchemas: new Map(), taskRequired: new Set() };
 
 /**
- * The checks of a listing, each output schema compiled once here. A tool whose output schema the
- * validator cannot use is returned as rejected (every call of it would fail) and the others kept.
+ * The checks of a listing, each output schema compiled once here. A tool that requires task-based
+ * execution, or whose output schema the validator cannot use, is returned as rejected (every call
+ * of it would fail: it is never offered to the model) and the others kept. Task-only tools stay
+ * in `taskRequired` too: a tool object kept from an earlier listing is still refused before the
+ * server is asked.
  */
 export function listedChecks(tools: readonly Tool[]): { checks: ListedChecks; rejected: { tool: string; reason: string }[] } {
   const outputSchemas = new Map<string, CompiledSchema>();
   const taskRequired = new Set<string>();
   const rejected: { tool: string; reason: string }[] = [];
   for (const tool of tools) {
-    if (tool.execution?.taskSupport === "required") taskRequired.add(tool.name);
+    if (tool.execution?.taskSupport === "required") {
+      taskRequired.add(tool.name);
+      rejected.push({ tool: tool.name, reason: 'it requires task-based execution (execution.taskSupport "required"), which this client does not support' });
+      continue;
+    }
     if (!tool.outputSchema) continue;
     let compiled: CompiledSchema;
     try {

@@ -144,6 +144,7 @@ export class ServerConnection {
     // A reconnection may take up to the connect timeout: the call settles when aborted, and the
     // reconnection goes on for later calls.
     const client = await untilAborted(this.ready(), signal);
+    // Task-only tools are left out at listing; this refuses a tool object kept from before.
     if (this.checks.taskRequired.has(tool)) {
       throw new McpCallError("protocol", `MCP server "${this.name}": tool "${tool}" requires task-based execution, which this client does not support`);
     }

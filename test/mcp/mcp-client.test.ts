@@ -2,7 +2,7 @@
  * The MCP client on its own: names, annotation rules, result mapping, limits, shadowing, secrets
  * and typed errors, against the everything server and the fixture server (real processes).
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -283,9 +283,40 @@ describe("structured results are checked against the tool's output schema", () =
     expect((await call(mcp, "raw__typed2")).details.mcp.error).toEqual({ kind: "protocol", message: 'MCP server "raw": the structured content of tool "typed2" does not match its output schema: n: expected number, got string' });
   });
 
-  it("a tool that requires task-based execution is refused before the call (the server is not asked)", async () => {
-    const mcp = await connect({ servers: { raw: rawServer([{ name: "task-only", inputSchema: object, execution: { taskSupport: "required" } }]) } });
-    expect((await call(mcp, "raw__task-only")).details.mcp.error).toEqual({ kind: "protocol", message: expect.stringContaining("requires task-based execution") });
+  const taskOnly = (name: string) => ({ name, inputSchema: object, execution: { taskSupport: "required" } });
+  const taskReason = "it requires task-based execution (execution.taskSupport \"required\"), which this client does not support";
+  const callLog = () => path.join(mkdtempSync(path.join(tmpdir(), "xal-mcp-")), "calls");
+  const calls = (log: string) => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+
+  it("a tool that requires task-based execution is not offered; a call by name (a stale transcript) never reaches the server", async () => {
+    const warnings: string[] = [];
+    const log = callLog();
+    const mcp = await connect({ servers: { raw: rawServer([taskOnly("task-only"), { name: "plain", inputSchema: object }], {}, { RAW_CALL_LOG: log }) }, onWarning: (message) => warnings.push(message) });
+    expect(mcp.tools.map((entry) => entry.name)).toEqual(["raw__plain"]);
+    expect(mcp.status()[0]!.skipped).toEqual([{ tool: "task-only", reason: taskReason }]);
+    expect(warnings).toEqual([`MCP server "raw": tool "task-only" left out: ${taskReason}`]);
+    const stream = scriptedStreamFn([{ content: [toolCall("raw__task-only", {}, "t"), toolCall("raw__plain", {}, "p")] }, { content: [text("done")] }]);
+    const messages = await runAgentLoop([user("go")], { messages: [], tools: [...mcp.tools] }, baseConfig(), recorder().sink, undefined, stream);
+    expect(messages.filter((message) => message.role === "toolResult").map((message) => `${message.toolName}: ${(message.content[0] as { text: string }).text}`)).toEqual([
+      "raw__task-only: Tool raw__task-only not found",
+      "raw__plain: called plain {}",
+    ]);
+    expect(calls(log)).toEqual(["plain"]);
+  });
+
+  it("a tool object kept from before its listing turned task-only is refused without reaching the server", async () => {
+    const log = callLog();
+    const mcp = await connect({
+      servers: { raw: rawServer([{ name: "relist", inputSchema: object }, { name: "flip", inputSchema: object }], {}, { RAW_CALL_LOG: log, RAW_NEXT_TOOLS: JSON.stringify([taskOnly("flip")]) }) },
+    });
+    const stale = find(mcp, "raw__flip");
+    await call(mcp, "raw__relist");
+    await mcp.settled();
+    expect(mcp.tools.map((entry) => entry.name)).toEqual([]);
+    expect(mcp.status()[0]!.skipped).toEqual([{ tool: "flip", reason: taskReason }]);
+    const result = (await stale.execute("late", {})) as AgentToolResult<McpToolDetails>;
+    expect(result.details.mcp.error).toEqual({ kind: "protocol", message: 'MCP server "raw": tool "flip" requires task-based execution, which this client does not support' });
+    expect(calls(log)).toEqual(["relist"]);
   });
 });
 

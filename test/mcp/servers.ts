@@ -17,11 +17,15 @@ const EVERYTHING_HTTP = path.join(here, "fixtures/everything-http.mjs");
 export const EVERYTHING_MAIN = path.join(path.dirname(createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
 
 export const fixtureServer = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [FIXTURE_SERVER], ...extra });
-/** A hand-written server (fixtures/raw-server.mjs) that lists exactly `tools`, malformed ones included, and answers a call with `results[tool]` if given. */
-export const rawServer = (tools: unknown[], results: Record<string, unknown> = {}): McpStdioServerConfig => ({
+/**
+ * A hand-written server (fixtures/raw-server.mjs) that lists exactly `tools`, malformed ones
+ * included, and answers a call with `results[tool]` if given; `env` adds RAW_CALL_LOG or
+ * RAW_NEXT_TOOLS (see the server).
+ */
+export const rawServer = (tools: unknown[], results: Record<string, unknown> = {}, env: Record<string, string> = {}): McpStdioServerConfig => ({
   command: process.execPath,
   args: [RAW_SERVER],
-  env: { RAW_TOOLS: JSON.stringify(tools), RAW_RESULTS: JSON.stringify(results) },
+  env: { RAW_TOOLS: JSON.stringify(tools), RAW_RESULTS: JSON.stringify(results), ...env },
 });
 export const everythingStdio = (extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig => ({ command: process.execPath, args: [EVERYTHING_MAIN, "stdio"], ...extra });
 
