@@ -124,12 +124,12 @@ describe.skipIf(process.platform !== "linux")("a tree deeper than a walk enters"
     nest(root, "d", 3000, "f.txt");
     writeFileSync(path.join(root, "top.txt"), "needle\n");
     const deepest = `${"d/".repeat(MAX_WALK_DEPTH - 1)}d`;
-    const note = { path: deepest, reason: `deeper than ${MAX_WALK_DEPTH} levels, not entered` };
+    const note = { path: deepest, reason: `${MAX_WALK_DEPTH} levels down, not entered` };
 
     const listed = await run<ListFilesDetails>(listFilesTool({ cwd: root }), { recursive: true });
     expect(listed.details.entries).toEqual([...Array.from({ length: MAX_WALK_DEPTH }, (_, i) => `${"d/".repeat(i + 1)}`), "top.txt"]);
     expect(listed.details.skipped).toEqual([note]);
-    expect(textOf(listed)).toContain(`(deeper than ${MAX_WALK_DEPTH} levels, not entered)`);
+    expect(textOf(listed)).toContain(`(${MAX_WALK_DEPTH} levels down, not entered)`);
 
     const searched = await run<SearchTextDetails>(searchTextTool({ cwd: root }), { pattern: "needle" });
     expect(searched.details.matches).toEqual([{ path: "top.txt", line: 1, text: "needle" }]);

@@ -1,6 +1,6 @@
 /**
  * Walking the workspace: names sorted, directories before their contents, `node_modules` and `.git`
- * not entered, symlinks listed but never followed, at most `MAX_WALK_DEPTH` levels entered, each
+ * not entered, symlinks listed but never followed, at most `MAX_WALK_DEPTH` levels read, each
  * subdirectory opened from its open parent (see confined-open.ts), so that a directory swapped for
  * a symlink mid-walk is not entered.
  * Unreadable and special entries (FIFOs, sockets, devices) are skipped and reported, not fatal.
@@ -72,7 +72,7 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
     if (!options.recursive) continue;
     // Bounded: every level is one more generator and one more open directory (thousands overflowed the stack).
     if (depth + 1 >= MAX_WALK_DEPTH) {
-      options.skipped.push({ path: relative, reason: `deeper than ${MAX_WALK_DEPTH} levels, not entered` });
+      options.skipped.push({ path: relative, reason: `${MAX_WALK_DEPTH} levels down, not entered` });
       continue;
     }
     let child: DirectoryRef;
@@ -91,8 +91,10 @@ export async function* walk(dir: DirectoryRef, options: WalkOptions, prefix = ""
 }
 
 /**
- * A recursive walk enters at most this many levels below where it starts; a deeper directory is
- * listed and noted as skipped, not entered (each level holds its directory open).
+ * A recursive walk reads at most this many levels of directories: the one it starts in and those
+ * down to `MAX_WALK_DEPTH - 1` levels below it. A directory `MAX_WALK_DEPTH` levels down is listed
+ * and noted as skipped, not entered, so nothing below it is seen (each level holds its directory
+ * open).
  */
 export const MAX_WALK_DEPTH = 100;
 
