@@ -100,10 +100,15 @@ describe("list_files", () => {
 });
 
 describe("search_text: ripgrep-like", () => {
-  it("finds a regex, skipping node_modules, .git and binary files", async () => {
+  it("finds a regex, skipping node_modules, .git and binary files (a binary one is noted, not counted as searched)", async () => {
     const result = await run<SearchTextDetails>(searchTextTool({ cwd: root }), { pattern: "TODO\\b" });
     expect(result.details.matches.map((m) => `${m.path}:${m.line}`)).toEqual(["src/a.ts:2", "src/b.ts:3", "src/deep/c.test.ts:1"]);
-    expect(textOf(result).split("\n")[0]).toBe("3 matches in 3 files (7 searched)");
+    expect(result.details).toMatchObject({ files: 3, filesSearched: 6 });
+    // (An earlier test of this file adds a symlink, noted as well.)
+    expect(result.details.skipped.filter((entry) => entry.reason !== "a symbolic link, not followed")).toEqual([{ path: "binary.bin", reason: "binary" }]);
+    const lines = textOf(result).split("\n");
+    expect(lines[0]).toBe("3 matches in 3 files (6 searched)");
+    expect(lines.at(-1)).toMatch(/^skipped \d+ entr(y|ies): .*binary\.bin \(binary\)/);
   });
 
   it("literal and case-insensitive search", async () => {

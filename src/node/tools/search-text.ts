@@ -48,6 +48,7 @@ export interface SearchTextDetails {
   matches: SearchMatch[];
   /** Files with at least one match. */
   files: number;
+  /** Files whose text was matched against the pattern (not those in `skipped`). */
   filesSearched: number;
   /** True when the search stopped at maxResults. */
   truncated: boolean;
@@ -112,19 +113,21 @@ export function searchTextTool(options: WorkspaceToolOptions = {}): AgentTool<z.
         const report = throttle(40);
         const matches: SearchMatch[] = [];
         const matchedFiles = new Set<string>();
-        // Progress counts every file the walk gave; the summary only those actually read (a skipped
-        // file was not searched, and saying so would tell the model it holds no match).
+        // Progress counts every file the walk gave; the summary only those whose text was matched
+        // (a skipped file was not searched, and saying so would tell the model it holds no match).
         let visited = 0;
         let filesSearched = 0;
         let truncated = false;
         for await (const file of files()) {
           throwIfAborted(signal);
           // A single file named by the call is refused with its reason; one found by the walk is skipped.
-          const read = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
+          const text = await readText(file.shown, file.open, signal, dir ? skipped : undefined);
           visited++;
           total = Math.max(total, visited); // the tree may have grown since it was counted
-          if (read !== undefined) filesSearched++;
-          if (read?.text !== undefined) truncated = await searchLines(read.text, file.shown);
+          if (text !== undefined) {
+            filesSearched++;
+            truncated = await searchLines(text, file.shown);
+          }
           await pacer.step(visited, total);
           report(
             () =>
@@ -198,12 +201,12 @@ export function compilePattern(pattern: string, literal: boolean, ignoreCase: bo
 }
 
 /**
- * The file as read: its text, or no text for a binary file (read, nothing to match); undefined when
- * it was not read (when `skipped` is given (files found by a walk): oversized, or a file that cannot
- * be opened or read: noted in `skipped`). A file named by the call throws instead, a `ToolInputError`
- * for a read that fails, an oversized or a binary file. Only an abort goes through as it is.
+ * The file's text, or undefined when it is not searched (when `skipped` is given (files found by a
+ * walk): oversized, binary, or a file that cannot be opened or read: noted in `skipped`). A file
+ * named by the call throws instead, a `ToolInputError` for a read that fails, an oversized or a
+ * binary file. Only an abort goes through as it is.
  */
-async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<{ text?: string } | undefined> {
+async function readText(shown: string, open: () => Promise<OpenedFile>, signal: AbortSignal | undefined, skipped: SkippedEntry[] | undefined): Promise<string | undefined> {
   let opened: OpenedFile;
   try {
     opened = await open();
@@ -237,9 +240,14 @@ async function readText(shown: string, open: () => Promise<OpenedFile>, signal: 
       skipped.push({ path: shown, reason: `larger than ${MAX_SEARCH_FILE_BYTES} bytes` });
       return undefined;
     }
-    const binary = read.buffer.subarray(0, 8000).includes(0);
-    if (binary && !skipped) throw new ToolInputError(`${shown} looks like a binary file; only text files are searched.`);
-    return binary ? {} : { text: read.buffer.toString("utf8") };
+    // A NUL in the first 8,000 bytes, as git decides. Its text is never matched, so it is not
+    // counted as searched: "0 matches" must not say that a binary file lacks the pattern.
+    if (read.buffer.subarray(0, 8000).includes(0)) {
+      if (!skipped) throw new ToolInputError(`${shown} looks like a binary file; only text files are searched.`);
+      skipped.push({ path: shown, reason: "binary" });
+      return undefined;
+    }
+    return read.buffer.toString("utf8");
   } finally {
     await opened.handle.close();
   }
