@@ -32,15 +32,32 @@ class ExecutionContext implements ToolExecutionContext {
       parent: scope.requester,
       input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
     });
-    // The sub-run's whole stream, as before: its runtime events (R66) included.
-    const subscription = request.onEvent ? launcher.events(child).subscribe(request.onEvent as (event: AnyAgentEvent) => void) : undefined;
-    const signal = scope.signal;
     const abort = () => child.send({ type: "run.abort" } as never);
+    // The sub-run's whole stream, as before: its runtime events (R66) included. A listener that
+    // throws fails the sub-run with its error, as a run's sink does (R56): the sub-run is aborted,
+    // the listener hears no more, and `runSubAgent` rejects with it (RxJS would rethrow it from a
+    // timer: an uncaught exception).
+    let failure: { error: unknown } | undefined;
+    const onEvent = request.onEvent as ((event: AnyAgentEvent) => void) | undefined;
+    const subscription = onEvent
+      ? launcher.events(child).subscribe((event) => {
+          if (failure) return;
+          try {
+            onEvent(event);
+          } catch (error) {
+            failure = { error };
+            abort();
+          }
+        })
+      : undefined;
+    const signal = scope.signal;
     signal.addEventListener("abort", abort, { once: true });
     try {
       child.start();
       if (signal.aborted) abort();
-      return (await toPromise(child)) as AgentMessage[];
+      const added = (await toPromise(child)) as AgentMessage[];
+      if (failure) throw failure.error;
+      return added;
     } finally {
       signal.removeEventListener("abort", abort);
       subscription?.unsubscribe();

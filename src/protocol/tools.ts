@@ -108,7 +108,11 @@ export interface ConcurrencySafeTool<TParams = any> {
 export interface SubRunRequest {
   prompts?: AgentMessage[];
   messages?: AgentMessage[];
-  /** Each event of the sub-run, in order (a sync observer; the sub-run does not wait for it). */
+  /**
+   * Each event of the sub-run, in order (a sync observer; the sub-run does not wait for it). It
+   * should not throw: a throw aborts the sub-run, the listener gets no later event, and
+   * `runSubAgent` rejects with the thrown error once the sub-run ended.
+   */
   onEvent?: (event: AgentEvent) => void;
 }
 
