@@ -1,5 +1,5 @@
 /** Pure helpers of the session machine: queue batches (R53) and usage totals. */
-import type { AgentMessage, QueueMode, Usage } from "../src/protocol/index.js";
+import { addUsage, type AgentMessage, type QueueMode, type Usage } from "../src/protocol/index.js";
 
 /** The two Agent queues (R53). */
 export type QueueName = "steering" | "followUp";
@@ -22,21 +22,7 @@ export function addMessageUsage(total: Usage, message: AgentMessage): Usage {
   const role = (message as { role?: unknown }).role;
   if (role !== "assistant" && role !== "toolResult") return total;
   const usage = (message as { usage?: Usage }).usage;
-  if (!usage) return total;
-  return {
-    input: total.input + (usage.input ?? 0),
-    output: total.output + (usage.output ?? 0),
-    cacheRead: total.cacheRead + (usage.cacheRead ?? 0),
-    cacheWrite: total.cacheWrite + (usage.cacheWrite ?? 0),
-    totalTokens: total.totalTokens + (usage.totalTokens ?? 0),
-    cost: {
-      input: total.cost.input + (usage.cost?.input ?? 0),
-      output: total.cost.output + (usage.cost?.output ?? 0),
-      cacheRead: total.cost.cacheRead + (usage.cost?.cacheRead ?? 0),
-      cacheWrite: total.cost.cacheWrite + (usage.cost?.cacheWrite ?? 0),
-      total: total.cost.total + (usage.cost?.total ?? 0),
-    },
-  };
+  return usage ? addUsage(total, usage) : total;
 }
 
 /**

@@ -6,14 +6,22 @@
  * `replay` rule like any execution.
  */
 import { createActor, toPromise, type AnyActorRef } from "xstate";
-import type { AgentMessage, AnyAgentEvent, SubRunRequest, ToolExecutionContext } from "../types.js";
+import type { AgentMessage, AnyAgentEvent, SubRunRequest, ToolExecutionContext, Usage } from "../types.js";
+import { emptyUsage } from "../protocol/usage.js";
+import { addMessageUsage } from "../../machines/session.helpers.js";
 import type { RunRuntime, AgentRunOptions } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
 
 export type { SubRunRequest, ToolExecutionContext };
 
 /** One per execution (a class: nothing is allocated per call but the instance). */
-class ExecutionContext implements ToolExecutionContext {
+export class ExecutionContext implements ToolExecutionContext {
+  /**
+   * R63: what the sub-runs that ended spent: the usage of the messages each added (its responses,
+   * its own tools' results: a nested sub-agent's spend included). The call's result carries it.
+   */
+  spent: Usage | undefined = undefined;
+
   constructor(
     private readonly runtime: RunRuntime,
     private readonly scope: JobScope,
@@ -56,6 +64,7 @@ class ExecutionContext implements ToolExecutionContext {
       child.start();
       if (signal.aborted) abort();
       const added = (await toPromise(child)) as AgentMessage[];
+      this.spent = added.reduce(addMessageUsage, this.spent ?? emptyUsage());
       if (failure) throw failure.error;
       return added;
     } finally {
@@ -65,6 +74,6 @@ class ExecutionContext implements ToolExecutionContext {
   }
 }
 
-export function toolExecutionContext(runtime: RunRuntime, scope: JobScope): ToolExecutionContext {
+export function toolExecutionContext(runtime: RunRuntime, scope: JobScope): ExecutionContext {
   return new ExecutionContext(runtime, scope);
 }

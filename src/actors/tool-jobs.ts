@@ -3,6 +3,7 @@
  * `afterToolCall`, each run by the step worker for one call's state.
  */
 import type { AfterToolCallResult, AgentToolResult, AssistantMessage } from "../types.js";
+import { addUsage, emptyUsage } from "../protocol/usage.js";
 import type { CallPreflight, ExecutionOutcome, Preflight, PreflightApproval, StepJobs } from "../../machines/steps.js";
 import type { AgentTool, AnyAgentEvent, ToolCall } from "../types.js";
 import { approvalUnavailableResult, needsApprovalReason, rulesAllow } from "../../machines/approval.helpers.js";
@@ -13,7 +14,7 @@ import { toPlainData } from "../loop/plain-data.js";
 import { checkAfterToolCallResult, checkBeforeToolCallResult, checkToolResult } from "../boundary/index.js";
 import type { RunRuntime } from "./run-runtime.js";
 import type { JobScope } from "./job-scope.js";
-import { toolExecutionContext } from "./sub-runs.js";
+import { toolExecutionContext, type ExecutionContext } from "./sub-runs.js";
 
 type Input<K extends keyof StepJobs> = StepJobs[K]["input"];
 
@@ -68,15 +69,16 @@ export const toolJobs = {
       scope.emit({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, partialResult: toPlainData(partialResult) });
     };
     const started = clock.monotonic();
+    const context = toolExecutionContext(runtime, scope);
     const execution = (async (): Promise<ExecutionOutcome> => {
       try {
-        const value = await tool.execute(toolCall.id, args, signal, onUpdate, toolExecutionContext(runtime, scope));
-        const result = toPlainData(checkToolResult(toolCall.name, value));
+        const value = await tool.execute(toolCall.id, args, signal, onUpdate, context);
+        const result = withSubRunSpend(toPlainData(checkToolResult(toolCall.name, value)), context);
         const outcome: ExecutionOutcome = { executed: true, result, isError: result.isError === true, durationMs: clock.monotonic() - started };
         if (replaced) outcome.args = args;
         return outcome;
       } catch (error) {
-        const outcome: ExecutionOutcome = { executed: true, result: errorResult(errorText(error)), isError: true, durationMs: clock.monotonic() - started };
+        const outcome: ExecutionOutcome = { executed: true, result: withSubRunSpend(errorResult(errorText(error)), context), isError: true, durationMs: clock.monotonic() - started };
         if (replaced) outcome.args = args;
         return outcome;
       } finally {
@@ -140,6 +142,17 @@ export const toolJobs = {
     return override ? toPlainData(override) : undefined;
   },
 };
+
+/**
+ * R63: `result` with what the execution's sub-agents spent added to its own `usage`, so that the
+ * parent run's budget and an Agent's usage totals count it (a call that timed out reports none:
+ * its sub-agents were aborted with it).
+ */
+function withSubRunSpend(result: AgentToolResult, context: ExecutionContext): AgentToolResult {
+  const { spent } = context;
+  if (!spent || (spent.input === 0 && spent.output === 0 && spent.cacheRead === 0 && spent.cacheWrite === 0 && spent.totalTokens === 0 && spent.cost.total === 0)) return result;
+  return { ...result, usage: addUsage(addUsage(emptyUsage(), result.usage ?? {}), spent) };
+}
 
 /** `tool`: the tool the preparation found (looked up once per preflight). */
 type Ready = { ready: true; args: unknown; approval?: { reason: string }; tool?: AgentTool };

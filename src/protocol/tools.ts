@@ -124,7 +124,11 @@ export interface SubRunRequest {
 export interface ToolExecutionContext {
   /** `true` when this execution is a re-run after a restore (only for `replay: "safe"` tools, R13). */
   replayed: boolean;
-  /** Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14). */
+  /**
+   * Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14).
+   * What they used is added to the call's result `usage` (R63: the parent's budget counts it), so
+   * the tool's own `usage` should not repeat it.
+   */
   runSubAgent(options: SubAgentOptions, request: SubRunRequest): Promise<AgentMessage[]>;
 }
 
