@@ -127,7 +127,9 @@ export interface ToolExecutionContext {
   /**
    * Runs a sub-agent as a child of this call's actor; resolves with the messages it added (R14).
    * What they used is added to the call's result `usage` (R63: the parent's budget counts it), so
-   * the tool's own `usage` should not repeat it.
+   * the tool's own `usage` should not repeat it. Sub-agents nest at most 8 deep: deeper, it
+   * rejects at once (a tool that delegates to an agent holding the same tool would otherwise
+   * recurse for as long as the model keeps calling it).
    */
   runSubAgent(options: SubAgentOptions, request: SubRunRequest): Promise<AgentMessage[]>;
 }

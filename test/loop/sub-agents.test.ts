@@ -1,9 +1,10 @@
 /**
  * SPEC R14, R63: a tool's sub-agent (`context.runSubAgent`) seen from the tool and from its parent
- * run: a listener's failure, and what the sub-agent spends.
+ * run: a listener's failure, what the sub-agent spends, how deep sub-agents nest.
  */
 import { describe, expect, it } from "vitest";
-import { runAgentLoop, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentRunOptions } from "../../src/index.js";
+import { runAgentLoop, scriptedStreamFn, text, toolCall, type AgentEvent, type AgentRunOptions, type AgentTool, type Script } from "../../src/index.js";
+import { MAX_SUB_AGENT_DEPTH } from "../../src/actors/sub-runs.js";
 import { baseConfig, project, tool, user, withoutUpdates } from "./helpers.js";
 
 const answering = (answer: string, usage?: { input: number; output: number }): AgentRunOptions => ({
@@ -11,13 +12,42 @@ const answering = (answer: string, usage?: { input: number; output: number }): A
   config: baseConfig(),
 });
 
-async function parentRun(delegate: ReturnType<typeof tool>, script: Parameters<typeof scriptedStreamFn>[0], config = baseConfig()) {
+async function parentRun(delegate: AgentTool, script: Script, config = baseConfig()) {
   const events: AgentEvent[] = [];
   const messages = await runAgentLoop([user("go")], { messages: [], tools: [delegate] }, config, (event) => void events.push(event), undefined, scriptedStreamFn(script));
   return { events, messages };
 }
 
-describe("R14: a sub-agent's event listener", () => {
+describe("R14: a sub-agent's event listener and depth", () => {
+  it("R14: a tool that delegates to an agent holding the same tool stops at MAX_SUB_AGENT_DEPTH with an error result", async () => {
+    const script: Script = (request) =>
+      request.context.messages.some((message) => message.role === "toolResult") ? { content: [text("gave up")] } : { content: [toolCall("delegate", {})] };
+    const streamFn = scriptedStreamFn(script);
+    let nesting = 0;
+    const reached: number[] = [];
+    const refused: string[] = [];
+    const delegate: AgentTool = tool("delegate", async (_id, _args, _signal, _onUpdate, context) => {
+      // (The test's own stop, far below a runaway: without the limit the recursion never ends.)
+      if (nesting >= 20) return { content: [{ type: "text", text: "the test stopped it" }], details: {} };
+      nesting++;
+      try {
+        await context!.runSubAgent({ streamFn, tools: [delegate], config: baseConfig() }, { prompts: [user("again")] });
+        reached.push(nesting);
+      } catch (error) {
+        refused.push((error as Error).message);
+        throw error;
+      } finally {
+        nesting--;
+      }
+      return { content: [{ type: "text", text: "delegated" }], details: {} };
+    });
+    const { events } = await parentRun(delegate, script);
+    // Sub-agents at depths 1 to 8 ran; the one at depth 8 was refused a ninth, as its call's error.
+    expect(Math.max(...reached)).toBe(MAX_SUB_AGENT_DEPTH);
+    expect(refused).toEqual([`agent loop: sub-agents nest at most ${MAX_SUB_AGENT_DEPTH} deep; this one would be at depth ${MAX_SUB_AGENT_DEPTH + 1}`]);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "completed" });
+  });
+
   it("R14: an onEvent that throws fails the sub-agent with its error: the call's error result, never an uncaught exception", async () => {
     const uncaught: unknown[] = [];
     const note = (error: unknown) => void uncaught.push(error);
