@@ -27,6 +27,8 @@ export type { AgentRunOptions };
  * run logic depends on, never import it back.
  */
 export interface SubAgentLauncher {
+  /** How deep the runs it starts nest (a run's own sub-agents: 1); `runSubAgent` refuses past MAX_SUB_AGENT_DEPTH. */
+  readonly depth: number;
   logic(options: AgentRunOptions): AnyActorLogic;
   events(ref: AnyActorRef): { subscribe(next: (event: AnyAgentEvent) => void): { unsubscribe(): void } };
 }

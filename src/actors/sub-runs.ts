@@ -22,9 +22,6 @@ export type { SubRunRequest, ToolExecutionContext };
  */
 export const MAX_SUB_AGENT_DEPTH = 8;
 
-/** Each sub-run actor's depth (a root run is absent: depth 0). */
-const depths = new WeakMap<AnyActorRef, number>();
-
 /** One per execution (a class: nothing is allocated per call but the instance). */
 export class ExecutionContext implements ToolExecutionContext {
   /**
@@ -46,14 +43,13 @@ export class ExecutionContext implements ToolExecutionContext {
     const { runtime, scope } = this;
     const launcher = runtime.subAgents;
     if (!launcher) throw new Error("agent loop: sub-runs are not available");
-    const depth = (depths.get(runtime.owner) ?? 0) + 1;
+    const { depth } = launcher;
     if (depth > MAX_SUB_AGENT_DEPTH) throw new Error(`agent loop: sub-agents nest at most ${MAX_SUB_AGENT_DEPTH} deep; this one would be at depth ${depth}`);
     const logic = launcher.logic({ clock: runtime.clock, random: runtime.random, ...options });
     const child: AnyActorRef = createActor(logic, {
       parent: scope.requester,
       input: { prompts: request.prompts ?? [], messages: request.messages ?? [] },
     });
-    depths.set(child, depth);
     const abort = () => child.send({ type: "run.abort" } as never);
     // The sub-run's whole stream, as before: its runtime events (R66) included. A listener that
     // throws fails the sub-run with its error, as a run's sink does (R56): the sub-run is aborted,

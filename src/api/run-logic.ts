@@ -21,7 +21,7 @@ import { AgentInputError } from "../boundary/errors.js";
 import { RestoreError } from "../loop/restore-error.js";
 import type { runMachine } from "../../machines/run.machine.js";
 import type { RunContext } from "../../machines/run.types.js";
-import { createRunRuntime, type AgentRunOptions, type RunRuntime } from "../actors/run-runtime.js";
+import { createRunRuntime, type AgentRunOptions, type RunRuntime, type SubAgentLauncher } from "../actors/run-runtime.js";
 import type { RunInput } from "../../machines/run.types.js";
 import { journalRun, numberEvents, recordingJournal, type DurableOptions } from "../durable/durable-run.js";
 import { DeliveryLedger, type EventDelivery } from "../durable/delivery.js";
@@ -130,6 +130,16 @@ export interface RecordedRunDelivery {
  * when its actor is created: a malformed one fails the actor with an `AgentInputError` when it starts.
  */
 export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
+  return runLogicAt(options, 0);
+}
+
+/** What a run at sub-agent depth `depth` starts its sub-agents with (its own runs are at `depth`). */
+export function subAgentLauncher(depth: number): SubAgentLauncher {
+  return { depth, logic: (options) => runLogicAt(options, depth), events: agentEvents };
+}
+
+/** `createAgentRunLogic` for runs nested `depth` sub-agents deep (0: the app's own). */
+function runLogicAt(options: DurableRunOptions, depth: number): AgentRunLogic {
   checkRunLogicOptions(options);
   const clock = options.clock ?? systemClock;
   // The runtimes of this logic's runs, by key: each run actor made from it gets one, served until its worker stops.
@@ -146,7 +156,7 @@ export function createAgentRunLogic(options: DurableRunOptions): AgentRunLogic {
     channels.set(key, channel);
     const ref = new WeakRef(owner);
     // The worker runs inside the actor: it is alive when its worker asks for its runtime.
-    hosts.serve(key, () => embeddedRuntime(ref.deref()!, channel, options, input), () => channels.delete(key));
+    hosts.serve(key, () => embeddedRuntime(ref.deref()!, channel, options, input, depth), () => channels.delete(key));
     neverStarted.register(owner, { hosts, key });
     return key;
   };
@@ -244,7 +254,7 @@ function checkedApprovalInput(approval: AgentRunInput["approval"]): RunInput["ap
   return { ...(idPrefix !== undefined ? { idPrefix } : {}), ...(rules ? { rules: rules.map((rule) => ({ ...rule })) } : {}) };
 }
 
-function embeddedRuntime(owner: AnyActorRef, channel: RunEventChannel, options: DurableRunOptions, input: RunInput | undefined) {
+function embeddedRuntime(owner: AnyActorRef, channel: RunEventChannel, options: DurableRunOptions, input: RunInput | undefined, depth: number) {
   const context = (owner.getSnapshot() as SnapshotFrom<typeof runMachine>).context as RunContext;
   const forward = context.settings.forwardEvents ? invokerOf(owner) : undefined;
   const relay = (event: AnyAgentEvent) => {
@@ -258,7 +268,7 @@ function embeddedRuntime(owner: AnyActorRef, channel: RunEventChannel, options: 
     runtimeSink: (event) => relay(event),
     // An embedded run's sink is its RunEventChannel, an RxJS Subject, which never throws into its producer.
     onSinkFailure: () => {},
-    subAgents: { logic: createAgentRunLogic, events: agentEvents },
+    subAgents: subAgentLauncher(depth + 1),
   });
   if (options.durable && input) journalEmbedded(owner, runtime, options, options.durable, input);
   else if (options.journalTo && input) recordEmbedded(owner, runtime, options, options.journalTo, input);

@@ -1,5 +1,5 @@
 /** What a tool's `context.runSubAgent` starts (SPEC R14): an embedded run, observed through its event stream. */
-import type { SubAgentLauncher } from "../actors/run-runtime.js";
-import { agentEvents, createAgentRunLogic } from "./run-logic.js";
+import { subAgentLauncher } from "./run-logic.js";
 
-export const subAgents: SubAgentLauncher = { logic: createAgentRunLogic, events: agentEvents };
+/** The launcher of a top-level run (`agentLoop`, an Agent's run): its sub-agents are at depth 1. */
+export const subAgents = subAgentLauncher(1);
