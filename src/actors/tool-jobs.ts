@@ -145,8 +145,9 @@ export const toolJobs = {
 
 /**
  * R63: `result` with what the execution's sub-agents spent added to its own `usage`, so that the
- * parent run's budget and an Agent's usage totals count it (a call that timed out reports none:
- * its sub-agents were aborted with it).
+ * parent run's budget and an Agent's usage totals count it. A call that timed out, was abandoned or
+ * cancelled reports none (its result is not the execution's; what its sub-agents spent before they
+ * were aborted is lost: a known gap, docs/reference/semantics.md).
  */
 function withSubRunSpend(result: AgentToolResult, context: ExecutionContext): AgentToolResult {
   const { spent } = context;

@@ -220,6 +220,14 @@ describe.skipIf(process.platform !== "linux")("a name shown with U+FFFD beside a
     expect(textOf(await run(readFileTool({ cwd: root }), { path: "caf\uFFFD/inner.txt" }))).toContain("needle");
   });
 
+  it("write_file is refused only for a U+FFFD name below the workspace: a root whose own name has one writes", async () => {
+    const root = path.join(workspace(), "proj\uFFFD");
+    mkdirSync(root);
+    await run(writeFileTool({ cwd: root }), { path: path.join(root, "b.txt"), content: "x" });
+    await run(writeFileTool({ cwd: root }), { path: "x\uFFFD/../a.txt", content: "y" });
+    expect(readdirSync(root).sort()).toEqual(["a.txt", "b.txt"]);
+  });
+
   it("a non-UTF-8 name and a literal U+FFFD name shown alike are ambiguous: neither is picked", async () => {
     const root = workspace();
     writeFileSync(at(root, "x", [0xff], ".txt"), "bytes\n");

@@ -28,7 +28,7 @@ export async function writeInWorkspace(
   if (absolute === path.resolve(root)) throw new ToolInputError(`${requested} is a directory.`);
   // U+FFFD is how a listing shows bytes that are not UTF-8: writing through such a name would make a
   // lookalike entry beside the real one (and hide it from the tools), so it is not done.
-  if (requested.includes("\uFFFD")) {
+  if (path.relative(path.resolve(root), absolute).includes("\uFFFD")) {
     throw new ToolInputError(`${requested}: a name with U+FFFD (how a listing shows a name that is not UTF-8) cannot be written through; nothing was written.`);
   }
   const realRoot = await realRootOf(root);

@@ -123,7 +123,8 @@ export function realpathOrSelf(target: string): string {
 }
 
 /**
- * The real path of the deepest existing ancestor, with the rest appended. Whether a prefix resolves
+ * The real path of the deepest existing ancestor of `target` (absolute and normalised, as
+ * `path.resolve` gives it: a `..` is taken lexically), with the rest appended. Whether a prefix resolves
  * only turns false once along the path (a missing, non-directory or dangling component fails every
  * longer prefix too), so that ancestor is found by bisection: a few lookups, not one per missing name.
  */
