@@ -108,6 +108,20 @@ describe("transcripts cross both ways", () => {
   });
 });
 
+describe("what stays refused (each line fails to compile without its @ts-expect-error)", () => {
+  it("arguments that are not JSON, an unknown stop reason, a tool without execute, a listener for a non-event", () => {
+    // @ts-expect-error a tool call's arguments are JSON (pi-ai's JsonObject): no functions
+    const call: ToolCall = { type: "toolCall", id: "c", name: "t", arguments: { run: () => 1 } };
+    // @ts-expect-error "paused" is no StopReason
+    const stopped: AssistantMessage["stopReason"] = "paused";
+    // @ts-expect-error a tool runs something
+    const tool: AgentTool = { name: "t", label: "t", description: "d", parameters: { type: "object" } };
+    // @ts-expect-error a listener takes events, not strings
+    const listener: AgentListener = (event: string) => void event;
+    expect([call, stopped, tool, listener].length).toBe(4);
+  });
+});
+
 describe("pi-typed code runs unchanged", () => {
   it("a pi tool, pi hooks and a pi listener drive an Agent; its transcript is a pi transcript", async () => {
     const read: Pi.AgentTool<{ type: "object"; properties: { path: { type: "string" } } }, { bytes: number }> = {
