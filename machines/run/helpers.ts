@@ -239,7 +239,7 @@ export function answeringCalls(batch: ToolBatch, finalCalls: readonly ToolCall[]
   return finalCalls.map((call) => unmatched.get(key(call))?.shift() ?? null);
 }
 
-/** R72: the streamed calls the final message does not list (by id): they are not answered. */
+/** R72: the streamed calls the final message does not list (by id and tool name): they are not answered. */
 export function droppedCalls(batch: ToolBatch, finalCalls: readonly ToolCall[]): number[] {
   const answering = new Set(answeringCalls(batch, finalCalls));
   const dropped: number[] = [];

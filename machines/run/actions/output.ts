@@ -24,7 +24,8 @@ function answerOutcomes(context: RunContext): (ToolCallOutcome | null)[] {
   const finalCalls = context.turn.assistant === null ? [] : toolCallsOf(context.turn.assistant);
   const outcomes: (ToolCallOutcome | null)[] = [];
   answeringCalls(batch, finalCalls).forEach((index, k) => {
-    if (index !== null && batch.calls[index].name === output.toolName && finalCalls[k].name === output.toolName) outcomes.push(batch.outcomes[index]);
+    // (A matched call has the final call's id and tool name.)
+    if (index !== null && finalCalls[k].name === output.toolName) outcomes.push(batch.outcomes[index]);
   });
   return outcomes;
 }
